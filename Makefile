@@ -1,0 +1,123 @@
+# wbake — one top-level Makefile.
+#   make              build the library and every program into bin/
+#   make test         install missing packages, build, run every test
+#   make bench        run the benchmarks ('bench <name> <value> <unit>' lines)
+#   make bake         bake samples/river into out/river
+#   make fuzz         build libFuzzer targets (clang) into build/fuzz/
+#   make SAN=1 test   the same with ASan/UBSan (objects in build/san/)
+#   make OPENCL=1     build with the OpenCL path
+#   make V=1          show the commands
+
+CC      ?= cc
+OPT     ?= -O3
+ifeq ($(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo y),y)
+ARCH    ?= -march=x86-64-v3
+endif
+WARN     = -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
+           -Wpointer-arith -Wformat=2 -Wvla -Wno-unused-parameter
+# -ffp-contract=off: no fused multiply-add behind our back, so that results
+# do not depend on which loop iterations the compiler vectorised.
+FINAL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(ARCH) -ffp-contract=off \
+           -fopenmp -g $(WARN) -Iinclude -Isrc -I/usr/include/cjson -MMD -MP $(CFLAGS)
+FINAL_LDFLAGS = -fopenmp $(LDFLAGS)
+LIBS     = -lpng -lz -lcjson -lm
+
+BUILD   = build/rel
+BIN     = bin
+ifeq ($(SAN),1)
+BUILD   = build/san
+BIN     = build/san/bin
+OPT     = -O1
+FINAL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+FINAL_LDFLAGS += -fsanitize=address,undefined
+endif
+ifeq ($(OPENCL),1)
+FINAL_CFLAGS += -DWB_OPENCL=1 -DCL_TARGET_OPENCL_VERSION=120
+LIBS    += -lOpenCL
+BUILD  := $(BUILD)-cl
+endif
+
+ifneq ($(V),1)
+Q = @
+endif
+
+LIB_SRC   = $(sort $(wildcard src/*.c))
+LIB_OBJ   = $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB       = $(BUILD)/libwbake.a
+TOOL_SRC  = $(sort $(wildcard tools/*.c))
+PROGS     = $(BIN)/wbake $(TOOL_SRC:tools/%.c=$(BIN)/%)
+TEST_SRC  = $(sort $(wildcard tests/test_*.c))
+TESTS     = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_SRC = $(sort $(wildcard tests/bench_*.c))
+BENCHES   = $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
+FUZZ_SRC  = $(sort $(wildcard fuzz/fuzz_*.c))
+REPLAYS   = $(FUZZ_SRC:fuzz/%.c=$(BUILD)/replay/%)
+FUZZERS   = $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
+
+.PHONY: all deps test-deps test bench bake fuzz clean
+all: deps $(PROGS)
+
+deps:
+	$(Q)sh scripts/deps.sh build $(if $(filter 1,$(OPENCL)),opencl)
+test-deps:
+	$(Q)sh scripts/deps.sh test
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(FINAL_CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN)/wbake: $(BUILD)/bake/wbake.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(FINAL_LDFLAGS) $^ $(LIBS) -o $@
+
+$(BIN)/%: $(BUILD)/tools/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(FINAL_LDFLAGS) $^ $(LIBS) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(FINAL_LDFLAGS) $^ $(LIBS) -lcmocka -o $@
+
+# Fuzz targets, replayed over their corpus by make test (no clang needed).
+$(BUILD)/replay/%: $(BUILD)/fuzz/%.o $(BUILD)/fuzz/replay_main.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(FINAL_LDFLAGS) $^ $(LIBS) -o $@
+$(BUILD)/fuzz/replay_main.o: fuzz/replay_main.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(FINAL_CFLAGS) -c $< -o $@
+
+build/fuzz/%: fuzz/%.c $(LIB_SRC)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ    $@"
+	$(Q)clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fopenmp=libgomp -fsanitize=fuzzer,address,undefined \
+	  -Iinclude -Isrc -I/usr/include/cjson $< $(LIB_SRC) $(LIBS) -lgomp -o $@
+
+fuzz:
+	$(Q)sh scripts/deps.sh fuzz
+	$(Q)$(MAKE) --no-print-directory $(FUZZERS)
+	@echo "fuzzers in build/fuzz/; run e.g. build/fuzz/fuzz_scene fuzz/corpus/fuzz_scene"
+
+test: test-deps
+	$(Q)$(MAKE) --no-print-directory $(PROGS) $(TESTS) $(REPLAYS)
+	$(Q)BUILD=$(BUILD) BIN=$(BIN) sh tests/run.sh
+
+bench: test-deps
+	$(Q)$(MAKE) --no-print-directory $(PROGS) $(BENCHES)
+	$(Q)for b in $(BENCHES); do $$b || exit 1; done
+
+bake: all
+	$(BIN)/wbake samples/river/scene.json -o out/river
+
+clean:
+	rm -rf build bin out tests/tmp
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,62 @@
+/*
+ * util.h - small shared services: atomic file output, directories, PFM,
+ * SHA-256, thread count. Implemented in fileio.c, pfm.c, sha256.c.
+ */
+#ifndef WB_UTIL_H
+#define WB_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "wbake.h"
+
+/* Create 'dir' and its parents (mode 0777 & ~umask). WB_EIO names it. */
+enum wb_status wb_mkdirs(const char *dir, struct wb_diags *d);
+
+/* Atomic output: wb_atomic_open() opens "<path>.tmp.<pid>" for writing;
+ * wb_atomic_commit() flushes, fsyncs, closes and renames it over 'path';
+ * wb_atomic_abort() closes and removes the temporary. Until commit, an
+ * existing file at 'path' is untouched. */
+struct wb_atomic {
+	FILE *f;
+	char *path;
+	char *tmp;
+};
+enum wb_status wb_atomic_open(struct wb_atomic *a, const char *path,
+			      struct wb_diags *d);
+enum wb_status wb_atomic_commit(struct wb_atomic *a, struct wb_diags *d);
+void wb_atomic_abort(struct wb_atomic *a);
+/* Write a whole buffer atomically. */
+enum wb_status wb_write_file_atomic(const char *path, const void *data,
+				    size_t len, struct wb_diags *d);
+
+/* Read a whole file into a malloc'd buffer (caller frees). A terminating
+ * NUL is appended (not counted in *len). WB_EINPUT when missing/unreadable
+ * (the error names the file), WB_EIO on allocation failure. */
+enum wb_status wb_read_file(const char *path, unsigned char **data,
+			    size_t *len, struct wb_diags *d);
+
+/* Join a directory and a file name into a malloc'd string ("dir/name");
+ * 'name' is returned copied as is when absolute or when dir is NULL/"". */
+char *wb_path_join(const char *dir, const char *name);
+
+/* PFM (Netpbm float): 'Pf' one channel, 'PF' three; rows written bottom to
+ * top as the format wants (grid row ny-1 first), scale -1 (little-endian).
+ * 'channels' is 1 or 3; data is row-major nx*ny*channels, grid row 0 first.
+ * Written atomically. */
+enum wb_status wb_pfm_write(const char *path, const float *data, int nx,
+			    int ny, int channels, struct wb_diags *d);
+/* Read a PFM written by anyone (either endianness) into grid order (row 0 =
+ * top). *data malloc'd, caller frees. */
+enum wb_status wb_pfm_read(const char *path, float **data, int *nx, int *ny,
+			   int *channels, struct wb_diags *d);
+
+/* SHA-256 of a buffer. */
+void wb_sha256(const void *data, size_t len, unsigned char out[32]);
+/* Lower-case hex of n bytes into out (2n+1 chars). */
+void wb_hex(const unsigned char *in, size_t n, char *out);
+
+/* Threads to use: n > 0 as is, else omp_get_num_procs(). */
+int wb_threads(int n);
+
+#endif

@@ -1,0 +1,61 @@
+#!/bin/sh
+# Runs every test of make test and prints one closing line:
+#   'N passed, N failed'
+# Unit and solver tests are cmocka programs ($BUILD/tests/test_*); each cmocka
+# test counts once. Each CLI script tests/cli/*.sh counts once (exit 0 = pass).
+# Each fuzz target's corpus replay counts once.
+BUILD=${BUILD:-build/rel}
+BIN=${BIN:-bin}
+export BIN BUILD
+pass=0
+fail=0
+failed=""
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	case $t in *.o|*.d) continue ;; esac
+	name=$(basename "$t")
+	start=$(date +%s)
+	CMOCKA_MESSAGE_OUTPUT=stdout "$t" >"$log" 2>&1
+	rc=$?
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	p=${p:-0}; f=${f:-0}
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	pass=$((pass + p)); fail=$((fail + f))
+	echo "  $name: $p passed, $f failed ($(( $(date +%s) - start ))s)"
+	if [ "$f" -ne 0 ]; then
+		failed="$failed $name"
+		sed 's/^/    | /' "$log"
+	fi
+done
+
+for s in tests/cli/*.sh; do
+	[ -f "$s" ] || continue
+	name=cli/$(basename "$s" .sh)
+	if sh "$s" >"$log" 2>&1; then
+		pass=$((pass + 1)); echo "  $name: ok"
+	else
+		fail=$((fail + 1)); failed="$failed $name"
+		echo "  $name: FAILED"; sed 's/^/    | /' "$log"
+	fi
+done
+
+for r in "$BUILD"/replay/fuzz_*; do
+	[ -x "$r" ] || continue
+	case $r in *.o|*.d) continue ;; esac
+	name=$(basename "$r")
+	corpus=fuzz/corpus/$name
+	if "$r" "$corpus" >"$log" 2>&1; then
+		pass=$((pass + 1)); echo "  replay/$name: ok ($(ls "$corpus" | wc -l) inputs)"
+	else
+		fail=$((fail + 1)); failed="$failed replay/$name"
+		echo "  replay/$name: FAILED"; sed 's/^/    | /' "$log"
+	fi
+done
+
+[ -n "$failed" ] && echo "failed:$failed"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
