@@ -1,0 +1,278 @@
+/*
+ * fileio.c - file-system services of util.h: directories, atomic output,
+ * whole-file reads, path joining, thread count.
+ *
+ * Atomic output: a file is written to "<path>.tmp.<pid>" in the same
+ * directory (so the final rename(2) stays within one file system and is
+ * atomic), flushed and fsync'ed, then renamed over the destination. A
+ * reader, or a crash at any point, therefore sees either the old file or
+ * the complete new one, never a half-written file. Abort removes the
+ * temporary and leaves the destination untouched.
+ *
+ * Errors name the file and give strerror(errno); the library never prints.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "util.h"
+
+static char *str_dup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = malloc(n);
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+/* mkdir one component; an existing directory is fine. */
+static int mkdir_one(const char *p)
+{
+	if (mkdir(p, 0777) == 0)
+		return 0;
+	int e = errno;
+	struct stat st;
+	if (e == EEXIST && stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	if (e == EEXIST)
+		e = ENOTDIR;
+	errno = e;
+	return -1;
+}
+
+enum wb_status wb_mkdirs(const char *dir, struct wb_diags *d)
+{
+	if (!dir || !*dir)
+		return WB_OK;
+	char *p = str_dup(dir);
+	if (!p)
+		return wb_fail(d, WB_EIO, dir, "out of memory");
+	size_t n = strlen(p);
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = 0;
+	/* Create each prefix ending before a '/', then the whole path. */
+	for (size_t i = 1; i < n; i++) {
+		if (p[i] != '/' || p[i - 1] == '/')
+			continue;
+		p[i] = 0;
+		int rc = mkdir_one(p);
+		int e = errno;
+		p[i] = '/';
+		if (rc < 0) {
+			enum wb_status st = wb_fail(d, WB_EIO, dir,
+				"cannot create directory '%.*s': %s",
+				(int)i, p, strerror(e));
+			free(p);
+			return st;
+		}
+	}
+	if (mkdir_one(p) < 0) {
+		int e = errno;
+		free(p);
+		return wb_fail(d, WB_EIO, dir, "cannot create directory: %s",
+			       strerror(e));
+	}
+	free(p);
+	return WB_OK;
+}
+
+enum wb_status wb_atomic_open(struct wb_atomic *a, const char *path,
+			      struct wb_diags *d)
+{
+	memset(a, 0, sizeof(*a));
+	size_t n = strlen(path) + 32;
+	a->path = str_dup(path);
+	a->tmp = malloc(n);
+	if (!a->path || !a->tmp) {
+		free(a->path);
+		free(a->tmp);
+		memset(a, 0, sizeof(*a));
+		return wb_fail(d, WB_EIO, path, "out of memory");
+	}
+	snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+	a->f = fopen(a->tmp, "wb");
+	if (!a->f) {
+		int e = errno;
+		enum wb_status st = wb_fail(d, WB_EIO, path,
+			"cannot create temporary file '%s': %s", a->tmp,
+			strerror(e));
+		free(a->path);
+		free(a->tmp);
+		memset(a, 0, sizeof(*a));
+		return st;
+	}
+	return WB_OK;
+}
+
+static void atomic_release(struct wb_atomic *a)
+{
+	free(a->path);
+	free(a->tmp);
+	memset(a, 0, sizeof(*a));
+}
+
+enum wb_status wb_atomic_commit(struct wb_atomic *a, struct wb_diags *d)
+{
+	if (!a->f) {
+		enum wb_status st = wb_fail(d, WB_EIO, a->path,
+			"internal error: commit of a file not open");
+		if (a->tmp)
+			remove(a->tmp);
+		atomic_release(a);
+		return st;
+	}
+	int e = 0;
+	if (ferror(a->f))
+		e = EIO;
+	if (!e && fflush(a->f) != 0)
+		e = errno;
+	if (!e && fsync(fileno(a->f)) != 0)
+		e = errno;
+	if (fclose(a->f) != 0 && !e)
+		e = errno;
+	a->f = NULL;
+	if (!e && rename(a->tmp, a->path) != 0)
+		e = errno;
+	if (e) {
+		enum wb_status st = wb_fail(d, WB_EIO, a->path,
+					    "cannot write: %s", strerror(e));
+		remove(a->tmp);
+		atomic_release(a);
+		return st;
+	}
+	atomic_release(a);
+	return WB_OK;
+}
+
+void wb_atomic_abort(struct wb_atomic *a)
+{
+	if (!a)
+		return;
+	if (a->f)
+		fclose(a->f);
+	if (a->tmp)
+		remove(a->tmp);
+	atomic_release(a);
+}
+
+enum wb_status wb_write_file_atomic(const char *path, const void *data,
+				    size_t len, struct wb_diags *d)
+{
+	struct wb_atomic a;
+	enum wb_status st = wb_atomic_open(&a, path, d);
+	if (st != WB_OK)
+		return st;
+	if (len > 0 && fwrite(data, 1, len, a.f) != len) {
+		int e = errno;
+		wb_atomic_abort(&a);
+		return wb_fail(d, WB_EIO, path, "cannot write: %s",
+			       strerror(e ? e : EIO));
+	}
+	return wb_atomic_commit(&a, d);
+}
+
+enum wb_status wb_read_file(const char *path, unsigned char **data,
+			    size_t *len, struct wb_diags *d)
+{
+	*data = NULL;
+	*len = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		int e = errno;
+		return wb_fail(d, WB_EINPUT, path, "cannot open: %s",
+			       strerror(e));
+	}
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return wb_fail(d, WB_EINPUT, path, "cannot read: %s",
+			       strerror(EISDIR));
+	}
+	/* Read in growing chunks: works for pipes and files whose size
+	 * changes under us, not only for regular files. */
+	size_t cap = (st.st_size > 0 && (unsigned long long)st.st_size <
+		      (unsigned long long)SIZE_MAX - 1) ?
+		     (size_t)st.st_size + 1 : 4096;
+	size_t n = 0;
+	unsigned char *buf = malloc(cap);
+	if (!buf) {
+		fclose(f);
+		return wb_fail(d, WB_EIO, path, "out of memory reading");
+	}
+	for (;;) {
+		if (n + 1 >= cap) {
+			if (cap > SIZE_MAX / 2) {
+				free(buf);
+				fclose(f);
+				return wb_fail(d, WB_EIO, path,
+					       "file too large");
+			}
+			unsigned char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return wb_fail(d, WB_EIO, path,
+					       "out of memory reading");
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t got = fread(buf + n, 1, cap - 1 - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		int e = errno;
+		free(buf);
+		fclose(f);
+		return wb_fail(d, WB_EINPUT, path, "cannot read: %s",
+			       strerror(e ? e : EIO));
+	}
+	fclose(f);
+	buf[n] = 0;
+	*data = buf;
+	*len = n;
+	return WB_OK;
+}
+
+char *wb_path_join(const char *dir, const char *name)
+{
+	if (!name)
+		return NULL;
+	if (!dir || !*dir || name[0] == '/')
+		return str_dup(name);
+	size_t dl = strlen(dir), nl = strlen(name);
+	int slash = dir[dl - 1] != '/';
+	char *p = malloc(dl + (size_t)slash + nl + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, dir, dl);
+	if (slash)
+		p[dl] = '/';
+	memcpy(p + dl + slash, name, nl + 1);
+	return p;
+}
+
+int wb_threads(int n)
+{
+	if (n > 0)
+		return n;
+#ifdef _OPENMP
+	int p = omp_get_num_procs();
+	return p > 0 ? p : 1;
+#else
+	return 1;
+#endif
+}
