@@ -37,6 +37,9 @@ struct wb_page {
 	int has_water;
 	float hmin, hmax;   /* surface range over wet interior pixels */
 	float flat_height;  /* FLAT: the one surface height */
+	uint8_t flat_material; /* FLAT: the one material id (added for maps.c: a
+				  FLAT page is all wet, flow 0, foam 0, distance
+				  +distance_max, one material; docs/maps.md) */
 	/* DATA pages only (NULL otherwise); WB_PAGE_PIXELS values each */
 	float *height;      /* 1 value per pixel */
 	float *flow;        /* 2 values per pixel: u, v */
