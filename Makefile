@@ -14,7 +14,8 @@ ifeq ($(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo y),y)
 ARCH    ?= -march=x86-64-v3
 endif
 WARN     = -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
-           -Wpointer-arith -Wformat=2 -Wvla -Wno-unused-parameter
+           -Wpointer-arith -Wformat=2 -Wvla -Wno-unused-parameter \
+           -Wno-format-truncation
 # -ffp-contract=off: no fused multiply-add behind our back, so that results
 # do not depend on which loop iterations the compiler vectorised.
 FINAL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(ARCH) -ffp-contract=off \

@@ -1,0 +1,486 @@
+/*
+ * wbake.c - the wbake command: scene in, tile pack out.
+ *
+ *   wbake SCENE.json -o OUTDIR [options]
+ *
+ * A thin main over the library: it parses options, runs the pipeline
+ * (scene -> heightmap -> raster -> solver -> maps/pages/pack), prints what the
+ * library reports, shows progress, and maps statuses to exit codes
+ * (0 ok, 1 usage, 2 invalid scene or input, 3 simulation failed, 4 I/O).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "output.h"
+#include "solve.h"
+#include "util.h"
+#include "wbake.h"
+
+static const char usage_text[] =
+	"usage: wbake SCENE.json -o OUTDIR [options]\n"
+	"\n"
+	"Bakes the scene's water into OUTDIR/<name>.wtp and OUTDIR/manifest.json.\n"
+	"\n"
+	"options:\n"
+	"  -o, --out DIR        output directory (required unless --check)\n"
+	"  --check              validate the scene and its inputs, simulate nothing\n"
+	"  --solver lbm|swe     override the scene's solver\n"
+	"  --device cpu|opencl  where the solver runs (opencl needs make OPENCL=1)\n"
+	"  --cl-device N        OpenCL device index (see --list-devices)\n"
+	"  --list-devices       list OpenCL devices and exit\n"
+	"  --threads N          worker threads (default: all cores)\n"
+	"  --steps N            run exactly N solver steps (no convergence stop)\n"
+	"  --dump-fields        also write OUTDIR/fields/*.pfm at solver resolution\n"
+	"  --preview            also write OUTDIR/preview/*.png pictures\n"
+	"  --pages png          also write every page as PNG under OUTDIR/pages/\n"
+	"  --quiet              no progress output\n"
+	"  --json               print a JSON summary on stdout\n"
+	"  -h, --help           show this help\n"
+	"  --version            print the version\n"
+	"\n"
+	"exit codes: 0 ok, 1 usage, 2 invalid scene or input file,\n"
+	"            3 simulation failed, 4 I/O error\n";
+
+struct opts {
+	const char *scene;
+	const char *out;
+	int check, dump, preview, pages_png, quiet, json;
+	int solver;  /* -1 = scene's */
+	int opencl, cl_device, list_devices;
+	int threads;
+	long steps;
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "wbake: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'wbake --help'.\n");
+	return WB_EUSAGE;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->solver = -1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		long v;
+#define NEED_VAL() do { if (!val) return usage_error("option '%s' needs a value", a); i++; } while (0)
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage_text, stdout);
+			exit(0);
+		} else if (!strcmp(a, "--version")) {
+			printf("wbake %s\n", WB_VERSION_STRING);
+			exit(0);
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
+			NEED_VAL();
+			o->out = val;
+		} else if (!strcmp(a, "--check")) {
+			o->check = 1;
+		} else if (!strcmp(a, "--solver")) {
+			NEED_VAL();
+			if (!strcmp(val, "lbm"))
+				o->solver = WB_SOLVER_LBM;
+			else if (!strcmp(val, "swe"))
+				o->solver = WB_SOLVER_SWE;
+			else
+				return usage_error("--solver expects 'lbm' or 'swe', found '%s'", val);
+		} else if (!strcmp(a, "--device")) {
+			NEED_VAL();
+			if (!strcmp(val, "cpu"))
+				o->opencl = 0;
+			else if (!strcmp(val, "opencl"))
+				o->opencl = 1;
+			else
+				return usage_error("--device expects 'cpu' or 'opencl', found '%s'", val);
+		} else if (!strcmp(a, "--cl-device")) {
+			NEED_VAL();
+			if (parse_long(val, 0, 1000, &v))
+				return usage_error("--cl-device expects a device index, found '%s'", val);
+			o->cl_device = (int)v;
+		} else if (!strcmp(a, "--list-devices")) {
+			o->list_devices = 1;
+		} else if (!strcmp(a, "--threads")) {
+			NEED_VAL();
+			if (parse_long(val, 1, 4096, &v))
+				return usage_error("--threads expects a number from 1 to 4096, found '%s'", val);
+			o->threads = (int)v;
+		} else if (!strcmp(a, "--steps")) {
+			NEED_VAL();
+			if (parse_long(val, 1, 1000000000L, &v))
+				return usage_error("--steps expects a positive number of steps, found '%s'", val);
+			o->steps = v;
+		} else if (!strcmp(a, "--dump-fields")) {
+			o->dump = 1;
+		} else if (!strcmp(a, "--preview")) {
+			o->preview = 1;
+		} else if (!strcmp(a, "--pages")) {
+			NEED_VAL();
+			if (strcmp(val, "png"))
+				return usage_error("--pages expects 'png', found '%s'", val);
+			o->pages_png = 1;
+		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			o->quiet = 1;
+		} else if (!strcmp(a, "--json")) {
+			o->json = 1;
+		} else if (a[0] == '-' && a[1]) {
+			return usage_error("unknown option '%s'", a);
+		} else if (!o->scene) {
+			o->scene = a;
+		} else {
+			return usage_error("unexpected argument '%s' (one scene per run)", a);
+		}
+#undef NEED_VAL
+	}
+	if (o->list_devices)
+		return 0;
+	if (!o->scene)
+		return usage_error("%s", "missing SCENE.json");
+	if (!o->out && (!o->check || o->dump))
+		return usage_error("%s", "missing -o OUTDIR");
+	return 0;
+}
+
+static void print_diags(const struct wb_diags *d)
+{
+	char buf[2048];
+	for (int i = 0; i < d->n; i++) {
+		wb_diag_format(&d->v[i], buf, sizeof(buf));
+		fprintf(stderr, "%s\n", buf);
+	}
+}
+
+/* ---- progress ---------------------------------------------------------- */
+
+struct progress {
+	int tty;
+	double start, last;
+	const char *what;
+	int shown;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void on_progress(void *user, long step, long max_steps, double residual)
+{
+	struct progress *p = user;
+	double t = now_s();
+	if (p->tty) {
+		if (t - p->last < 0.1 && step < max_steps)
+			return;
+		int width = 30, fill = max_steps > 0 ? (int)(width * (double)step / max_steps) : 0;
+		char bar[64];
+		for (int i = 0; i < width; i++)
+			bar[i] = i < fill ? '#' : '.';
+		bar[width] = 0;
+		fprintf(stderr, "\r%s [%s] step %ld/%ld  residual %.2e  %.0fs ", p->what,
+			bar, step, max_steps, residual, t - p->start);
+		p->shown = 1;
+	} else {
+		if (t - p->last < 5.0)
+			return;
+		fprintf(stderr, "%s: step %ld/%ld, residual %.3e, %.0fs\n", p->what,
+			step, max_steps, residual, t - p->start);
+	}
+	p->last = t;
+}
+
+/* ---- field dumps ------------------------------------------------------- */
+
+static enum wb_status dump_field(const char *outdir, const char *name,
+				 const float *data, int nx, int ny,
+				 struct wb_diags *d)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/fields/%s.pfm", outdir, name);
+	return wb_pfm_write(path, data, nx, ny, 1, d);
+}
+
+static enum wb_status dump_inputs(const char *outdir, const struct wb_raster *r,
+				  struct wb_diags *d)
+{
+	char dir[4096];
+	size_t n = (size_t)r->nx * r->ny;
+	snprintf(dir, sizeof(dir), "%s/fields", outdir);
+	enum wb_status st = wb_mkdirs(dir, d);
+	if (st)
+		return st;
+	float *tmp = malloc(n * sizeof(float));
+	if (!tmp)
+		return wb_fail(d, WB_EIO, NULL, "out of memory");
+	st = dump_field(outdir, "terrain", r->z, r->nx, r->ny, d);
+	if (!st)
+		st = dump_field(outdir, "initial_depth", r->h0, r->nx, r->ny, d);
+	if (!st)
+		st = dump_field(outdir, "source", r->src, r->nx, r->ny, d);
+	for (size_t k = 0; k < n; k++)
+		tmp[k] = (r->flags[k] & WB_CELL_BLOCKER) ? 1.0f : 0.0f;
+	if (!st)
+		st = dump_field(outdir, "blocker", tmp, r->nx, r->ny, d);
+	for (size_t k = 0; k < n; k++)
+		tmp[k] = (r->flags[k] & WB_CELL_BLOCKER) ? r->block_bot[k] : 0.0f;
+	if (!st)
+		st = dump_field(outdir, "blocker_bottom", tmp, r->nx, r->ny, d);
+	for (size_t k = 0; k < n; k++)
+		tmp[k] = (float)r->body[k];
+	if (!st)
+		st = dump_field(outdir, "body", tmp, r->nx, r->ny, d);
+	for (size_t k = 0; k < n; k++)
+		tmp[k] = (r->flags[k] & WB_CELL_FIXED) ? r->fixed_level[k] : 0.0f;
+	if (!st)
+		st = dump_field(outdir, "fixed_level", tmp, r->nx, r->ny, d);
+	if (!st)
+		st = dump_field(outdir, "modifier_rate", r->mod_k, r->nx, r->ny, d);
+	free(tmp);
+	return st;
+}
+
+static enum wb_status dump_state(const char *outdir, const struct wb_raster *r,
+				 const struct wb_state *s, struct wb_diags *d)
+{
+	size_t n = (size_t)s->nx * s->ny;
+	float *surf = malloc(n * sizeof(float));
+	if (!surf)
+		return wb_fail(d, WB_EIO, NULL, "out of memory");
+	for (size_t k = 0; k < n; k++)
+		surf[k] = r->z[k] + s->h[k];
+	enum wb_status st = dump_field(outdir, "depth", s->h, s->nx, s->ny, d);
+	if (!st)
+		st = dump_field(outdir, "surface", surf, s->nx, s->ny, d);
+	if (!st)
+		st = dump_field(outdir, "u", s->u, s->nx, s->ny, d);
+	if (!st)
+		st = dump_field(outdir, "v", s->v, s->nx, s->ny, d);
+	if (!st && s->foam)
+		st = dump_field(outdir, "foam", s->foam, s->nx, s->ny, d);
+	free(surf);
+	return st;
+}
+
+/* ---- JSON summary ------------------------------------------------------ */
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void print_json(const struct opts *o, const struct wb_scene *sc,
+		       const struct wb_raster *r, enum wb_status st,
+		       const struct wb_diags *d, const struct wb_solve_report *rep,
+		       const struct wb_output_summary *sum, int solved)
+{
+	char buf[2048];
+	printf("{\n  \"status\": %d,\n  \"scene\": ", (int)st);
+	json_str(o->scene);
+	printf(",\n  \"name\": ");
+	json_str(sc && sc->name ? sc->name : "");
+	if (r && r->nx)
+		printf(",\n  \"grid\": {\"nx\": %d, \"ny\": %d, \"dx\": %.9g}",
+		       r->nx, r->ny, r->dx);
+	if (solved)
+		printf(",\n  \"solver\": {\"steps\": %ld, \"converged\": %s, "
+		       "\"residual\": %.6g, \"sim_time\": %.6g, \"dt\": %.6g, "
+		       "\"clamped\": %ld, \"volume_initial\": %.9g, "
+		       "\"volume_final\": %.9g, \"volume_in\": %.9g, "
+		       "\"volume_out\": %.9g, \"balance_error\": %.3g, "
+		       "\"seconds\": %.3f}",
+		       rep->steps, rep->converged ? "true" : "false",
+		       rep->residual, rep->sim_time, rep->dt, rep->clamped,
+		       rep->vol_initial, rep->vol_final, rep->vol_in,
+		       rep->vol_out, rep->balance_error, rep->seconds);
+	if (sum && sum->pack_path[0]) {
+		printf(",\n  \"pack\": ");
+		json_str(sum->pack_path);
+		printf(",\n  \"manifest\": ");
+		json_str(sum->manifest_path);
+		printf(",\n  \"pages\": {\"data\": %ld, \"flat\": %ld, \"empty\": %ld}",
+		       sum->pages_data, sum->pages_flat, sum->pages_empty);
+		printf(",\n  \"pack_bytes\": %lld", sum->pack_bytes);
+	}
+	printf(",\n  \"diagnostics\": [");
+	for (int i = 0; i < d->n; i++) {
+		wb_diag_format(&d->v[i], buf, sizeof(buf));
+		printf("%s\n    ", i ? "," : "");
+		json_str(buf);
+	}
+	printf("%s]\n}\n", d->n ? "\n  " : "");
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+
+	if (o.list_devices || o.opencl) {
+#ifndef WB_OPENCL
+		fprintf(stderr, "wbake: %s needs OpenCL, but this wbake was built without it; rebuild with 'make OPENCL=1'\n",
+			o.list_devices ? "--list-devices" : "--device opencl");
+		return WB_EUSAGE;
+#else
+		if (o.list_devices) {
+			struct wb_diags dd;
+			wb_diags_init(&dd);
+			char *list = NULL;
+			enum wb_status s = wb_cl_list_devices(&list, &dd);
+			print_diags(&dd);
+			if (list)
+				fputs(list, stdout);
+			free(list);
+			wb_diags_release(&dd);
+			return s;
+		}
+#endif
+	}
+
+	struct wb_diags d;
+	struct wb_scene sc;
+	struct wb_heightmap hm;
+	struct wb_raster r;
+	struct wb_state state;
+	struct wb_solve_report rep;
+	struct wb_output_summary sum;
+	int solved = 0;
+	memset(&hm, 0, sizeof(hm));
+	memset(&r, 0, sizeof(r));
+	memset(&state, 0, sizeof(state));
+	memset(&rep, 0, sizeof(rep));
+	memset(&sum, 0, sizeof(sum));
+	wb_diags_init(&d);
+
+	enum wb_status st = wb_scene_load(o.scene, &sc, &d);
+	if (!st)
+		st = wb_heightmap_load(&sc.terrain, &hm, &d);
+	if (!st)
+		st = wb_raster_build(&sc, &hm, &r, &d);
+	if (!st && o.solver >= 0)
+		sc.sim.solver = (enum wb_solver_kind)o.solver;
+	if (!st && o.dump)
+		st = dump_inputs(o.out, &r, &d);
+	print_diags(&d);
+	if (st)
+		goto done;
+
+	if (o.check) {
+		if (!o.quiet)
+			fprintf(stderr,
+				"%s: ok: scene '%s', %dx%d cells at %g m, %d sources, %d blockers, %d modifiers, %d materials, inflow %.3g m^3/s, %d warning%s\n",
+				o.scene, sc.name, r.nx, r.ny, r.dx, sc.n_sources,
+				sc.n_blockers, sc.n_modifiers, sc.n_materials,
+				r.total_inflow, d.warnings, d.warnings == 1 ? "" : "s");
+		goto done;
+	}
+
+	struct wb_diags sd;
+	wb_diags_init(&sd);
+	struct progress pr = { isatty(2), now_s(), 0, sc.sim.solver == WB_SOLVER_SWE ? "swe" : "lbm", 0 };
+	pr.last = pr.start;
+	struct wb_solve_opts so = { 0 };
+	so.threads = o.threads;
+	so.steps = o.steps;
+	so.progress = o.quiet ? NULL : on_progress;
+	so.progress_user = &pr;
+	so.opencl = o.opencl;
+	so.cl_device = o.cl_device;
+	if (!o.quiet)
+		fprintf(stderr, "%s: baking '%s' (%dx%d cells at %g m) with %s on %d thread%s\n",
+			o.scene, sc.name, r.nx, r.ny, r.dx, pr.what,
+			wb_threads(o.threads), wb_threads(o.threads) == 1 ? "" : "s");
+#ifdef WB_OPENCL
+	if (o.opencl)
+		st = sc.sim.solver == WB_SOLVER_SWE ?
+			cl_swe_solve(&r, &sc.sim, &so, &state, &rep, &sd) :
+			cl_lbm_solve(&r, &sc.sim, &so, &state, &rep, &sd);
+	else
+#endif
+		st = sc.sim.solver == WB_SOLVER_SWE ?
+			swe_solve(&r, &sc.sim, &so, &state, &rep, &sd) :
+			lbm_solve(&r, &sc.sim, &so, &state, &rep, &sd);
+	if (pr.shown)
+		fputc('\n', stderr);
+	print_diags(&sd);
+	for (int i = 0; i < sd.n; i++)
+		wb_diag_add(&d, sd.v[i].sev, sd.v[i].file, sd.v[i].path,
+			    sd.v[i].line, sd.v[i].col, "%s", sd.v[i].msg ? sd.v[i].msg : "");
+	wb_diags_release(&sd);
+	if (st)
+		goto done;
+	solved = 1;
+	if (!o.quiet)
+		fprintf(stderr,
+			"%s: %s after %ld steps (%.3g s simulated, %.1f s): residual %.3g, "
+			"volume %.6g m^3 (in %.6g, out %.6g), balance error %.2g, %ld clamped\n",
+			pr.what, rep.converged ? "steady" : "stopped", rep.steps,
+			rep.sim_time, rep.seconds, rep.residual, rep.vol_final,
+			rep.vol_in, rep.vol_out, rep.balance_error, rep.clamped);
+
+	int first = d.n;
+	if (o.dump)
+		st = dump_state(o.out, &r, &state, &d);
+	if (!st) {
+		struct wb_output_opts oo = { 0 };
+		oo.outdir = o.out;
+		oo.threads = o.threads;
+		oo.pages_png = o.pages_png;
+		oo.preview = o.preview;
+		oo.solver_name = sc.sim.solver == WB_SOLVER_SWE ? "swe" : "lbm";
+		oo.heightmap_sha256 = hm.sha256;
+		st = wb_output_write(&sc, &r, &state, &rep, &oo, &sum, &d);
+	}
+	for (int i = first; i < d.n; i++) {
+		char buf[2048];
+		wb_diag_format(&d.v[i], buf, sizeof(buf));
+		fprintf(stderr, "%s\n", buf);
+	}
+	if (!st && !o.quiet)
+		fprintf(stderr, "wrote %s (%lld bytes; pages: %ld data, %ld flat, %ld empty) and %s\n",
+			sum.pack_path, sum.pack_bytes, sum.pages_data,
+			sum.pages_flat, sum.pages_empty, sum.manifest_path);
+
+done:
+	if (o.json)
+		print_json(&o, &sc, &r, st, &d, &rep, &sum, solved);
+	wb_state_free(&state);
+	wb_raster_free(&r);
+	wb_heightmap_free(&hm);
+	wb_scene_free(&sc);
+	wb_diags_release(&d);
+	return (int)st;
+}

@@ -1,0 +1,571 @@
+/*
+ * raster.c - put the scene onto the simulation grid (struct wb_raster).
+ *
+ * Scene coordinates are metres in the terrain's frame: (0, 0) is the corner
+ * of the heightmap's first pixel, x along columns, y down the rows; cell
+ * (i, j) has its centre at ((i + 0.5) dx, (j + 0.5) dx). A cell is inside a
+ * polygon when its centre is (even-odd rule), inside a disc when its centre
+ * is within the radius; a disc smaller than a cell still takes the cell its
+ * centre falls in, so small springs never vanish.
+ *
+ * What each scene element becomes:
+ *   initial level / areas   h0 = max(0, level - z) (areas: inside polygons)
+ *   river                   discharge Q (m^3/s) enters through a disc of
+ *                           diameter 'width' at the path's first point
+ *                           (src = Q / disc area, m/s); the corridor of that
+ *                           width along the path is the river's region (body)
+ *   spring                  Q through its disc; the disc is its region
+ *   lake                    h0 to the level inside the polygon, or in the
+ *                           cells below the level 4-connected to the seed;
+ *                           those cells are its region
+ *   ocean                   cells below the level reachable from the map edge
+ *                           through cells below the level, outside the
+ *                           exclusion polygons: h0 to the level; those more
+ *                           than WB_OCEAN_FREE_BAND cells from any non-ocean
+ *                           cell are held at the level (WB_CELL_FIXED), so
+ *                           the water near the shore (river mouths) moves
+ *   rain                    src += rate / 3.6e6 (mm/h -> m/s) in the region
+ *                           or everywhere
+ *   sink                    src -= Q / area, or WB_CELL_SINK_ALL
+ *   blocker                 block_bot = lowest bottom, block_top = highest top
+ *   modifier                weight w in [0, 1] from the falloff (distance
+ *                           from the region's edge over falloff_width);
+ *                           overlapping modifiers add rates and average the
+ *                           targets by rate: k = sum k_i, t = sum k_i t_i / k
+ * Region precedence for the body layer: lakes and oceans over rivers and
+ * springs; within a kind, the first in the scene.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "wbake.h"
+
+#define WB_OCEAN_FREE_BAND 8
+
+struct bbox { int i0, i1, j0, j1; }; /* inclusive cell ranges, may be empty */
+
+static struct bbox bbox_of(const struct wb_raster *r, const double *xy, int n,
+			   double pad)
+{
+	double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+	for (int k = 0; k < n; k++) {
+		x0 = fmin(x0, xy[2 * k] - pad);
+		x1 = fmax(x1, xy[2 * k] + pad);
+		y0 = fmin(y0, xy[2 * k + 1] - pad);
+		y1 = fmax(y1, xy[2 * k + 1] + pad);
+	}
+	struct bbox b;
+	b.i0 = (int)fmax(0, floor(x0 / r->dx - 0.5));
+	b.i1 = (int)fmin(r->nx - 1, ceil(x1 / r->dx));
+	b.j0 = (int)fmax(0, floor(y0 / r->dx - 0.5));
+	b.j1 = (int)fmin(r->ny - 1, ceil(y1 / r->dx));
+	if (x1 < 0 || y1 < 0 || x0 > r->nx * r->dx || y0 > r->ny * r->dx)
+		b.i1 = b.i0 - 1;
+	return b;
+}
+
+static int point_in_polygon(const struct wb_polygon *p, double x, double y)
+{
+	int in = 0;
+	for (int a = 0, b = p->n - 1; a < p->n; b = a++) {
+		double xa = p->xy[2 * a], ya = p->xy[2 * a + 1];
+		double xb = p->xy[2 * b], yb = p->xy[2 * b + 1];
+		if ((ya > y) != (yb > y) &&
+		    x < (xb - xa) * (y - ya) / (yb - ya) + xa)
+			in = !in;
+	}
+	return in;
+}
+
+static double seg_dist(double x, double y, double xa, double ya, double xb,
+		       double yb)
+{
+	double dx = xb - xa, dy = yb - ya, l2 = dx * dx + dy * dy;
+	double t = l2 > 0 ? ((x - xa) * dx + (y - ya) * dy) / l2 : 0;
+	t = t < 0 ? 0 : t > 1 ? 1 : t;
+	return hypot(x - (xa + t * dx), y - (ya + t * dy));
+}
+
+/* Distance from (x, y) to the polygon's outline (closed) or polyline. */
+static double outline_dist(const struct wb_polygon *p, int closed, double x,
+			   double y)
+{
+	double d = INFINITY;
+	int segs = closed ? p->n : p->n - 1;
+	for (int a = 0; a < segs; a++) {
+		int b = (a + 1) % p->n;
+		d = fmin(d, seg_dist(x, y, p->xy[2 * a], p->xy[2 * a + 1],
+				     p->xy[2 * b], p->xy[2 * b + 1]));
+	}
+	return d;
+}
+
+static double cx(const struct wb_raster *r, int i) { return (i + 0.5) * r->dx; }
+
+/* Mark cells of a disc into 'mask' (1 = inside); returns the count. */
+static long disc_mask(const struct wb_raster *r, double x, double y,
+		      double radius, uint8_t *mask)
+{
+	double c[2] = { x, y };
+	struct bbox b = bbox_of(r, c, 1, radius + r->dx);
+	long n = 0;
+	for (int j = b.j0; j <= b.j1; j++)
+		for (int i = b.i0; i <= b.i1; i++)
+			if (hypot(cx(r, i) - x, cx(r, j) - y) <= radius) {
+				mask[i + (size_t)j * r->nx] = 1;
+				n++;
+			}
+	if (n == 0) {
+		int i = (int)floor(x / r->dx), j = (int)floor(y / r->dx);
+		if (i >= 0 && j >= 0 && i < r->nx && j < r->ny) {
+			mask[i + (size_t)j * r->nx] = 1;
+			n = 1;
+		}
+	}
+	return n;
+}
+
+static long polygon_mask(const struct wb_raster *r, const struct wb_polygon *p,
+			 uint8_t *mask)
+{
+	struct bbox b = bbox_of(r, p->xy, p->n, 0);
+	long n = 0;
+	for (int j = b.j0; j <= b.j1; j++)
+		for (int i = b.i0; i <= b.i1; i++)
+			if (point_in_polygon(p, cx(r, i), cx(r, j))) {
+				mask[i + (size_t)j * r->nx] = 1;
+				n++;
+			}
+	return n;
+}
+
+static long corridor_mask(const struct wb_raster *r, const struct wb_polygon *p,
+			  double half, uint8_t *mask)
+{
+	struct bbox b = bbox_of(r, p->xy, p->n, half + r->dx);
+	long n = 0;
+	for (int j = b.j0; j <= b.j1; j++)
+		for (int i = b.i0; i <= b.i1; i++)
+			if (outline_dist(p, 0, cx(r, i), cx(r, j)) <= half) {
+				mask[i + (size_t)j * r->nx] = 1;
+				n++;
+			}
+	return n;
+}
+
+static int inside_domain(const struct wb_raster *r, double x, double y)
+{
+	return x >= 0 && y >= 0 && x <= r->nx * r->dx && y <= r->ny * r->dx;
+}
+
+static void set_body(struct wb_raster *r, const uint8_t *mask, int body,
+		     int override)
+{
+	size_t n = (size_t)r->nx * r->ny;
+	for (size_t k = 0; k < n; k++)
+		if (mask[k] && (override || !r->body[k]))
+			r->body[k] = (uint8_t)body;
+}
+
+/* 4-connected flood from the cells already in 'mask' (or from 'seed') over
+ * cells with z < level; marks them in mask. Uses 'stack' of n entries. */
+static long flood_below(const struct wb_raster *r, double level, uint8_t *mask,
+			const uint8_t *blocked, int32_t *stack, long top)
+{
+	long count = top;
+	while (top > 0) {
+		int32_t k = stack[--top];
+		int i = k % r->nx, j = k / r->nx;
+		const int nb[4][2] = { { 1, 0 }, { -1, 0 }, { 0, 1 }, { 0, -1 } };
+		for (int q = 0; q < 4; q++) {
+			int a = i + nb[q][0], b = j + nb[q][1];
+			if (a < 0 || b < 0 || a >= r->nx || b >= r->ny)
+				continue;
+			int32_t m = a + b * r->nx;
+			if (mask[m] || r->z[m] >= level || (blocked && blocked[m]))
+				continue;
+			mask[m] = 1;
+			stack[top++] = m;
+			count++;
+		}
+	}
+	return count;
+}
+
+void wb_raster_free(struct wb_raster *r)
+{
+	if (!r)
+		return;
+	free(r->z);
+	free(r->h0);
+	free(r->src);
+	free(r->block_bot);
+	free(r->block_top);
+	free(r->fixed_level);
+	free(r->mod_u);
+	free(r->mod_v);
+	free(r->mod_k);
+	free(r->body);
+	free(r->flags);
+	memset(r, 0, sizeof(*r));
+}
+
+#define ERRP(path, ...) wb_diag_add(d, WB_SEV_ERROR, sc->file, path, 0, 0, __VA_ARGS__)
+
+enum wb_status wb_raster_build(const struct wb_scene *sc,
+			       const struct wb_heightmap *hm,
+			       struct wb_raster *r, struct wb_diags *d)
+{
+	int errors0 = d->errors;
+	char p[128];
+	memset(r, 0, sizeof(*r));
+	r->nx = hm->nx;
+	r->ny = hm->ny;
+	r->dx = sc->terrain.dx;
+	r->origin[0] = sc->origin[0];
+	r->origin[1] = sc->origin[1];
+	memcpy(r->edges, sc->edges, sizeof(r->edges));
+	size_t n = (size_t)r->nx * r->ny;
+	r->z = malloc(n * sizeof(float));
+	r->h0 = calloc(n, sizeof(float));
+	r->src = calloc(n, sizeof(float));
+	r->block_bot = malloc(n * sizeof(float));
+	r->block_top = malloc(n * sizeof(float));
+	r->fixed_level = calloc(n, sizeof(float));
+	r->mod_u = calloc(n, sizeof(float));
+	r->mod_v = calloc(n, sizeof(float));
+	r->mod_k = calloc(n, sizeof(float));
+	r->body = calloc(n, 1);
+	r->flags = calloc(n, 1);
+	uint8_t *mask = calloc(n, 1);
+	int32_t *stack = malloc(n * sizeof(int32_t));
+	double *modw = calloc(n * 3, sizeof(double)); /* k, k*u, k*v */
+	if (!r->z || !r->h0 || !r->src || !r->block_bot || !r->block_top ||
+	    !r->fixed_level || !r->mod_u || !r->mod_v || !r->mod_k || !r->body ||
+	    !r->flags || !mask || !stack || !modw) {
+		free(mask);
+		free(stack);
+		free(modw);
+		wb_raster_free(r);
+		return wb_fail(d, WB_EIO, sc->file,
+			       "out of memory for a %dx%d grid", hm->nx, hm->ny);
+	}
+	memcpy(r->z, hm->z, n * sizeof(float));
+	for (size_t k = 0; k < n; k++) {
+		r->block_bot[k] = INFINITY;
+		r->block_top[k] = -INFINITY;
+	}
+	double W = r->nx * r->dx, H = r->ny * r->dx;
+
+	/* initial water */
+	if (sc->init_has_level)
+		for (size_t k = 0; k < n; k++)
+			r->h0[k] = (float)fmax(0, sc->init_level - r->z[k]);
+	for (int a = 0; a < sc->n_init_areas; a++) {
+		memset(mask, 0, n);
+		if (polygon_mask(r, &sc->init_areas[a], mask) == 0) {
+			snprintf(p, sizeof(p), "initial_water.areas[%d].polygon", a);
+			ERRP(p, "the polygon covers no cell of the %gx%g m terrain", W, H);
+		}
+		for (size_t k = 0; k < n; k++)
+			if (mask[k])
+				r->h0[k] = (float)fmax(r->h0[k],
+						       sc->init_area_levels[a] - r->z[k]);
+	}
+
+	/* rivers and springs (regions first, lakes/oceans override) */
+	for (int s = 0; s < sc->n_sources; s++) {
+		const struct wb_source *src = &sc->sources[s];
+		if (src->kind != WB_SRC_RIVER && src->kind != WB_SRC_SPRING)
+			continue;
+		double x, y, rad;
+		if (src->kind == WB_SRC_RIVER) {
+			x = src->path.xy[0];
+			y = src->path.xy[1];
+			rad = src->width / 2;
+			snprintf(p, sizeof(p), "sources[%d].path[0]", s);
+		} else {
+			x = src->point[0];
+			y = src->point[1];
+			rad = src->radius;
+			snprintf(p, sizeof(p), "sources[%d].point", s);
+		}
+		if (!inside_domain(r, x, y)) {
+			ERRP(p, "expected a point on the terrain (0..%g, 0..%g m), found (%g, %g)",
+			     W, H, x, y);
+			continue;
+		}
+		memset(mask, 0, n);
+		long cells = disc_mask(r, x, y, rad, mask);
+		double rate = src->discharge / (cells * r->dx * r->dx);
+		for (size_t k = 0; k < n; k++)
+			if (mask[k]) {
+				r->src[k] += (float)rate;
+				r->flags[k] |= WB_CELL_SOURCE;
+			}
+		r->total_inflow += src->discharge;
+		if (src->kind == WB_SRC_RIVER) {
+			memset(mask, 0, n);
+			corridor_mask(r, &src->path, src->width / 2, mask);
+		}
+		set_body(r, mask, s + 1, 0);
+	}
+
+	/* lakes */
+	for (int s = 0; s < sc->n_sources; s++) {
+		const struct wb_source *src = &sc->sources[s];
+		if (src->kind != WB_SRC_LAKE)
+			continue;
+		memset(mask, 0, n);
+		long cells;
+		if (src->area.n) {
+			polygon_mask(r, &src->area, mask);
+			cells = 0;
+			for (size_t k = 0; k < n; k++)
+				if (mask[k] && r->z[k] >= src->level)
+					mask[k] = 0;
+				else if (mask[k])
+					cells++;
+			snprintf(p, sizeof(p), "sources[%d].polygon", s);
+			if (!cells)
+				ERRP(p, "no cell inside the polygon lies below the lake level %g m",
+				     src->level);
+		} else {
+			snprintf(p, sizeof(p), "sources[%d].seed", s);
+			double x = src->point[0], y = src->point[1];
+			if (!inside_domain(r, x, y)) {
+				ERRP(p, "expected a point on the terrain (0..%g, 0..%g m), found (%g, %g)",
+				     W, H, x, y);
+				continue;
+			}
+			int i = (int)fmin(r->nx - 1, floor(x / r->dx));
+			int j = (int)fmin(r->ny - 1, floor(y / r->dx));
+			int32_t k0 = i + j * r->nx;
+			if (r->z[k0] >= src->level) {
+				ERRP(p, "the terrain at the seed (%g m) is not below the lake level %g m",
+				     r->z[k0], src->level);
+				continue;
+			}
+			mask[k0] = 1;
+			stack[0] = k0;
+			cells = flood_below(r, src->level, mask, NULL, stack, 1);
+			/* a lake that reaches the map edge is an ocean in disguise */
+			int edge = 0;
+			for (size_t k = 0; k < n && !edge; k++)
+				if (mask[k]) {
+					int a = (int)(k % (size_t)r->nx), b = (int)(k / (size_t)r->nx);
+					edge = a == 0 || b == 0 || a == r->nx - 1 || b == r->ny - 1;
+				}
+			if (edge)
+				wb_diag_add(d, WB_SEV_WARNING, sc->file, p, 0, 0,
+					    "the lake filled from this seed reaches the map edge (%ld cells); is the level too high?",
+					    cells);
+		}
+		for (size_t k = 0; k < n; k++)
+			if (mask[k])
+				r->h0[k] = (float)fmax(r->h0[k], src->level - r->z[k]);
+		set_body(r, mask, s + 1, 1);
+	}
+
+	/* oceans */
+	for (int s = 0; s < sc->n_sources; s++) {
+		const struct wb_source *src = &sc->sources[s];
+		if (src->kind != WB_SRC_OCEAN)
+			continue;
+		uint8_t *ex = calloc(n, 1);
+		if (!ex) {
+			free(mask); free(stack); free(modw);
+			wb_raster_free(r);
+			return wb_fail(d, WB_EIO, sc->file, "out of memory");
+		}
+		for (int e = 0; e < src->n_exclude; e++)
+			polygon_mask(r, &src->exclude[e], ex);
+		memset(mask, 0, n);
+		long top = 0;
+		for (int j = 0; j < r->ny; j++)
+			for (int i = 0; i < r->nx; i++) {
+				if (i && j && i != r->nx - 1 && j != r->ny - 1)
+					continue;
+				int32_t k = i + j * r->nx;
+				if (r->z[k] < src->level && !ex[k] && !mask[k]) {
+					mask[k] = 1;
+					stack[top++] = k;
+				}
+			}
+		long cells = flood_below(r, src->level, mask, ex, stack, top);
+		free(ex);
+		snprintf(p, sizeof(p), "sources[%d].level", s);
+		if (!cells) {
+			ERRP(p, "no terrain at the map edge lies below the ocean level %g m",
+			     src->level);
+			continue;
+		}
+		for (size_t k = 0; k < n; k++)
+			if (mask[k])
+				r->h0[k] = (float)fmax(r->h0[k], src->level - r->z[k]);
+		set_body(r, mask, s + 1, 1);
+		/* hold the open sea: cells farther than the band from land */
+		int B = WB_OCEAN_FREE_BAND;
+		for (int j = 0; j < r->ny; j++)
+			for (int i = 0; i < r->nx; i++) {
+				size_t k = i + (size_t)j * r->nx;
+				if (!mask[k])
+					continue;
+				int open = 1;
+				for (int b = -B; b <= B && open; b++)
+					for (int a = -B; a <= B && open; a++) {
+						int ii = i + a, jj = j + b;
+						if (ii < 0 || jj < 0 || ii >= r->nx || jj >= r->ny)
+							continue;
+						if (!mask[ii + (size_t)jj * r->nx])
+							open = 0;
+					}
+				if (open) {
+					r->flags[k] |= WB_CELL_FIXED;
+					r->fixed_level[k] = (float)src->level;
+				}
+			}
+	}
+
+	/* rain and sinks */
+	for (int s = 0; s < sc->n_sources; s++) {
+		const struct wb_source *src = &sc->sources[s];
+		if (src->kind == WB_SRC_RAIN) {
+			double rate = src->rate_mm_h / 3.6e6;
+			memset(mask, 0, n);
+			long cells;
+			if (src->area.n) {
+				cells = polygon_mask(r, &src->area, mask);
+				if (!cells) {
+					snprintf(p, sizeof(p), "sources[%d].region", s);
+					ERRP(p, "the region covers no cell of the %gx%g m terrain", W, H);
+				}
+			} else {
+				memset(mask, 1, n);
+				cells = (long)n;
+			}
+			for (size_t k = 0; k < n; k++)
+				if (mask[k])
+					r->src[k] += (float)rate;
+			r->total_inflow += rate * cells * r->dx * r->dx;
+		} else if (src->kind == WB_SRC_SINK) {
+			memset(mask, 0, n);
+			long cells;
+			if (src->has_point) {
+				snprintf(p, sizeof(p), "sources[%d].point", s);
+				if (!inside_domain(r, src->point[0], src->point[1])) {
+					ERRP(p, "expected a point on the terrain (0..%g, 0..%g m), found (%g, %g)",
+					     W, H, src->point[0], src->point[1]);
+					continue;
+				}
+				cells = disc_mask(r, src->point[0], src->point[1],
+						  src->radius, mask);
+			} else {
+				snprintf(p, sizeof(p), "sources[%d].region", s);
+				cells = polygon_mask(r, &src->area, mask);
+				if (!cells) {
+					ERRP(p, "the region covers no cell of the %gx%g m terrain", W, H);
+					continue;
+				}
+			}
+			double rate = src->drain_all ? 0 :
+				      src->discharge / (cells * r->dx * r->dx);
+			for (size_t k = 0; k < n; k++)
+				if (mask[k]) {
+					r->src[k] -= (float)rate;
+					if (src->drain_all)
+						r->flags[k] |= WB_CELL_SINK_ALL;
+				}
+		}
+	}
+
+	/* blockers */
+	for (int b = 0; b < sc->n_blockers; b++) {
+		const struct wb_blocker *bl = &sc->blockers[b];
+		memset(mask, 0, n);
+		if (!polygon_mask(r, &bl->area, mask)) {
+			snprintf(p, sizeof(p), "blockers[%d].polygon", b);
+			ERRP(p, "the polygon covers no cell of the %gx%g m terrain", W, H);
+			continue;
+		}
+		for (size_t k = 0; k < n; k++)
+			if (mask[k]) {
+				r->block_bot[k] = fminf(r->block_bot[k], (float)bl->bottom);
+				r->block_top[k] = fmaxf(r->block_top[k], (float)bl->top);
+				r->flags[k] |= WB_CELL_BLOCKER;
+			}
+	}
+
+	/* modifiers */
+	for (int m = 0; m < sc->n_modifiers; m++) {
+		const struct wb_modifier *md = &sc->modifiers[m];
+		struct bbox bb;
+		if (md->area.n)
+			bb = bbox_of(r, md->area.xy, md->area.n, 0);
+		else
+			bb = bbox_of(r, md->center, 1, md->radius);
+		long cells = 0;
+		for (int j = bb.j0; j <= bb.j1; j++)
+			for (int i = bb.i0; i <= bb.i1; i++) {
+				double x = cx(r, i), y = cx(r, j), inward;
+				if (md->area.n) {
+					if (!point_in_polygon(&md->area, x, y))
+						continue;
+					inward = outline_dist(&md->area, 1, x, y);
+				} else {
+					double dd = hypot(x - md->center[0], y - md->center[1]);
+					if (dd > md->radius)
+						continue;
+					inward = md->radius - dd;
+				}
+				double w = 1, t = md->falloff_width > 0 ?
+						  fmin(1, inward / md->falloff_width) : 1;
+				if (md->falloff == WB_FALLOFF_LINEAR)
+					w = t;
+				else if (md->falloff == WB_FALLOFF_SMOOTH)
+					w = t * t * (3 - 2 * t);
+				size_t k = i + (size_t)j * r->nx;
+				double kk = md->strength * w;
+				modw[3 * k] += kk;
+				modw[3 * k + 1] += kk * md->target[0];
+				modw[3 * k + 2] += kk * md->target[1];
+				r->flags[k] |= WB_CELL_MODIFIER;
+				cells++;
+			}
+		if (!cells) {
+			snprintf(p, sizeof(p), "modifiers[%d]", m);
+			ERRP(p, "the region covers no cell of the %gx%g m terrain", W, H);
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		if (modw[3 * k] > 0) {
+			r->mod_k[k] = (float)modw[3 * k];
+			r->mod_u[k] = (float)(modw[3 * k + 1] / modw[3 * k]);
+			r->mod_v[k] = (float)(modw[3 * k + 2] / modw[3 * k]);
+		}
+
+	/* edges */
+	static const char *const side[] = { "west", "east", "north", "south" };
+	for (int e = 0; e < 4; e++) {
+		const struct wb_edge *ed = &r->edges[e];
+		double len = (e < 2 ? r->ny : r->nx) * r->dx;
+		if (ed->kind != WB_EDGE_INFLOW)
+			continue;
+		if (ed->discharge > 0)
+			r->total_inflow += ed->discharge * len;
+		else
+			r->total_inflow += ed->velocity * ed->depth * len;
+		(void)side;
+	}
+
+	free(mask);
+	free(stack);
+	free(modw);
+	if (d->errors > errors0) {
+		wb_raster_free(r);
+		return WB_EINPUT;
+	}
+	return WB_OK;
+}

@@ -1,0 +1,1392 @@
+/*
+ * scene.c - parse and validate a wbake scene (format v1) into struct wb_scene.
+ *
+ * The format is described by schemas/scene.schema.json; this file is its
+ * implementation and must agree with it (tests/test_scene.c checks that every
+ * key the parser knows is in the schema and the other way round).
+ *
+ * Error reporting is the point of this file: a technical artist edits the
+ * scene by hand and reruns. Syntax errors carry file, line and column.
+ * Semantic errors carry the JSON path ("sources[2].width"), what was found and
+ * what was expected, and the line of the offending value when it can be
+ * located. Validation goes on after an error so that one run reports every
+ * problem. Unknown keys are warnings that name the closest known key.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "scene_keys.h"
+#include "util.h"
+#include "wbake.h"
+
+struct ctx {
+	struct wb_diags *d;
+	const char *file;
+	const char *text;
+	size_t len;
+	int bad; /* errors found */
+};
+
+/* ---- locating values in the text --------------------------------------- */
+
+/* Line and column (1-based) of byte offset 'off'. */
+static void offset_to_linecol(const char *text, size_t len, size_t off,
+			      int *line, int *col)
+{
+	int l = 1, c = 1;
+	for (size_t i = 0; i < off && i < len; i++) {
+		if (text[i] == '\n') {
+			l++;
+			c = 1;
+		} else {
+			c++;
+		}
+	}
+	*line = l;
+	*col = c;
+}
+
+/*
+ * Find where the value at a JSON path starts in the text, by walking the
+ * text with a small scanner (cJSON keeps no positions). Paths are of the
+ * form a.b[3].c. Returns the byte offset or -1.
+ */
+static long scan_ws(const char *t, size_t len, size_t i)
+{
+	while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' ||
+			   t[i] == '\r'))
+		i++;
+	return (long)i;
+}
+
+/* Skip one JSON value starting at i; returns the offset after it or -1. */
+static long skip_value(const char *t, size_t len, size_t i, int depth)
+{
+	if (depth > 200 || i >= len)
+		return -1;
+	if (t[i] == '"') {
+		for (i++; i < len; i++) {
+			if (t[i] == '\\')
+				i++;
+			else if (t[i] == '"')
+				return (long)i + 1;
+		}
+		return -1;
+	}
+	if (t[i] == '{' || t[i] == '[') {
+		char close = t[i] == '{' ? '}' : ']';
+		long k = scan_ws(t, len, i + 1);
+		if (k < (long)len && t[k] == close)
+			return k + 1;
+		for (;;) {
+			if (close == '}') {
+				k = skip_value(t, len, (size_t)k, depth + 1); /* key */
+				if (k < 0)
+					return -1;
+				k = scan_ws(t, len, (size_t)k);
+				if (k >= (long)len || t[k] != ':')
+					return -1;
+				k = scan_ws(t, len, (size_t)k + 1);
+			}
+			k = skip_value(t, len, (size_t)k, depth + 1);
+			if (k < 0)
+				return -1;
+			k = scan_ws(t, len, (size_t)k);
+			if (k >= (long)len)
+				return -1;
+			if (t[k] == close)
+				return k + 1;
+			if (t[k] != ',')
+				return -1;
+			k = scan_ws(t, len, (size_t)k + 1);
+		}
+	}
+	while (i < len && !strchr(",}] \t\r\n", t[i]))
+		i++;
+	return (long)i;
+}
+
+static long locate_path(const char *t, size_t len, const char *path)
+{
+	long i = scan_ws(t, len, 0);
+	const char *p = path;
+	while (*p && i >= 0 && i < (long)len) {
+		if (*p == '.')
+			p++;
+		if (*p == '[') {
+			long idx = strtol(p + 1, (char **)&p, 10);
+			if (*p != ']' || t[i] != '[')
+				return -1;
+			p++;
+			i = scan_ws(t, len, (size_t)i + 1);
+			for (long n = 0; n < idx; n++) {
+				i = skip_value(t, len, (size_t)i, 0);
+				if (i < 0)
+					return -1;
+				i = scan_ws(t, len, (size_t)i);
+				if (i >= (long)len || t[i] != ',')
+					return -1;
+				i = scan_ws(t, len, (size_t)i + 1);
+			}
+			continue;
+		}
+		/* key up to next '.' or '[' */
+		size_t kl = strcspn(p, ".[");
+		if (t[i] != '{')
+			return -1;
+		i = scan_ws(t, len, (size_t)i + 1);
+		for (;;) {
+			if (i >= (long)len || t[i] != '"')
+				return -1;
+			long kend = skip_value(t, len, (size_t)i, 0);
+			if (kend < 0)
+				return -1;
+			int match = (size_t)(kend - i - 2) == kl &&
+				    memcmp(t + i + 1, p, kl) == 0;
+			i = scan_ws(t, len, (size_t)kend);
+			if (i >= (long)len || t[i] != ':')
+				return -1;
+			i = scan_ws(t, len, (size_t)i + 1);
+			if (match)
+				break;
+			i = skip_value(t, len, (size_t)i, 0);
+			if (i < 0)
+				return -1;
+			i = scan_ws(t, len, (size_t)i);
+			if (i >= (long)len || t[i] != ',')
+				return -1;
+			i = scan_ws(t, len, (size_t)i + 1);
+		}
+		p += kl;
+	}
+	return i;
+}
+
+static void report(struct ctx *c, enum wb_severity sev, const char *path,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void report(struct ctx *c, enum wb_severity sev, const char *path,
+		   const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	int line = 0, col = 0;
+	if (path && c->text) {
+		long off = locate_path(c->text, c->len, path);
+		if (off >= 0)
+			offset_to_linecol(c->text, c->len, (size_t)off, &line,
+					  &col);
+	}
+	if (sev == WB_SEV_ERROR)
+		c->bad++;
+	wb_diag_add(c->d, sev, c->file, path, line, col, "%s", msg);
+}
+
+#define ERR(c, path, ...) report(c, WB_SEV_ERROR, path, __VA_ARGS__)
+
+/* ---- paths ------------------------------------------------------------- */
+
+/* Build "parent.key" or "parent[i]" into buf. */
+static const char *pkey(char *buf, size_t n, const char *parent,
+			const char *key)
+{
+	if (!parent || !*parent)
+		snprintf(buf, n, "%s", key);
+	else
+		snprintf(buf, n, "%s.%s", parent, key);
+	return buf;
+}
+
+static const char *pidx(char *buf, size_t n, const char *parent, int i)
+{
+	snprintf(buf, n, "%s[%d]", parent, i);
+	return buf;
+}
+
+#define PATHN 256
+
+/* ---- describing what was found ----------------------------------------- */
+
+static const char *kind_of(const cJSON *v)
+{
+	if (!v)
+		return "nothing";
+	if (cJSON_IsNumber(v))
+		return "a number";
+	if (cJSON_IsString(v))
+		return "a string";
+	if (cJSON_IsBool(v))
+		return "a boolean";
+	if (cJSON_IsNull(v))
+		return "null";
+	if (cJSON_IsArray(v))
+		return "an array";
+	if (cJSON_IsObject(v))
+		return "an object";
+	return "an invalid value";
+}
+
+static void found(const cJSON *v, char *buf, size_t n)
+{
+	if (cJSON_IsNumber(v))
+		snprintf(buf, n, "%g", v->valuedouble);
+	else if (cJSON_IsString(v))
+		snprintf(buf, n, "\"%.60s\"", v->valuestring);
+	else
+		snprintf(buf, n, "%s", kind_of(v));
+}
+
+/* ---- unknown keys ------------------------------------------------------ */
+
+static int edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return 99;
+	int prev[65], cur[65];
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int cost = tolower((unsigned char)a[i - 1]) !=
+				   tolower((unsigned char)b[j - 1]);
+			int m = prev[j - 1] + cost;
+			if (prev[j] + 1 < m)
+				m = prev[j] + 1;
+			if (cur[j - 1] + 1 < m)
+				m = cur[j - 1] + 1;
+			cur[j] = m;
+		}
+		memcpy(prev, cur, sizeof(int) * (lb + 1));
+	}
+	return prev[lb];
+}
+
+/* Warn about keys of 'obj' that are not in the NULL-terminated list 'known',
+ * and about duplicate keys. */
+static void check_keys(struct ctx *c, const cJSON *obj, const char *path,
+		       const char *const *known)
+{
+	char p[PATHN];
+	for (const cJSON *it = obj ? obj->child : NULL; it; it = it->next) {
+		const char *k = it->string;
+		if (!k)
+			continue;
+		for (const cJSON *o = obj->child; o != it; o = o->next)
+			if (o->string && strcmp(o->string, k) == 0) {
+				report(c, WB_SEV_WARNING, pkey(p, sizeof(p), path, k),
+				       "duplicate key \"%s\": the last one is used", k);
+				break;
+			}
+		int ok = 0;
+		for (int i = 0; known[i]; i++)
+			if (strcmp(known[i], k) == 0)
+				ok = 1;
+		if (ok || k[0] == '$' || (k[0] == '_' ))
+			continue; /* "$schema", "_comment" and friends */
+		const char *best = NULL;
+		int bd = 99;
+		for (int i = 0; known[i]; i++) {
+			int e = edit_distance(k, known[i]);
+			if (e < bd) {
+				bd = e;
+				best = known[i];
+			}
+		}
+		if (best && bd <= 1 + (int)strlen(k) / 3)
+			report(c, WB_SEV_WARNING, pkey(p, sizeof(p), path, k),
+			       "unknown key \"%s\" ignored; did you mean \"%s\"?",
+			       k, best);
+		else
+			report(c, WB_SEV_WARNING, pkey(p, sizeof(p), path, k),
+			       "unknown key \"%s\" ignored", k);
+	}
+}
+
+/* ---- typed getters ----------------------------------------------------- */
+
+/* Case-sensitive member lookup; last duplicate wins (as warned). */
+static const cJSON *member(const cJSON *obj, const char *key)
+{
+	const cJSON *r = NULL;
+	if (!cJSON_IsObject(obj))
+		return NULL;
+	for (const cJSON *it = obj->child; it; it = it->next)
+		if (it->string && strcmp(it->string, key) == 0)
+			r = it;
+	return r;
+}
+
+enum { OPT = 0, REQ = 1 };
+
+/* Number in [lo, hi] (lo_open: strictly greater than lo). Returns 1 when
+ * present and valid (stored in *out), 0 when absent (default kept), -1 bad. */
+static int get_num(struct ctx *c, const cJSON *obj, const char *parent,
+		   const char *key, int req, double lo, int lo_open, double hi,
+		   double *out)
+{
+	char p[PATHN], f[96];
+	const cJSON *v = member(obj, key);
+	pkey(p, sizeof(p), parent, key);
+	if (!v) {
+		if (req) {
+			ERR(c, parent && *parent ? parent : NULL,
+			    "missing required key \"%s\" (%s)", key, p);
+			return -1;
+		}
+		return 0;
+	}
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
+		found(v, f, sizeof(f));
+		ERR(c, p, "expected a number, found %s", f);
+		return -1;
+	}
+	double x = v->valuedouble;
+	if ((lo_open ? !(x > lo) : !(x >= lo)) || !(x <= hi)) {
+		if (hi >= 1e300)
+			ERR(c, p, "expected a number %s %g, found %g",
+			    lo_open ? ">" : ">=", lo, x);
+		else
+			ERR(c, p, "expected a number in %s%g, %g], found %g",
+			    lo_open ? "(" : "[", lo, hi, x);
+		return -1;
+	}
+	*out = x;
+	return 1;
+}
+
+static int get_int(struct ctx *c, const cJSON *obj, const char *parent,
+		   const char *key, int req, long lo, long hi, long *out)
+{
+	double x;
+	int r = get_num(c, obj, parent, key, req, (double)lo, 0, (double)hi, &x);
+	if (r <= 0)
+		return r;
+	if (x != floor(x)) {
+		char p[PATHN];
+		ERR(c, pkey(p, sizeof(p), parent, key),
+		    "expected a whole number, found %g", x);
+		return -1;
+	}
+	*out = (long)x;
+	return 1;
+}
+
+static int get_bool(struct ctx *c, const cJSON *obj, const char *parent,
+		    const char *key, int *out)
+{
+	char p[PATHN], f[96];
+	const cJSON *v = member(obj, key);
+	if (!v)
+		return 0;
+	if (!cJSON_IsBool(v)) {
+		found(v, f, sizeof(f));
+		ERR(c, pkey(p, sizeof(p), parent, key),
+		    "expected true or false, found %s", f);
+		return -1;
+	}
+	*out = cJSON_IsTrue(v);
+	return 1;
+}
+
+/* String; returns 1 and sets *out (borrowed), 0 absent, -1 bad. */
+static int get_str(struct ctx *c, const cJSON *obj, const char *parent,
+		   const char *key, int req, const char **out)
+{
+	char p[PATHN], f[96];
+	const cJSON *v = member(obj, key);
+	pkey(p, sizeof(p), parent, key);
+	if (!v) {
+		if (req) {
+			ERR(c, parent && *parent ? parent : NULL,
+			    "missing required key \"%s\" (%s)", key, p);
+			return -1;
+		}
+		return 0;
+	}
+	if (!cJSON_IsString(v) || !v->valuestring) {
+		found(v, f, sizeof(f));
+		ERR(c, p, "expected a string, found %s", f);
+		return -1;
+	}
+	*out = v->valuestring;
+	return 1;
+}
+
+/* One of a set of words; returns index, -2 absent, -1 bad. */
+static int get_enum(struct ctx *c, const cJSON *obj, const char *parent,
+		    const char *key, int req, const char *const *words)
+{
+	const char *s;
+	int r = get_str(c, obj, parent, key, req, &s);
+	if (r <= 0)
+		return r == 0 ? -2 : -1;
+	for (int i = 0; words[i]; i++)
+		if (strcmp(s, words[i]) == 0)
+			return i;
+	char p[PATHN], list[256] = "";
+	for (int i = 0; words[i]; i++) {
+		strncat(list, i ? ", \"" : "\"", sizeof(list) - strlen(list) - 1);
+		strncat(list, words[i], sizeof(list) - strlen(list) - 1);
+		strncat(list, "\"", sizeof(list) - strlen(list) - 1);
+	}
+	ERR(c, pkey(p, sizeof(p), parent, key), "expected one of %s, found \"%.60s\"",
+	    list, s);
+	return -1;
+}
+
+/* A point [x, y]. */
+static int get_point(struct ctx *c, const cJSON *v, const char *path,
+		     double out[2])
+{
+	char f[96];
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 ||
+	    !cJSON_IsNumber(v->child) || !cJSON_IsNumber(v->child->next) ||
+	    !isfinite(v->child->valuedouble) ||
+	    !isfinite(v->child->next->valuedouble)) {
+		if (cJSON_IsArray(v))
+			snprintf(f, sizeof(f), "an array of %d %s",
+				 cJSON_GetArraySize(v),
+				 cJSON_GetArraySize(v) == 2 ? "non-numbers" :
+							      "items");
+		else
+			found(v, f, sizeof(f));
+		ERR(c, path, "expected a point [x, y] in metres, found %s", f);
+		return -1;
+	}
+	out[0] = v->child->valuedouble;
+	out[1] = v->child->next->valuedouble;
+	return 1;
+}
+
+static int get_point_key(struct ctx *c, const cJSON *obj, const char *parent,
+			 const char *key, int req, double out[2])
+{
+	char p[PATHN];
+	const cJSON *v = member(obj, key);
+	if (!v) {
+		if (req)
+			ERR(c, parent, "missing required key \"%s\"", key);
+		return req ? -1 : 0;
+	}
+	return get_point(c, v, pkey(p, sizeof(p), parent, key), out);
+}
+
+/* A list of at least 'min' points. */
+static int get_points(struct ctx *c, const cJSON *v, const char *path, int min,
+		      struct wb_polygon *poly)
+{
+	char f[96], p[PATHN];
+	if (!cJSON_IsArray(v)) {
+		found(v, f, sizeof(f));
+		ERR(c, path, "expected an array of points [[x, y], ...], found %s",
+		    f);
+		return -1;
+	}
+	int n = cJSON_GetArraySize(v);
+	if (n < min) {
+		ERR(c, path, "expected at least %d points, found %d", min, n);
+		return -1;
+	}
+	poly->xy = calloc((size_t)n * 2, sizeof(double));
+	if (!poly->xy) {
+		ERR(c, path, "out of memory");
+		return -1;
+	}
+	int i = 0, bad = 0;
+	for (const cJSON *it = v->child; it; it = it->next, i++)
+		if (get_point(c, it, pidx(p, sizeof(p), path, i),
+			      poly->xy + 2 * i) < 0)
+			bad = 1;
+	poly->n = n;
+	return bad ? -1 : 1;
+}
+
+static int get_points_key(struct ctx *c, const cJSON *obj, const char *parent,
+			  const char *key, int req, int min,
+			  struct wb_polygon *poly)
+{
+	char p[PATHN];
+	const cJSON *v = member(obj, key);
+	if (!v) {
+		if (req)
+			ERR(c, parent, "missing required key \"%s\"", key);
+		return req ? -1 : 0;
+	}
+	return get_points(c, v, pkey(p, sizeof(p), parent, key), min, poly);
+}
+
+static int expect_object(struct ctx *c, const cJSON *v, const char *path)
+{
+	char f[96];
+	if (cJSON_IsObject(v))
+		return 1;
+	found(v, f, sizeof(f));
+	ERR(c, path, "expected an object, found %s", f);
+	return 0;
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	if (a < b)
+		return 0;
+	for (size_t i = 0; i < b; i++)
+		if (tolower((unsigned char)s[a - b + i]) != suf[i])
+			return 0;
+	return 1;
+}
+
+static void parse_terrain(struct ctx *c, const cJSON *t, struct wb_scene *sc)
+{
+	static const char *const fmts[] = { "png", "r16", "r32f", NULL };
+	struct wb_terrain_desc *td = &sc->terrain;
+	if (!t) {
+		ERR(c, NULL, "missing required key \"terrain\"");
+		return;
+	}
+	if (!expect_object(c, t, "terrain"))
+		return;
+	check_keys(c, t, "terrain", wb_keys_terrain);
+	const char *hm;
+	if (get_str(c, t, "terrain", "heightmap", REQ, &hm) > 0) {
+		if (!*hm)
+			ERR(c, "terrain.heightmap", "expected a file name, found \"\"");
+		else
+			td->heightmap = wb_path_join(sc->dir, hm);
+	}
+	int f = get_enum(c, t, "terrain", "format", OPT, fmts);
+	if (f >= 0)
+		td->format = (enum wb_hm_format)f;
+	else if (f == -2 && td->heightmap)
+		td->format = ends_with(td->heightmap, ".r32") ||
+				     ends_with(td->heightmap, ".r32f") ||
+				     ends_with(td->heightmap, ".f32") ?
+			     WB_HM_R32F :
+		     ends_with(td->heightmap, ".r16") || ends_with(td->heightmap, ".raw") ?
+			     WB_HM_R16 : WB_HM_PNG;
+	const cJSON *size = member(t, "size");
+	if (size) {
+		double wh[2];
+		if (get_point(c, size, "terrain.size", wh) > 0) {
+			if (wh[0] < 1 || wh[1] < 1 || wh[0] > 65536 ||
+			    wh[1] > 65536 || wh[0] != floor(wh[0]) ||
+			    wh[1] != floor(wh[1]))
+				ERR(c, "terrain.size",
+				    "expected [width, height] in whole pixels 1..65536, found [%g, %g]",
+				    wh[0], wh[1]);
+			else {
+				td->width = (int)wh[0];
+				td->height = (int)wh[1];
+			}
+		}
+	} else if (f >= 0 && f != WB_HM_PNG) {
+		ERR(c, "terrain", "missing required key \"size\": raw %s heightmaps need [width, height]",
+		    fmts[f]);
+	} else if (f == -2 && td->format != WB_HM_PNG) {
+		ERR(c, "terrain", "missing required key \"size\": raw heightmaps need [width, height]");
+	}
+	td->dx = 1.0;
+	get_num(c, t, "terrain", "metres_per_pixel", OPT, 0, 1, 1e6, &td->dx);
+	td->height_scale = 1.0;
+	get_num(c, t, "terrain", "height_scale", OPT, -1e9, 0, 1e9,
+		&td->height_scale);
+	td->height_offset = 0.0;
+	get_num(c, t, "terrain", "height_offset", OPT, -1e9, 0, 1e9,
+		&td->height_offset);
+}
+
+static void parse_edges(struct ctx *c, const cJSON *b, struct wb_scene *sc)
+{
+	static const char *const sides[] = { "west", "east", "north", "south", NULL };
+	static const char *const kinds[] = { "wall", "open", "inflow", "level",
+					     "periodic", NULL };
+	static const char *const slips[] = { "no-slip", "free-slip", NULL };
+	for (int s = 0; s < 4; s++)
+		sc->edges[s].kind = WB_EDGE_WALL;
+	if (!b)
+		return;
+	if (!expect_object(c, b, "boundaries"))
+		return;
+	check_keys(c, b, "boundaries", wb_keys_boundaries);
+	for (int s = 0; s < 4; s++) {
+		char p[PATHN];
+		const cJSON *e = member(b, sides[s]);
+		struct wb_edge *ed = &sc->edges[s];
+		if (!e)
+			continue;
+		pkey(p, sizeof(p), "boundaries", sides[s]);
+		if (cJSON_IsString(e)) { /* shorthand: "west": "open" */
+			int k = -1;
+			for (int i = 0; kinds[i]; i++)
+				if (strcmp(kinds[i], e->valuestring) == 0)
+					k = i;
+			if (k == WB_EDGE_WALL || k == WB_EDGE_OPEN ||
+			    k == WB_EDGE_PERIODIC)
+				ed->kind = (enum wb_edge_kind)k;
+			else
+				ERR(c, p, "expected \"wall\", \"open\", \"periodic\" or an object {\"type\": ...}, found \"%.40s\"",
+				    e->valuestring);
+			continue;
+		}
+		if (!expect_object(c, e, p))
+			continue;
+		check_keys(c, e, p, wb_keys_edge);
+		int k = get_enum(c, e, p, "type", REQ, kinds);
+		if (k < 0)
+			continue;
+		ed->kind = (enum wb_edge_kind)k;
+		switch (ed->kind) {
+		case WB_EDGE_WALL: {
+			int sl = get_enum(c, e, p, "slip", OPT, slips);
+			ed->free_slip = sl == 1;
+			break;
+		}
+		case WB_EDGE_INFLOW: {
+			int hq = get_num(c, e, p, "discharge", OPT, 0, 1, 1e6,
+					 &ed->discharge);
+			int hv = get_num(c, e, p, "velocity", OPT, 0, 1, 1e3,
+					 &ed->velocity);
+			if (hq == 0 && hv == 0)
+				ERR(c, p, "inflow needs \"discharge\" (m^2/s per metre of edge) or \"velocity\" (m/s)");
+			else if (hq > 0 && hv > 0)
+				ERR(c, p, "inflow takes \"discharge\" or \"velocity\", not both");
+			get_num(c, e, p, "depth", OPT, 0, 1, 1e4, &ed->depth);
+			if (hv > 0 && !member(e, "depth"))
+				ERR(c, p, "an inflow given by \"velocity\" needs a \"depth\" (m)");
+			break;
+		}
+		case WB_EDGE_LEVEL:
+			if (get_num(c, e, p, "level", REQ, -1e6, 0, 1e6,
+				    &ed->level) > 0)
+				ed->has_level = 1;
+			break;
+		case WB_EDGE_OPEN:
+		case WB_EDGE_PERIODIC:
+			break;
+		}
+	}
+	/* periodic must pair */
+	for (int s = 0; s < 4; s += 2) {
+		int a = sc->edges[s].kind == WB_EDGE_PERIODIC;
+		int b2 = sc->edges[s + 1].kind == WB_EDGE_PERIODIC;
+		if (a != b2)
+			ERR(c, "boundaries",
+			    "\"periodic\" must be set on both %s and %s edges",
+			    sides[s], sides[s + 1]);
+	}
+}
+
+static void parse_initial(struct ctx *c, const cJSON *w, struct wb_scene *sc)
+{
+	if (!w)
+		return;
+	if (cJSON_IsString(w)) {
+		if (strcmp(w->valuestring, "dry") != 0)
+			ERR(c, "initial_water", "expected \"dry\" or an object, found \"%.40s\"",
+			    w->valuestring);
+		return;
+	}
+	if (!expect_object(c, w, "initial_water"))
+		return;
+	check_keys(c, w, "initial_water", wb_keys_initial);
+	if (get_num(c, w, "initial_water", "level", OPT, -1e6, 0, 1e6,
+		    &sc->init_level) > 0)
+		sc->init_has_level = 1;
+	const cJSON *areas = member(w, "areas");
+	if (!areas)
+		return;
+	if (!cJSON_IsArray(areas)) {
+		char f[96];
+		found(areas, f, sizeof(f));
+		ERR(c, "initial_water.areas", "expected an array of {\"polygon\", \"level\"}, found %s", f);
+		return;
+	}
+	int n = cJSON_GetArraySize(areas);
+	sc->init_areas = calloc((size_t)n + 1, sizeof(*sc->init_areas));
+	sc->init_area_levels = calloc((size_t)n + 1, sizeof(double));
+	if (!sc->init_areas || !sc->init_area_levels) {
+		ERR(c, "initial_water.areas", "out of memory");
+		return;
+	}
+	sc->n_init_areas = n;
+	int i = 0;
+	for (const cJSON *a = areas->child; a; a = a->next, i++) {
+		char p[PATHN];
+		pidx(p, sizeof(p), "initial_water.areas", i);
+		if (!expect_object(c, a, p))
+			continue;
+		check_keys(c, a, p, wb_keys_initial_area);
+		get_points_key(c, a, p, "polygon", REQ, 3, &sc->init_areas[i]);
+		get_num(c, a, p, "level", REQ, -1e6, 0, 1e6,
+			&sc->init_area_levels[i]);
+	}
+}
+
+static void parse_materials(struct ctx *c, const cJSON *m, struct wb_scene *sc)
+{
+	static const char *const kinds[] = { "river", "lake", "ocean", NULL };
+	if (!m)
+		return;
+	if (!cJSON_IsArray(m)) {
+		char f[96];
+		found(m, f, sizeof(f));
+		ERR(c, "materials", "expected an array of materials, found %s", f);
+		return;
+	}
+	int n = cJSON_GetArraySize(m);
+	if (n > 255) {
+		ERR(c, "materials", "expected at most 255 materials, found %d", n);
+		return;
+	}
+	sc->materials = calloc((size_t)n + 1, sizeof(*sc->materials));
+	if (!sc->materials)
+		return;
+	sc->n_materials = n;
+	int i = 0;
+	for (const cJSON *it = m->child; it; it = it->next, i++) {
+		char p[PATHN];
+		struct wb_material *mt = &sc->materials[i];
+		pidx(p, sizeof(p), "materials", i);
+		mt->id = i + 1;
+		if (!expect_object(c, it, p))
+			continue;
+		check_keys(c, it, p, wb_keys_material);
+		long id;
+		if (get_int(c, it, p, "id", OPT, 1, 255, &id) > 0)
+			mt->id = (int)id;
+		const char *name;
+		if (get_str(c, it, p, "name", REQ, &name) > 0)
+			mt->name = strdup(name);
+		int k = get_enum(c, it, p, "kind", REQ, kinds);
+		if (k >= 0)
+			mt->kind = (enum wb_material_kind)k;
+		const cJSON *w = member(it, "waves");
+		mt->amplitude = 0.05;
+		mt->frequency = 0.5;
+		mt->speed = 1.0;
+		if (w) {
+			char q[PATHN];
+			pkey(q, sizeof(q), p, "waves");
+			if (expect_object(c, w, q)) {
+				check_keys(c, w, q, wb_keys_waves);
+				get_num(c, w, q, "amplitude", OPT, 0, 0, 100, &mt->amplitude);
+				get_num(c, w, q, "frequency", OPT, 0, 0, 1000, &mt->frequency);
+				get_num(c, w, q, "speed", OPT, 0, 0, 1000, &mt->speed);
+			}
+		}
+		for (int j = 0; j < i; j++) {
+			if (sc->materials[j].id == mt->id)
+				ERR(c, p, "material id %d is already used by materials[%d]",
+				    mt->id, j);
+			if (mt->name && sc->materials[j].name &&
+			    strcmp(mt->name, sc->materials[j].name) == 0)
+				ERR(c, p, "material name \"%s\" is already used by materials[%d]",
+				    mt->name, j);
+		}
+	}
+}
+
+/* Material reference by name or id; returns index or -1. */
+static int material_ref(struct ctx *c, const cJSON *obj, const char *parent,
+			const struct wb_scene *sc, int req)
+{
+	char p[PATHN], f[96];
+	const cJSON *v = member(obj, "material");
+	pkey(p, sizeof(p), parent, "material");
+	if (!v) {
+		if (req)
+			ERR(c, parent, "missing required key \"material\": every water body names a material of \"materials\"");
+		return -1;
+	}
+	for (int i = 0; i < sc->n_materials; i++) {
+		const struct wb_material *m = &sc->materials[i];
+		if (cJSON_IsString(v) && m->name && strcmp(m->name, v->valuestring) == 0)
+			return i;
+		if (cJSON_IsNumber(v) && v->valuedouble == m->id)
+			return i;
+	}
+	found(v, f, sizeof(f));
+	if (cJSON_IsString(v) || cJSON_IsNumber(v)) {
+		char names[256] = "";
+		for (int i = 0; i < sc->n_materials && strlen(names) < 200; i++) {
+			strncat(names, i ? ", \"" : "\"", sizeof(names) - strlen(names) - 1);
+			strncat(names, sc->materials[i].name ? sc->materials[i].name : "?",
+				sizeof(names) - strlen(names) - 1);
+			strncat(names, "\"", sizeof(names) - strlen(names) - 1);
+		}
+		ERR(c, p, "no material %s; expected the name or id of one of \"materials\"%s%s",
+		    f, sc->n_materials ? ": " : " (none defined)", names);
+	} else {
+		ERR(c, p, "expected a material name or id, found %s", f);
+	}
+	return -1;
+}
+
+static void parse_sources(struct ctx *c, const cJSON *s, struct wb_scene *sc)
+{
+	static const char *const kinds[] = { "river", "spring", "lake", "ocean",
+					     "rain", "sink", NULL };
+	if (!s)
+		return;
+	if (!cJSON_IsArray(s)) {
+		char f[96];
+		found(s, f, sizeof(f));
+		ERR(c, "sources", "expected an array of sources, found %s", f);
+		return;
+	}
+	int n = cJSON_GetArraySize(s);
+	if (n > 254) {
+		ERR(c, "sources", "expected at most 254 sources, found %d", n);
+		return;
+	}
+	sc->sources = calloc((size_t)n + 1, sizeof(*sc->sources));
+	if (!sc->sources)
+		return;
+	sc->n_sources = n;
+	int i = 0;
+	for (const cJSON *it = s->child; it; it = it->next, i++) {
+		char p[PATHN];
+		struct wb_source *src = &sc->sources[i];
+		pidx(p, sizeof(p), "sources", i);
+		src->material = -1;
+		if (!expect_object(c, it, p))
+			continue;
+		int k = get_enum(c, it, p, "type", REQ, kinds);
+		const char *name;
+		if (get_str(c, it, p, "name", OPT, &name) > 0)
+			src->name = strdup(name);
+		if (k < 0) {
+			check_keys(c, it, p, wb_keys_source_any);
+			continue;
+		}
+		src->kind = (enum wb_source_kind)k;
+		switch (src->kind) {
+		case WB_SRC_RIVER:
+			check_keys(c, it, p, wb_keys_source_river);
+			get_points_key(c, it, p, "path", REQ, 2, &src->path);
+			get_num(c, it, p, "width", REQ, 0, 1, 1e5, &src->width);
+			get_num(c, it, p, "discharge", REQ, 0, 1, 1e7, &src->discharge);
+			src->material = material_ref(c, it, p, sc, REQ);
+			break;
+		case WB_SRC_SPRING:
+			check_keys(c, it, p, wb_keys_source_spring);
+			if (get_point_key(c, it, p, "point", REQ, src->point) > 0)
+				src->has_point = 1;
+			src->radius = 2.0;
+			get_num(c, it, p, "radius", OPT, 0, 1, 1e5, &src->radius);
+			get_num(c, it, p, "discharge", REQ, 0, 1, 1e7, &src->discharge);
+			src->material = material_ref(c, it, p, sc, REQ);
+			break;
+		case WB_SRC_LAKE: {
+			check_keys(c, it, p, wb_keys_source_lake);
+			int hp = get_points_key(c, it, p, "polygon", OPT, 3, &src->area);
+			int hs = get_point_key(c, it, p, "seed", OPT, src->point);
+			if (hs > 0)
+				src->has_point = 1;
+			if (hp == 0 && hs == 0)
+				ERR(c, p, "a lake needs a \"polygon\" or a \"seed\" point");
+			else if (hp > 0 && hs > 0)
+				ERR(c, p, "a lake takes a \"polygon\" or a \"seed\" point, not both");
+			get_num(c, it, p, "level", REQ, -1e6, 0, 1e6, &src->level);
+			src->material = material_ref(c, it, p, sc, REQ);
+			break;
+		}
+		case WB_SRC_OCEAN: {
+			check_keys(c, it, p, wb_keys_source_ocean);
+			get_num(c, it, p, "level", REQ, -1e6, 0, 1e6, &src->level);
+			const cJSON *ex = member(it, "exclude");
+			if (ex) {
+				char q[PATHN], r[PATHN];
+				pkey(q, sizeof(q), p, "exclude");
+				if (!cJSON_IsArray(ex)) {
+					char f[96];
+					found(ex, f, sizeof(f));
+					ERR(c, q, "expected an array of polygons, found %s", f);
+				} else {
+					int m = cJSON_GetArraySize(ex);
+					src->exclude = calloc((size_t)m + 1, sizeof(*src->exclude));
+					if (src->exclude) {
+						src->n_exclude = m;
+						int j = 0;
+						for (const cJSON *e = ex->child; e; e = e->next, j++)
+							get_points(c, e, pidx(r, sizeof(r), q, j), 3,
+								   &src->exclude[j]);
+					}
+				}
+			}
+			src->material = material_ref(c, it, p, sc, REQ);
+			break;
+		}
+		case WB_SRC_RAIN:
+			check_keys(c, it, p, wb_keys_source_rain);
+			get_num(c, it, p, "rate", REQ, 0, 1, 1e4, &src->rate_mm_h);
+			get_points_key(c, it, p, "region", OPT, 3, &src->area);
+			src->material = material_ref(c, it, p, sc, OPT);
+			break;
+		case WB_SRC_SINK: {
+			check_keys(c, it, p, wb_keys_source_sink);
+			int hp = get_point_key(c, it, p, "point", OPT, src->point);
+			int hr = get_points_key(c, it, p, "region", OPT, 3, &src->area);
+			if (hp > 0)
+				src->has_point = 1;
+			if (hp == 0 && hr == 0)
+				ERR(c, p, "a sink needs a \"point\" (with \"radius\") or a \"region\"");
+			else if (hp > 0 && hr > 0)
+				ERR(c, p, "a sink takes a \"point\" or a \"region\", not both");
+			src->radius = 2.0;
+			get_num(c, it, p, "radius", OPT, 0, 1, 1e5, &src->radius);
+			int hq = get_num(c, it, p, "discharge", OPT, 0, 1, 1e7,
+					 &src->discharge);
+			int hd = get_bool(c, it, p, "drain_all", &src->drain_all);
+			if (hq == 0 && !(hd > 0 && src->drain_all))
+				ERR(c, p, "a sink needs a \"discharge\" (m^3/s removed) or \"drain_all\": true");
+			else if (hq > 0 && hd > 0 && src->drain_all)
+				ERR(c, p, "a sink takes \"discharge\" or \"drain_all\", not both");
+			break;
+		}
+		}
+	}
+}
+
+static void parse_blockers(struct ctx *c, const cJSON *b, struct wb_scene *sc)
+{
+	if (!b)
+		return;
+	if (!cJSON_IsArray(b)) {
+		char f[96];
+		found(b, f, sizeof(f));
+		ERR(c, "blockers", "expected an array of blockers, found %s", f);
+		return;
+	}
+	int n = cJSON_GetArraySize(b);
+	sc->blockers = calloc((size_t)n + 1, sizeof(*sc->blockers));
+	if (!sc->blockers)
+		return;
+	sc->n_blockers = n;
+	int i = 0;
+	for (const cJSON *it = b->child; it; it = it->next, i++) {
+		char p[PATHN];
+		struct wb_blocker *bl = &sc->blockers[i];
+		pidx(p, sizeof(p), "blockers", i);
+		if (!expect_object(c, it, p))
+			continue;
+		check_keys(c, it, p, wb_keys_blocker);
+		const char *name;
+		if (get_str(c, it, p, "name", OPT, &name) > 0)
+			bl->name = strdup(name);
+		get_points_key(c, it, p, "polygon", REQ, 3, &bl->area);
+		int hb = get_num(c, it, p, "bottom", REQ, -1e6, 0, 1e6, &bl->bottom);
+		int ht = get_num(c, it, p, "top", REQ, -1e6, 0, 1e6, &bl->top);
+		if (hb > 0 && ht > 0 && !(bl->top > bl->bottom)) {
+			char q[PATHN];
+			ERR(c, pkey(q, sizeof(q), p, "top"),
+			    "expected top above bottom (%g m), found %g", bl->bottom,
+			    bl->top);
+		}
+	}
+}
+
+static void parse_modifiers(struct ctx *c, const cJSON *m, struct wb_scene *sc)
+{
+	static const char *const falloffs[] = { "none", "linear", "smooth", NULL };
+	if (!m)
+		return;
+	if (!cJSON_IsArray(m)) {
+		char f[96];
+		found(m, f, sizeof(f));
+		ERR(c, "modifiers", "expected an array of modifiers, found %s", f);
+		return;
+	}
+	int n = cJSON_GetArraySize(m);
+	sc->modifiers = calloc((size_t)n + 1, sizeof(*sc->modifiers));
+	if (!sc->modifiers)
+		return;
+	sc->n_modifiers = n;
+	int i = 0;
+	for (const cJSON *it = m->child; it; it = it->next, i++) {
+		char p[PATHN];
+		struct wb_modifier *md = &sc->modifiers[i];
+		pidx(p, sizeof(p), "modifiers", i);
+		if (!expect_object(c, it, p))
+			continue;
+		check_keys(c, it, p, wb_keys_modifier);
+		const char *name;
+		if (get_str(c, it, p, "name", OPT, &name) > 0)
+			md->name = strdup(name);
+		int hp = get_points_key(c, it, p, "polygon", OPT, 3, &md->area);
+		int hc = get_point_key(c, it, p, "center", OPT, md->center);
+		if (hc > 0)
+			get_num(c, it, p, "radius", REQ, 0, 1, 1e6, &md->radius);
+		if (hp == 0 && hc == 0)
+			ERR(c, p, "a modifier needs a \"polygon\" or a \"center\" and \"radius\"");
+		else if (hp > 0 && hc > 0)
+			ERR(c, p, "a modifier takes a \"polygon\" or a \"center\", not both");
+		double dir[2];
+		int hv = get_point_key(c, it, p, "velocity", OPT, md->target);
+		int hd = get_point_key(c, it, p, "direction", OPT, dir);
+		if (hd > 0) {
+			double s = 1.0, l = hypot(dir[0], dir[1]);
+			char q[PATHN];
+			get_num(c, it, p, "speed", REQ, 0, 0, 1e3, &s);
+			if (l == 0)
+				ERR(c, pkey(q, sizeof(q), p, "direction"),
+				    "expected a non-zero direction, found [0, 0]");
+			else {
+				md->target[0] = dir[0] / l * s;
+				md->target[1] = dir[1] / l * s;
+			}
+		}
+		if (hv == 0 && hd == 0)
+			ERR(c, p, "a modifier needs a target \"velocity\" [u, v] or a \"direction\" with a \"speed\"");
+		else if (hv > 0 && hd > 0)
+			ERR(c, p, "a modifier takes \"velocity\" or \"direction\", not both");
+		md->strength = 0.5;
+		get_num(c, it, p, "strength", OPT, 0, 1, 1e3, &md->strength);
+		md->falloff = WB_FALLOFF_SMOOTH;
+		int f = get_enum(c, it, p, "falloff", OPT, falloffs);
+		if (f >= 0)
+			md->falloff = (enum wb_falloff)f;
+		md->falloff_width = 0;
+		get_num(c, it, p, "falloff_width", OPT, 0, 0, 1e6, &md->falloff_width);
+	}
+}
+
+static void sim_defaults(struct wb_sim *s)
+{
+	s->solver = WB_SOLVER_LBM;
+	s->manning = 0.03;
+	s->viscosity = 0.01;
+	s->lattice_speed = 0;
+	s->dt = 0;
+	s->max_steps = 20000;
+	s->tolerance = 1e-4;
+	s->window = 200;
+	s->dry_depth = 1e-3;
+	s->seed = 1;
+	s->foam_trapped = 1.0;
+	s->foam_steep = 1.0;
+	s->foam_trapped_min = 0.5;
+	s->foam_trapped_max = 3.0;
+	s->foam_steep_min = 0.1;
+	s->foam_steep_max = 1.0;
+	s->foam_diffusion = 0.05;
+	s->foam_dissipation = 0.2;
+	s->maccormack = 1;
+}
+
+/* "auto" or a positive number. */
+static void get_auto(struct ctx *c, const cJSON *obj, const char *parent,
+		     const char *key, double hi, double *out)
+{
+	const cJSON *v = member(obj, key);
+	if (v && cJSON_IsString(v) && strcmp(v->valuestring, "auto") == 0) {
+		*out = 0;
+		return;
+	}
+	if (v && !cJSON_IsNumber(v)) {
+		char p[PATHN], f[96];
+		found(v, f, sizeof(f));
+		ERR(c, pkey(p, sizeof(p), parent, key),
+		    "expected \"auto\" or a number > 0, found %s", f);
+		return;
+	}
+	get_num(c, obj, parent, key, OPT, 0, 1, hi, out);
+}
+
+static void parse_sim(struct ctx *c, const cJSON *s, struct wb_scene *sc)
+{
+	static const char *const solvers[] = { "lbm", "swe", NULL };
+	struct wb_sim *sim = &sc->sim;
+	sim_defaults(sim);
+	if (!s)
+		return;
+	if (!expect_object(c, s, "simulation"))
+		return;
+	check_keys(c, s, "simulation", wb_keys_sim);
+	int k = get_enum(c, s, "simulation", "solver", OPT, solvers);
+	if (k >= 0)
+		sim->solver = (enum wb_solver_kind)k;
+	get_num(c, s, "simulation", "manning", OPT, 0, 0, 1, &sim->manning);
+	get_num(c, s, "simulation", "viscosity", OPT, 0, 1, 1e4, &sim->viscosity);
+	get_auto(c, s, "simulation", "lattice_speed", 1e6, &sim->lattice_speed);
+	get_auto(c, s, "simulation", "dt", 1e4, &sim->dt);
+	get_int(c, s, "simulation", "max_steps", OPT, 1, 1000000000L, &sim->max_steps);
+	get_num(c, s, "simulation", "tolerance", OPT, 0, 1, 1, &sim->tolerance);
+	get_int(c, s, "simulation", "window", OPT, 1, 1000000L, &sim->window);
+	get_num(c, s, "simulation", "dry_depth", OPT, 0, 1, 10, &sim->dry_depth);
+	long seed;
+	if (get_int(c, s, "simulation", "seed", OPT, 0, 2147483647L, &seed) > 0)
+		sim->seed = (unsigned long long)seed;
+	static const char *const advs[] = { "semi-lagrangian", "maccormack", NULL };
+	int a = get_enum(c, s, "simulation", "advection", OPT, advs);
+	if (a >= 0)
+		sim->maccormack = a == 1;
+	const cJSON *f = member(s, "foam");
+	if (f && expect_object(c, f, "simulation.foam")) {
+		const char *p = "simulation.foam";
+		check_keys(c, f, p, wb_keys_foam);
+		get_num(c, f, p, "trapped_air", OPT, 0, 0, 1e3, &sim->foam_trapped);
+		get_num(c, f, p, "steepness", OPT, 0, 0, 1e3, &sim->foam_steep);
+		get_num(c, f, p, "trapped_air_min", OPT, 0, 0, 1e3, &sim->foam_trapped_min);
+		get_num(c, f, p, "trapped_air_max", OPT, 0, 0, 1e3, &sim->foam_trapped_max);
+		get_num(c, f, p, "steepness_min", OPT, 0, 0, 1e3, &sim->foam_steep_min);
+		get_num(c, f, p, "steepness_max", OPT, 0, 0, 1e3, &sim->foam_steep_max);
+		get_num(c, f, p, "diffusion", OPT, 0, 0, 1e3, &sim->foam_diffusion);
+		get_num(c, f, p, "dissipation", OPT, 0, 0, 1e3, &sim->foam_dissipation);
+		if (!(sim->foam_trapped_max > sim->foam_trapped_min))
+			ERR(c, "simulation.foam.trapped_air_max",
+			    "expected trapped_air_max above trapped_air_min (%g), found %g",
+			    sim->foam_trapped_min, sim->foam_trapped_max);
+		if (!(sim->foam_steep_max > sim->foam_steep_min))
+			ERR(c, "simulation.foam.steepness_max",
+			    "expected steepness_max above steepness_min (%g), found %g",
+			    sim->foam_steep_min, sim->foam_steep_max);
+	}
+}
+
+static void parse_output(struct ctx *c, const cJSON *o, struct wb_scene *sc)
+{
+	static const char *const layers[] = { "height", "flow", "material",
+					      "distance", "foam", NULL };
+	struct wb_output *out = &sc->output;
+	out->lods = 4;
+	out->layers = (1u << WB_LAYER_COUNT) - 1;
+	out->distance_max = 64;
+	if (!o)
+		return;
+	if (!expect_object(c, o, "output"))
+		return;
+	check_keys(c, o, "output", wb_keys_output);
+	long lods;
+	if (get_int(c, o, "output", "lods", OPT, 1, 16, &lods) > 0)
+		out->lods = (int)lods;
+	get_num(c, o, "output", "distance_max", OPT, 0, 1, 1e6, &out->distance_max);
+	const cJSON *l = member(o, "layers");
+	if (!l)
+		return;
+	if (!cJSON_IsArray(l)) {
+		char f[96];
+		found(l, f, sizeof(f));
+		ERR(c, "output.layers", "expected an array of layer names, found %s", f);
+		return;
+	}
+	out->layers = 0;
+	int i = 0;
+	for (const cJSON *it = l->child; it; it = it->next, i++) {
+		char p[PATHN];
+		pidx(p, sizeof(p), "output.layers", i);
+		int k = -1;
+		if (cJSON_IsString(it))
+			for (int j = 0; layers[j]; j++)
+				if (strcmp(layers[j], it->valuestring) == 0)
+					k = j;
+		if (k < 0) {
+			char f[96];
+			found(it, f, sizeof(f));
+			ERR(c, p, "expected one of \"height\", \"flow\", \"material\", \"distance\", \"foam\", found %s",
+			    f);
+			continue;
+		}
+		out->layers |= 1u << k;
+	}
+	if (!(out->layers & (1u << WB_LAYER_HEIGHT)))
+		ERR(c, "output.layers", "the \"height\" layer is required: pages are classified by it");
+}
+
+/* Cross-checks that need the whole scene. */
+static void check_scene(struct ctx *c, struct wb_scene *sc)
+{
+	int bodies = 0;
+	for (int i = 0; i < sc->n_sources; i++)
+		if (sc->sources[i].kind != WB_SRC_SINK)
+			bodies++;
+	int inflow = 0;
+	for (int s = 0; s < 4; s++)
+		if (sc->edges[s].kind == WB_EDGE_INFLOW ||
+		    sc->edges[s].kind == WB_EDGE_LEVEL)
+			inflow = 1;
+	if (!bodies && !inflow && !sc->init_has_level && !sc->n_init_areas)
+		report(c, WB_SEV_WARNING, NULL,
+		       "the scene has no water: no sources, no inflow or level edge, no initial water");
+}
+
+/* ---- entry points ------------------------------------------------------ */
+
+static char *dirname_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
+			      const char *dir, struct wb_scene *sc,
+			      struct wb_diags *d)
+{
+	struct ctx c = { d, file, text, len, 0 };
+	memset(sc, 0, sizeof(*sc));
+	sc->file = strdup(file ? file : "<scene>");
+	sc->dir = strdup(dir ? dir : ".");
+	wb_sha256(text, len, sc->scene_sha256);
+	sim_defaults(&sc->sim);
+
+	if (len >= 3 && (unsigned char)text[0] == 0xEF &&
+	    (unsigned char)text[1] == 0xBB && (unsigned char)text[2] == 0xBF) {
+		text += 3; /* UTF-8 byte order mark */
+		len -= 3;
+		c.text = text;
+		c.len = len;
+	}
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	size_t off = end && end >= text ? (size_t)(end - text) : 0;
+	if (off > len)
+		off = len;
+	if (root)
+		off = (size_t)scan_ws(text, len, off);
+	if (!root || off < len) {
+		int line, col;
+		offset_to_linecol(text, len, off, &line, &col);
+		int show = off < len ? (int)strcspn(text + off, "\n\r") : 0;
+		if (show > 20)
+			show = 20;
+		if (root)
+			wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
+				    "syntax error: unexpected text after the scene object");
+		else if (off >= len)
+			wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
+				    "syntax error: unexpected end of file (an unclosed { or [, or a missing value?)");
+		else if (text[off] == 0)
+			wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
+				    "syntax error: NUL byte in the file");
+		else
+			wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
+				    "syntax error near '%.*s'", show, text + off);
+		cJSON_Delete(root);
+		return WB_EINPUT;
+	}
+	if (!cJSON_IsObject(root)) {
+		char f[96];
+		found(root, f, sizeof(f));
+		wb_diag_add(d, WB_SEV_ERROR, file, NULL, 1, 1,
+			    "expected the scene to be a JSON object, found %s", f);
+		cJSON_Delete(root);
+		return WB_EINPUT;
+	}
+	check_keys(&c, root, "", wb_keys_root);
+
+	const char *name;
+	if (get_str(&c, root, "", "name", REQ, &name) > 0) {
+		int okname = *name != 0 && strlen(name) <= 100;
+		for (const char *q = name; *q; q++)
+			if (!isalnum((unsigned char)*q) && !strchr("-_.", *q))
+				okname = 0;
+		if (!okname || name[0] == '.')
+			ERR(&c, "name",
+			    "expected a file-name-safe name (letters, digits, '-', '_', '.', at most 100, not starting with '.'), found \"%.60s\"",
+			    name);
+		else
+			sc->name = strdup(name);
+	}
+	long version = 1;
+	if (get_int(&c, root, "", "version", OPT, 1, 1000, &version) > 0 &&
+	    version != 1)
+		ERR(&c, "version",
+		    "this wbake reads scene format version 1, found version %ld",
+		    version);
+	sc->version = (int)version;
+	const cJSON *org = member(root, "origin");
+	if (org)
+		get_point(&c, org, "origin", sc->origin);
+
+	/* materials first: sources refer to them */
+	parse_materials(&c, member(root, "materials"), sc);
+	parse_terrain(&c, member(root, "terrain"), sc);
+	parse_edges(&c, member(root, "boundaries"), sc);
+	parse_initial(&c, member(root, "initial_water"), sc);
+	parse_sources(&c, member(root, "sources"), sc);
+	parse_blockers(&c, member(root, "blockers"), sc);
+	parse_modifiers(&c, member(root, "modifiers"), sc);
+	parse_sim(&c, member(root, "simulation"), sc);
+	parse_output(&c, member(root, "output"), sc);
+	check_scene(&c, sc);
+	cJSON_Delete(root);
+	return c.bad ? WB_EINPUT : WB_OK;
+}
+
+enum wb_status wb_scene_load(const char *path, struct wb_scene *sc,
+			     struct wb_diags *d)
+{
+	unsigned char *text;
+	size_t len;
+	memset(sc, 0, sizeof(*sc));
+	enum wb_status st = wb_read_file(path, &text, &len, d);
+	if (st != WB_OK)
+		return st;
+	char *dir = dirname_of(path);
+	st = wb_scene_parse((const char *)text, len, path, dir, sc, d);
+	free(dir);
+	free(text);
+	return st;
+}
+
+static void poly_free(struct wb_polygon *p)
+{
+	if (p)
+		free(p->xy);
+}
+
+void wb_scene_free(struct wb_scene *sc)
+{
+	if (!sc)
+		return;
+	free(sc->file);
+	free(sc->dir);
+	free(sc->name);
+	free(sc->terrain.heightmap);
+	for (int i = 0; i < sc->n_init_areas; i++)
+		poly_free(&sc->init_areas[i]);
+	free(sc->init_areas);
+	free(sc->init_area_levels);
+	for (int i = 0; i < sc->n_sources; i++) {
+		struct wb_source *s = &sc->sources[i];
+		free(s->name);
+		poly_free(&s->path);
+		poly_free(&s->area);
+		for (int j = 0; j < s->n_exclude; j++)
+			poly_free(&s->exclude[j]);
+		free(s->exclude);
+	}
+	free(sc->sources);
+	for (int i = 0; i < sc->n_blockers; i++) {
+		free(sc->blockers[i].name);
+		poly_free(&sc->blockers[i].area);
+	}
+	free(sc->blockers);
+	for (int i = 0; i < sc->n_modifiers; i++) {
+		free(sc->modifiers[i].name);
+		poly_free(&sc->modifiers[i].area);
+	}
+	free(sc->modifiers);
+	for (int i = 0; i < sc->n_materials; i++)
+		free(sc->materials[i].name);
+	free(sc->materials);
+	memset(sc, 0, sizeof(*sc));
+}

@@ -1,0 +1,59 @@
+/*
+ * scene_keys.h - the keys each object of a scene (format v1) may hold.
+ *
+ * One list per object kind, NULL-terminated. scene.c warns about any other
+ * key (naming the closest of these); tests/test_scene.c checks that these
+ * lists and schemas/scene.schema.json name the same keys.
+ */
+#ifndef WB_SCENE_KEYS_H
+#define WB_SCENE_KEYS_H
+
+static const char *const wb_keys_root[] = {
+	"name", "version", "origin", "terrain", "boundaries", "initial_water",
+	"materials", "sources", "blockers", "modifiers", "simulation", "output",
+	NULL };
+static const char *const wb_keys_terrain[] = {
+	"heightmap", "format", "size", "metres_per_pixel", "height_scale",
+	"height_offset", NULL };
+static const char *const wb_keys_boundaries[] = {
+	"west", "east", "north", "south", NULL };
+static const char *const wb_keys_edge[] = {
+	"type", "slip", "discharge", "velocity", "depth", "level", NULL };
+static const char *const wb_keys_initial[] = { "level", "areas", NULL };
+static const char *const wb_keys_initial_area[] = { "polygon", "level", NULL };
+static const char *const wb_keys_material[] = {
+	"id", "name", "kind", "waves", NULL };
+static const char *const wb_keys_waves[] = {
+	"amplitude", "frequency", "speed", NULL };
+static const char *const wb_keys_source_any[] = {
+	"type", "name", "material", "path", "width", "discharge", "point",
+	"radius", "polygon", "seed", "level", "exclude", "rate", "region",
+	"drain_all", NULL };
+static const char *const wb_keys_source_river[] = {
+	"type", "name", "material", "path", "width", "discharge", NULL };
+static const char *const wb_keys_source_spring[] = {
+	"type", "name", "material", "point", "radius", "discharge", NULL };
+static const char *const wb_keys_source_lake[] = {
+	"type", "name", "material", "polygon", "seed", "level", NULL };
+static const char *const wb_keys_source_ocean[] = {
+	"type", "name", "material", "level", "exclude", NULL };
+static const char *const wb_keys_source_rain[] = {
+	"type", "name", "material", "rate", "region", NULL };
+static const char *const wb_keys_source_sink[] = {
+	"type", "name", "point", "radius", "region", "discharge", "drain_all",
+	NULL };
+static const char *const wb_keys_blocker[] = {
+	"name", "polygon", "bottom", "top", NULL };
+static const char *const wb_keys_modifier[] = {
+	"name", "polygon", "center", "radius", "velocity", "direction", "speed",
+	"strength", "falloff", "falloff_width", NULL };
+static const char *const wb_keys_sim[] = {
+	"solver", "manning", "viscosity", "lattice_speed", "dt", "max_steps",
+	"tolerance", "window", "dry_depth", "seed", "advection", "foam", NULL };
+static const char *const wb_keys_foam[] = {
+	"trapped_air", "steepness", "trapped_air_min", "trapped_air_max",
+	"steepness_min", "steepness_max", "diffusion", "dissipation", NULL };
+static const char *const wb_keys_output[] = {
+	"lods", "layers", "distance_max", NULL };
+
+#endif
