@@ -12,6 +12,7 @@
 #ifndef WB_MAPS_H
 #define WB_MAPS_H
 
+#include "pack.h"
 #include "pages.h"
 #include "wbake.h"
 
@@ -87,5 +88,27 @@ enum wb_status pages_build(const struct wb_maps *lod0, int n_lods,
 void pages_cut(const struct wb_maps *m, int px, int py, double distance_max,
 	       float *height, float *flow, uint8_t *material, float *distance,
 	       float *foam);
+
+/* ---- manifest (manifest.c) --------------------------------------------- */
+
+struct wb_manifest_in {
+	const struct wb_scene *sc;
+	const struct wb_raster *r;       /* grid size, spacing, origin */
+	const struct wb_state *st;       /* waterfalls */
+	const struct wb_solve_report *rep; /* may be NULL */
+	const char *solver;              /* "lbm" / "swe", may be NULL */
+	const struct wb_pageset *ps;
+	const struct wb_pack_stats *pack;
+	const char *pack_name;           /* file name within OUTDIR */
+	unsigned char pack_sha256[32];
+	const unsigned char *heightmap_sha256; /* 32 bytes, may be NULL */
+	double water_km2;
+};
+
+/* OUTDIR/manifest.json text (schemas/manifest.schema.json): fixed key
+ * order, fixed number formats, no timestamps, so equal inputs give equal
+ * bytes. Returns a malloc'd NUL-terminated string (caller frees), NULL out
+ * of memory. */
+char *manifest_json(const struct wb_manifest_in *in);
 
 #endif

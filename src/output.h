@@ -17,6 +17,8 @@ struct wb_output_opts {
 	int pages_png;          /* also write OUTDIR/pages/... PNGs */
 	int preview;            /* also write OUTDIR/preview/... PNGs */
 	const char *solver_name; /* "lbm" or "swe", for the manifest */
+	const unsigned char *heightmap_sha256; /* 32 bytes (wb_heightmap.sha256)
+						for the manifest; NULL: unknown */
 };
 
 struct wb_output_summary {

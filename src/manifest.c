@@ -1,0 +1,271 @@
+/*
+ * manifest.c - OUTDIR/manifest.json: what was baked, for scripts and build
+ * farms. The layout is schemas/manifest.schema.json (JSON Schema 2020-12).
+ *
+ * Determinism: keys are added in one fixed order; every number is printed
+ * by us (cJSON raw values) with a fixed format - integers as integers,
+ * metres and similar quantities with "%.6f", dimensionless small numbers
+ * (residual, balance error, tau) with "%.6e" - so equal inputs give equal
+ * bytes whatever the platform's shortest-float printing does. Non-finite
+ * values become null. No timestamps, no host names, no absolute paths.
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maps.h"
+#include "util.h"
+
+/* Each helper returns 0 or -1 (out of memory); callers OR them together. */
+static int put_raw(cJSON *o, const char *key, const char *text)
+{
+	cJSON *v = cJSON_CreateRaw(text);
+	if (!v)
+		return -1;
+	if (cJSON_IsArray(o))
+		return cJSON_AddItemToArray(o, v) ? 0 : -1;
+	return cJSON_AddItemToObject(o, key, v) ? 0 : -1;
+}
+
+static int put_int(cJSON *o, const char *key, long long v)
+{
+	char b[32];
+	snprintf(b, sizeof b, "%lld", v);
+	return put_raw(o, key, b);
+}
+
+/* expo: "%.6e", else "%.6f" */
+static int put_fmt(cJSON *o, const char *key, double v, int expo)
+{
+	char b[400];
+	if (!isfinite(v))
+		return put_raw(o, key, "null");
+	if (v == 0)
+		v = 0; /* no "-0" */
+	if (expo)
+		snprintf(b, sizeof b, "%.6e", v);
+	else
+		snprintf(b, sizeof b, "%.6f", v);
+	return put_raw(o, key, b);
+}
+
+static int put_f(cJSON *o, const char *key, double v)
+{
+	return put_fmt(o, key, v, 0);
+}
+
+static int put_e(cJSON *o, const char *key, double v)
+{
+	return put_fmt(o, key, v, 1);
+}
+
+static int put_str(cJSON *o, const char *key, const char *s)
+{
+	if (!s)
+		return cJSON_AddNullToObject(o, key) ? 0 : -1;
+	return cJSON_AddStringToObject(o, key, s) ? 0 : -1;
+}
+
+static int put_bool(cJSON *o, const char *key, int b)
+{
+	return cJSON_AddBoolToObject(o, key, b != 0) ? 0 : -1;
+}
+
+static int put_hash(cJSON *o, const char *key, const unsigned char *h)
+{
+	char hex[65];
+	if (!h)
+		return put_str(o, key, NULL);
+	wb_hex(h, 32, hex);
+	return put_str(o, key, hex);
+}
+
+static const char *const layer_names[WB_LAYER_COUNT] = {
+	"height", "flow", "material", "distance", "foam"
+};
+
+static const char *mat_kind(enum wb_material_kind k)
+{
+	switch (k) {
+	case WB_MAT_RIVER: return "river";
+	case WB_MAT_LAKE: return "lake";
+	case WB_MAT_OCEAN: return "ocean";
+	}
+	return "river";
+}
+
+static const char *basename_of(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+	return s ? s + 1 : p;
+}
+
+char *manifest_json(const struct wb_manifest_in *in)
+{
+	const struct wb_scene *sc = in->sc;
+	const struct wb_pageset *ps = in->ps;
+	int e = 0;
+	cJSON *root = cJSON_CreateObject();
+	if (!root)
+		return NULL;
+	e |= put_str(root, "format", "wbake-manifest");
+	e |= put_int(root, "manifest_version", 1);
+	e |= put_str(root, "scene", sc->name);
+	e |= put_str(root, "tool", "wbake");
+	e |= put_str(root, "tool_version", WB_VERSION_STRING);
+
+	cJSON *inp = cJSON_AddObjectToObject(root, "inputs");
+	e |= !inp;
+	if (inp) {
+		e |= put_str(inp, "scene_file", basename_of(sc->file));
+		e |= put_hash(inp, "scene_sha256", sc->scene_sha256);
+		e |= put_str(inp, "heightmap_file",
+			     basename_of(sc->terrain.heightmap));
+		e |= put_hash(inp, "heightmap_sha256", in->heightmap_sha256);
+	}
+
+	const struct wb_solve_report *rep = in->rep;
+	cJSON *sol = cJSON_AddObjectToObject(root, "solver");
+	e |= !sol;
+	if (sol) {
+		e |= put_str(sol, "name", in->solver ? in->solver
+			     : sc->sim.solver == WB_SOLVER_SWE ? "swe" : "lbm");
+		e |= put_int(sol, "steps", rep ? rep->steps : 0);
+		e |= put_bool(sol, "converged", rep && rep->converged);
+		e |= put_e(sol, "residual", rep ? rep->residual : NAN);
+		e |= put_f(sol, "sim_time_s", rep ? rep->sim_time : NAN);
+		e |= put_e(sol, "dt_s", rep ? rep->dt : NAN);
+		e |= put_f(sol, "lattice_speed_m_s",
+			   rep ? rep->lattice_speed : NAN);
+		e |= put_e(sol, "tau", rep ? rep->tau : NAN);
+		e |= put_int(sol, "clamped", rep ? rep->clamped : 0);
+	}
+	cJSON *mb = cJSON_AddObjectToObject(root, "mass_balance");
+	e |= !mb;
+	if (mb) {
+		e |= put_f(mb, "initial_m3", rep ? rep->vol_initial : NAN);
+		e |= put_f(mb, "final_m3", rep ? rep->vol_final : NAN);
+		e |= put_f(mb, "in_m3", rep ? rep->vol_in : NAN);
+		e |= put_f(mb, "out_m3", rep ? rep->vol_out : NAN);
+		e |= put_f(mb, "particles_m3", rep ? rep->vol_particles : NAN);
+		e |= put_e(mb, "relative_error", rep ? rep->balance_error : NAN);
+	}
+
+	cJSON *grid = cJSON_AddObjectToObject(root, "grid");
+	e |= !grid;
+	if (grid) {
+		e |= put_int(grid, "nx", in->r->nx);
+		e |= put_int(grid, "ny", in->r->ny);
+		e |= put_f(grid, "dx_m", in->r->dx);
+		cJSON *org = cJSON_AddArrayToObject(grid, "origin_m");
+		e |= !org;
+		if (org) {
+			e |= put_f(org, NULL, in->r->origin[0]);
+			e |= put_f(org, NULL, in->r->origin[1]);
+		}
+		e |= put_f(grid, "water_km2", in->water_km2);
+	}
+
+	cJSON *lay = cJSON_AddArrayToObject(root, "layers");
+	e |= !lay;
+	for (int l = 0; lay && l < WB_LAYER_COUNT; l++)
+		if (ps->layers & (1u << l)) {
+			cJSON *s = cJSON_CreateString(layer_names[l]);
+			e |= !s || !cJSON_AddItemToArray(lay, s);
+		}
+	e |= put_f(root, "distance_max_m", ps->distance_max);
+	e |= put_str(root, "dry_height_sentinel", "-65504.0");
+
+	long tot[3] = { 0, 0, 0 };
+	cJSON *lods = cJSON_AddArrayToObject(root, "lods");
+	e |= !lods;
+	for (int k = 0; lods && k < ps->n_lods; k++) {
+		const struct wb_lod_pages *lp = &ps->lods[k];
+		long c[3] = { 0, 0, 0 };
+		for (long i = 0; i < (long)lp->px * lp->py; i++)
+			c[lp->pages[i].state]++;
+		for (int t = 0; t < 3; t++)
+			tot[t] += c[t];
+		cJSON *o = cJSON_CreateObject();
+		e |= !o || !cJSON_AddItemToArray(lods, o);
+		if (!o)
+			break;
+		e |= put_int(o, "lod", k);
+		e |= put_f(o, "dx_m", lp->dx);
+		e |= put_int(o, "nx", lp->nx);
+		e |= put_int(o, "ny", lp->ny);
+		e |= put_int(o, "pages_x", lp->px);
+		e |= put_int(o, "pages_y", lp->py);
+		e |= put_int(o, "pages_data", c[WB_PAGE_DATA]);
+		e |= put_int(o, "pages_flat", c[WB_PAGE_FLAT]);
+		e |= put_int(o, "pages_empty", c[WB_PAGE_EMPTY]);
+	}
+	cJSON *pg = cJSON_AddObjectToObject(root, "pages");
+	e |= !pg;
+	if (pg) {
+		e |= put_int(pg, "total", tot[0] + tot[1] + tot[2]);
+		e |= put_int(pg, "data", tot[WB_PAGE_DATA]);
+		e |= put_int(pg, "flat", tot[WB_PAGE_FLAT]);
+		e |= put_int(pg, "empty", tot[WB_PAGE_EMPTY]);
+		e |= put_int(pg, "data_unique",
+			     in->pack ? in->pack->pages_unique : tot[WB_PAGE_DATA]);
+	}
+	cJSON *pk = cJSON_AddObjectToObject(root, "pack");
+	e |= !pk;
+	if (pk) {
+		e |= put_str(pk, "file", in->pack_name);
+		e |= put_int(pk, "bytes", in->pack ? in->pack->file_bytes : 0);
+		e |= put_hash(pk, "sha256", in->pack_sha256);
+		e |= put_int(pk, "raw_bytes", in->pack ? in->pack->raw_bytes : 0);
+		e |= put_int(pk, "stored_bytes",
+			     in->pack ? in->pack->stored_bytes : 0);
+	}
+
+	cJSON *mats = cJSON_AddArrayToObject(root, "materials");
+	e |= !mats;
+	for (int k = 0; mats && k < sc->n_materials; k++) {
+		const struct wb_material *m = &sc->materials[k];
+		cJSON *o = cJSON_CreateObject();
+		e |= !o || !cJSON_AddItemToArray(mats, o);
+		if (!o)
+			break;
+		e |= put_int(o, "id", m->id);
+		e |= put_str(o, "name", m->name);
+		e |= put_str(o, "kind", mat_kind(m->kind));
+		e |= put_f(o, "amplitude", m->amplitude);
+		e |= put_f(o, "frequency", m->frequency);
+		e |= put_f(o, "speed", m->speed);
+	}
+
+	cJSON *falls = cJSON_AddArrayToObject(root, "waterfalls");
+	e |= !falls;
+	for (int k = 0; falls && in->st && k < in->st->n_falls; k++) {
+		const struct wb_waterfall *w = &in->st->falls[k];
+		cJSON *o = cJSON_CreateObject();
+		e |= !o || !cJSON_AddItemToArray(falls, o);
+		if (!o)
+			break;
+		e |= put_f(o, "x_m", w->x);
+		e |= put_f(o, "y_m", w->y);
+		e |= put_f(o, "width_m", w->width);
+		e |= put_f(o, "flux_m3_s", w->flux);
+		e |= put_f(o, "drop_m", w->drop);
+	}
+
+	char *txt = e ? NULL : cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!txt)
+		return NULL;
+	/* end with a newline; cJSON's buffer is plain malloc (default hooks) */
+	size_t n = strlen(txt);
+	char *out = malloc(n + 2);
+	if (out) {
+		memcpy(out, txt, n);
+		out[n] = '\n';
+		out[n + 1] = 0;
+	}
+	cJSON_free(txt);
+	return out;
+}
