@@ -55,6 +55,7 @@ FUZZ_SRC  = $(sort $(wildcard fuzz/fuzz_*.c))
 REPLAYS   = $(FUZZ_SRC:fuzz/%.c=$(BUILD)/replay/%)
 FUZZERS   = $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
 
+.SECONDARY:
 .PHONY: all deps test-deps test bench bake fuzz clean
 all: deps $(PROGS)
 

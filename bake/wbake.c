@@ -58,9 +58,14 @@ struct opts {
 };
 
 static int usage_error(const char *fmt, const char *arg)
+	__attribute__((format(printf, 1, 0)));
+static int usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "wbake: ");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 	fprintf(stderr, fmt, arg);
+#pragma GCC diagnostic pop
 	fprintf(stderr, "\nTry 'wbake --help'.\n");
 	return WB_EUSAGE;
 }
