@@ -1259,7 +1259,9 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 	size_t off = end && end >= text ? (size_t)(end - text) : 0;
 	if (off > len)
 		off = len;
-	if (root)
+	/* after a complete value, or where cJSON gave up just before the end
+	 * of the text, skip blanks so the position points at what is wrong */
+	if (root || (size_t)scan_ws(text, len, off) >= len)
 		off = (size_t)scan_ws(text, len, off);
 	if (!root || off < len) {
 		int line, col;
