@@ -97,11 +97,16 @@ $(BUILD)/fuzz/replay_main.o: fuzz/replay_main.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(FINAL_CFLAGS) -c $< -o $@
 
-build/fuzz/%: fuzz/%.c $(LIB_SRC)
+FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fopenmp=libgomp \
+	-fsanitize=fuzzer-no-link,address,undefined -Iinclude -Isrc -I/usr/include/cjson
+build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
+	$(Q)clang $(FUZZ_CFLAGS) -c $< -o $@
+build/fuzz/libwbake.a: $(LIB_SRC:%.c=build/fuzz/obj/%.o)
+	$(Q)rm -f $@ && ar rcs $@ $^
+build/fuzz/%: build/fuzz/obj/fuzz/%.o build/fuzz/libwbake.a
 	@echo "  FUZZ    $@"
-	$(Q)clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fopenmp=libgomp -fsanitize=fuzzer,address,undefined \
-	  -Iinclude -Isrc -I/usr/include/cjson $< $(LIB_SRC) $(LIBS) -lgomp -o $@
+	$(Q)clang -fsanitize=fuzzer,address,undefined $^ $(LIBS) -lgomp -o $@
 
 fuzz:
 	$(Q)sh scripts/deps.sh fuzz
