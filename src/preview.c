@@ -43,6 +43,12 @@ static int png_encode(FILE *f, int w, int h, int channels, int bits,
 				      PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGBA };
 	png_text tx[8];
 	int ntx = 0;
+	for (; text && ntx < 8 && text[2 * ntx]; ntx++) {
+		memset(&tx[ntx], 0, sizeof tx[ntx]);
+		tx[ntx].compression = PNG_TEXT_COMPRESSION_NONE;
+		tx[ntx].key = (png_charp)text[2 * ntx];
+		tx[ntx].text = (png_charp)text[2 * ntx + 1];
+	}
 	png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, err,
 						  png_err, png_warn);
 	if (!png) {
@@ -63,12 +69,6 @@ static int png_encode(FILE *f, int w, int h, int channels, int bits,
 	png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, bits,
 		     types[channels], PNG_INTERLACE_NONE,
 		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-	for (; text && text[2 * ntx] && ntx < 8; ntx++) {
-		memset(&tx[ntx], 0, sizeof tx[ntx]);
-		tx[ntx].compression = PNG_TEXT_COMPRESSION_NONE;
-		tx[ntx].key = (png_charp)text[2 * ntx];
-		tx[ntx].text = (png_charp)text[2 * ntx + 1];
-	}
 	if (ntx)
 		png_set_text(png, info, tx, ntx);
 	png_write_info(png, info);
