@@ -32,23 +32,61 @@ static void png_warn(png_structp png, png_const_charp msg)
 	(void)msg;
 }
 
-/* Encode into an open stream; 0 or -1 with err filled. Kept apart from the
- * atomic-file handling so that setjmp sees no locals modified after it. */
-static int png_encode(FILE *f, int w, int h, int channels, int bits,
-		      const void *pixels, const char *const *text,
-		      png_bytep *rows, char *err)
+struct png_job {
+	FILE *f;
+	int w, h, channels, bits;
+	png_bytep *rows;
+	png_text tx[8];
+	int ntx;
+};
+
+/* Everything after setjmp: reads only *j, so nothing it needs lives in a
+ * local that longjmp could clobber. 0, or -1 after a libpng error. */
+static int png_run(png_structp png, png_infop info, const struct png_job *j)
 {
 	static const int types[5] = { 0, PNG_COLOR_TYPE_GRAY,
 				      PNG_COLOR_TYPE_GRAY_ALPHA,
 				      PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGBA };
-	png_text tx[8];
-	int ntx = 0;
-	for (; text && ntx < 8 && text[2 * ntx]; ntx++) {
-		memset(&tx[ntx], 0, sizeof tx[ntx]);
-		tx[ntx].compression = PNG_TEXT_COMPRESSION_NONE;
-		tx[ntx].key = (png_charp)text[2 * ntx];
-		tx[ntx].text = (png_charp)text[2 * ntx + 1];
+	if (setjmp(png_jmpbuf(png)))
+		return -1;
+	png_init_io(png, j->f);
+	png_set_IHDR(png, info, (png_uint_32)j->w, (png_uint_32)j->h, j->bits,
+		     types[j->channels], PNG_INTERLACE_NONE,
+		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+	if (j->ntx)
+		png_set_text(png, info, j->tx, j->ntx);
+	png_write_info(png, info);
+	if (j->bits == 16) {
+		const uint16_t one = 1;
+		if (*(const uint8_t *)&one == 1)
+			png_set_swap(png); /* PNG is big-endian */
 	}
+	png_write_image(png, j->rows);
+	png_write_end(png, info);
+	return 0;
+}
+
+/* Encode into an open stream; 0 or -1 with err filled. */
+static int png_encode(FILE *f, int w, int h, int channels, int bits,
+		      const void *pixels, const char *const *text,
+		      png_bytep *rows, char *err)
+{
+	struct png_job j;
+	memset(&j, 0, sizeof j);
+	j.f = f;
+	j.w = w;
+	j.h = h;
+	j.channels = channels;
+	j.bits = bits;
+	j.rows = rows;
+	for (; text && j.ntx < 8 && text[2 * j.ntx]; j.ntx++) {
+		j.tx[j.ntx].compression = PNG_TEXT_COMPRESSION_NONE;
+		j.tx[j.ntx].key = (png_charp)text[2 * j.ntx];
+		j.tx[j.ntx].text = (png_charp)text[2 * j.ntx + 1];
+	}
+	size_t stride = (size_t)w * channels * (bits / 8);
+	for (int y = 0; y < h; y++)
+		rows[y] = (png_bytep)pixels + (size_t)y * stride;
 	png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, err,
 						  png_err, png_warn);
 	if (!png) {
@@ -56,31 +94,13 @@ static int png_encode(FILE *f, int w, int h, int channels, int bits,
 		return -1;
 	}
 	png_infop info = png_create_info_struct(png);
-	if (!info || setjmp(png_jmpbuf(png))) {
-		if (!info)
-			snprintf(err, 256, "out of memory");
-		png_destroy_write_struct(&png, info ? &info : NULL);
-		return -1;
-	}
-	size_t stride = (size_t)w * channels * (bits / 8);
-	for (int y = 0; y < h; y++)
-		rows[y] = (png_bytep)pixels + (size_t)y * stride;
-	png_init_io(png, f);
-	png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, bits,
-		     types[channels], PNG_INTERLACE_NONE,
-		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-	if (ntx)
-		png_set_text(png, info, tx, ntx);
-	png_write_info(png, info);
-	if (bits == 16) {
-		const uint16_t one = 1;
-		if (*(const uint8_t *)&one == 1)
-			png_set_swap(png); /* PNG is big-endian */
-	}
-	png_write_image(png, rows);
-	png_write_end(png, info);
-	png_destroy_write_struct(&png, &info);
-	return 0;
+	int rc = -1;
+	if (!info)
+		snprintf(err, 256, "out of memory");
+	else
+		rc = png_run(png, info, &j);
+	png_destroy_write_struct(&png, info ? &info : NULL);
+	return rc;
 }
 
 enum wb_status preview_png_write(const char *path, int w, int h, int channels,
