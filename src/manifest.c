@@ -176,7 +176,7 @@ char *manifest_json(const struct wb_manifest_in *in)
 			e |= !s || !cJSON_AddItemToArray(lay, s);
 		}
 	e |= put_f(root, "distance_max_m", ps->distance_max);
-	e |= put_str(root, "dry_height_sentinel", "-65504.0");
+	e |= put_raw(root, "dry_height_sentinel_m", "-65504.0");
 
 	long tot[3] = { 0, 0, 0 };
 	cJSON *lods = cJSON_AddArrayToObject(root, "lods");

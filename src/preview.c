@@ -269,7 +269,8 @@ static void draw_flow(const struct wb_maps *m, uint8_t *img)
 		}
 		double s = hypot(m->u[k], m->v[k]) / smax, r, g, b;
 		double hue = atan2(m->v[k], m->u[k]) / 6.283185307179586;
-		hsv(hue, 0.85, 0.25 + 0.75 * sqrt(s), &r, &g, &b);
+		/* still water grey, fast water saturated and bright */
+		hsv(hue, 0.9 * sqrt(s), 0.3 + 0.7 * sqrt(s), &r, &g, &b);
 		put(p, r, g, b);
 	}
 	int step = (nx > ny ? nx : ny) / 48;
