@@ -1,0 +1,221 @@
+/*
+ * wpreview - preview pictures from a tile pack.
+ *
+ *   wpreview PACK.wtp -o DIR [--lod L]
+ *
+ * Reads the pack with the engines' reader (include/wtp.h), reassembles one
+ * LOD from its pages (EMPTY pages dry, FLAT pages from their VAT value,
+ * DATA pages decoded), and writes DIR/height.png, flow.png, material.png,
+ * distance.png (and foam.png when the pack has foam) as described in
+ * src/preview.h. Default LOD: the finest whose sides are at most 2048
+ * pixels. Exit codes as wbake: 0 ok, 1 usage, 2 bad pack, 4 I/O error.
+ */
+#define WTP_IMPLEMENTATION
+#include "wtp.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maps.h"
+#include "preview.h"
+#include "util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: wpreview PACK.wtp -o DIR [--lod L]\n"
+		   "  writes DIR/height.png flow.png material.png distance.png"
+		   " [foam.png]\n");
+}
+
+static void print_diags(const struct wb_diags *d)
+{
+	char buf[1024];
+	for (int k = 0; k < d->n; k++) {
+		wb_diag_format(&d->v[k], buf, sizeof buf);
+		fprintf(stderr, "wpreview: %s\n", buf);
+	}
+}
+
+/* Layer by id: 1 and *l filled, or 0 when the pack lacks it. */
+static int layer(const wtp_pack *p, uint32_t id, wtp_layer *l)
+{
+	int i = wtp_layer_find(p, id);
+	return i >= 0 && wtp_layer_get(p, (uint32_t)i, l) == WTP_OK;
+}
+
+/* Assemble LOD 'lod' into m; 0 ok, 2 bad pack, 4 out of memory. */
+static int assemble(wtp_pack *p, uint32_t lod, struct wb_maps *m)
+{
+	wtp_lod L;
+	memset(m, 0, sizeof *m);
+	if (wtp_lod_get(p, lod, &L) != WTP_OK)
+		return 2;
+	wtp_layer lh, lf, lm, ld, lo;
+	int has_h = layer(p, WTP_LAYER_HEIGHT, &lh);
+	int has_f = layer(p, WTP_LAYER_FLOW, &lf);
+	int has_m = layer(p, WTP_LAYER_MATERIAL, &lm);
+	int has_d = layer(p, WTP_LAYER_DISTANCE, &ld);
+	int has_o = layer(p, WTP_LAYER_FOAM, &lo);
+	size_t n = (size_t)L.nx * L.ny;
+	m->nx = (int)L.nx;
+	m->ny = (int)L.ny;
+	m->dx = L.dx;
+	m->height = malloc(n * sizeof(float));
+	m->u = calloc(n, sizeof(float));
+	m->v = calloc(n, sizeof(float));
+	m->material = calloc(n, 1);
+	m->distance = malloc(n * sizeof(float));
+	m->depth = calloc(n, sizeof(float));
+	m->foam = has_o ? calloc(n, sizeof(float)) : NULL;
+	uint8_t *raw = malloc(p->page_raw_size), *work = malloc(p->page_raw_size);
+	if (!m->height || !m->u || !m->v || !m->material || !m->distance ||
+	    !m->depth || (has_o && !m->foam) || !raw || !work) {
+		free(raw);
+		free(work);
+		return 4;
+	}
+	float dmax = (float)p->distance_max;
+	const uint32_t side = p->page_side, in = p->page_interior,
+		       bd = p->page_border;
+	for (uint32_t py = 0; py < L.py; py++)
+		for (uint32_t px = 0; px < L.px; px++) {
+			wtp_vat_entry e;
+			if (wtp_vat(p, lod, px, py, &e) != WTP_OK)
+				goto bad;
+			if (e.state == WTP_DATA &&
+			    wtp_page_read(p, e.page, NULL, 0, raw, work) != WTP_OK)
+				goto bad;
+			for (uint32_t b = 0; b < in; b++) {
+				uint32_t y = py * in + b;
+				if (y >= L.ny)
+					break;
+				for (uint32_t a = 0; a < in; a++) {
+					uint32_t x = px * in + a;
+					if (x >= L.nx)
+						break;
+					size_t k = (size_t)y * L.nx + x;
+					uint32_t i = (b + bd) * side + a + bd;
+					if (e.state == WTP_EMPTY) {
+						m->height[k] = WB_DRY_HEIGHT;
+						m->distance[k] = -dmax;
+					} else if (e.state == WTP_FLAT) {
+						m->height[k] = e.height;
+						m->material[k] = e.material;
+						m->distance[k] = dmax;
+					} else {
+						m->height[k] = has_h ? wtp_pixel(&lh, raw, i, 0, e.height)
+								     : 0.0f;
+						if (has_f) {
+							m->u[k] = wtp_pixel(&lf, raw, i, 0, 0);
+							m->v[k] = wtp_pixel(&lf, raw, i, 1, 0);
+						}
+						if (has_m)
+							m->material[k] = (uint8_t)wtp_pixel(&lm, raw, i, 0, 0);
+						m->distance[k] = has_d ? wtp_pixel(&ld, raw, i, 0, 0)
+								       : 0.0f;
+						if (has_o)
+							m->foam[k] = wtp_pixel(&lo, raw, i, 0, 0);
+					}
+				}
+			}
+		}
+	free(raw);
+	free(work);
+	return 0;
+bad:
+	free(raw);
+	free(work);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	const char *pack = NULL, *out = NULL;
+	long lod = -1;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			out = argv[++i];
+		} else if (!strcmp(argv[i], "--lod") && i + 1 < argc) {
+			char *end;
+			errno = 0;
+			lod = strtol(argv[++i], &end, 10);
+			if (errno || *end || lod < 0) {
+				fprintf(stderr, "wpreview: --lod wants a number >= 0\n");
+				return 1;
+			}
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "wpreview: unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return 1;
+		} else if (!pack) {
+			pack = argv[i];
+		} else {
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (!pack || !out) {
+		usage(stderr);
+		return 1;
+	}
+	struct wb_diags d;
+	wb_diags_init(&d);
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	enum wb_status s = wb_read_file(pack, &buf, &len, &d);
+	if (s != WB_OK) {
+		print_diags(&d);
+		wb_diags_release(&d);
+		return s;
+	}
+	wtp_pack p;
+	if (wtp_open(&p, buf, len, 0) != WTP_OK) {
+		fprintf(stderr, "wpreview: %s: %s\n", pack, p.err);
+		free(buf);
+		wb_diags_release(&d);
+		return 2;
+	}
+	if (lod < 0) {
+		lod = (long)p.n_lods - 1;
+		for (uint32_t k = 0; k < p.n_lods; k++) {
+			wtp_lod L;
+			if (wtp_lod_get(&p, k, &L) == WTP_OK && L.nx <= 2048 &&
+			    L.ny <= 2048) {
+				lod = k;
+				break;
+			}
+		}
+	}
+	if (lod >= (long)p.n_lods) {
+		fprintf(stderr, "wpreview: %s has %u LODs; --lod %ld is out of range\n",
+			pack, p.n_lods, lod);
+		free(buf);
+		wb_diags_release(&d);
+		return 1;
+	}
+	struct wb_maps m;
+	int rc = assemble(&p, (uint32_t)lod, &m);
+	if (rc == 2)
+		fprintf(stderr, "wpreview: %s: %s\n", pack, p.err);
+	else if (rc == 4)
+		fprintf(stderr, "wpreview: out of memory\n");
+	if (rc == 0) {
+		s = preview_write(&m, p.distance_max, out, &d);
+		if (s != WB_OK) {
+			print_diags(&d);
+			rc = s;
+		} else {
+			printf("wpreview: LOD %ld (%dx%d, %.3g m/px) -> %s/\n", lod,
+			       m.nx, m.ny, m.dx, out);
+		}
+	}
+	maps_free(&m);
+	free(buf);
+	wb_diags_release(&d);
+	return rc;
+}
