@@ -15,6 +15,8 @@ struct wb_pack_meta {
 	int n_materials;
 	unsigned char scene_sha256[32];
 	unsigned char heightmap_sha256[32];
+	unsigned alignment;           /* page alignment in bytes: a power of
+					 two in [16, 1 MiB]; 0 = 4096 */
 };
 
 struct wb_pack_stats {
@@ -29,5 +31,20 @@ struct wb_pack_stats {
 enum wb_status pack_write(const char *path, const struct wb_pageset *ps,
 			  const struct wb_pack_meta *meta,
 			  struct wb_pack_stats *stats, struct wb_diags *d);
+
+/* Bytes of one decoded page holding the layers in 'layers' (1u << enum
+ * wb_layer bits): the sum of the plane sizes of docs/wtp-format.md 4. */
+size_t pack_page_raw_size(unsigned layers);
+/* Encode the DATA page 'pg' of 'ps' as the pack stores it decoded (the
+ * layer planes of docs/wtp-format.md 4) into raw (pack_page_raw_size()
+ * bytes); *base receives the VAT height (base of the relative heights).
+ * WB_EINPUT when a value cannot be encoded (NaN, missing layer array, a
+ * surface range over 130 km). Exposed for tests. */
+enum wb_status pack_encode_page(const struct wb_pageset *ps,
+				const struct wb_page *pg, unsigned char *raw,
+				float *base, struct wb_diags *d);
+/* binary32 -> binary16 bits, round to nearest, ties to even; overflow
+ * gives infinity, NaN a quiet NaN. */
+uint16_t pack_half(float f);
 
 #endif

@@ -1,0 +1,1154 @@
+/*
+ * pack.c - the tile pack writer: struct wb_pageset -> OUTDIR/<name>.wtp.
+ *
+ * The format is docs/wtp-format.md (normative); section numbers below refer
+ * to it. Also home of the reader's implementation (include/wtp.h is an
+ * stb-style header: the library compiles it here once, so tools and tests
+ * link it) and of wb_pageset_free().
+ *
+ * Steps of pack_write():
+ *   1. check the pageset (shapes, layers, LOD nesting px_k = ceil(px_{k-1}/2));
+ *   2. VAT entries for EMPTY / FLAT slots; the list of DATA slots in file
+ *      order: LODs coarsest first, Morton order of (x, y) within a LOD (9);
+ *   3. DATA pages in batches: encode and hash in parallel (OpenMP over
+ *      pages), deduplicate serially in file order (hash = CRC-32 and
+ *      Adler-32 of the encoded bytes, then a byte compare against the
+ *      earlier page re-encoded), compress the new ones in parallel
+ *      (byte-split planes + zlib level 6, raw when not smaller), append them
+ *      serially at aligned offsets. Each page's bytes depend on that page
+ *      only and the order is fixed, so the output is identical for any
+ *      thread count;
+ *   4. the quadtree (7): own page range united with the children's, levels
+ *      above the coarsest LOD up to a 1x1 root;
+ *   5. the tables (header, layers, LODs, quadtree levels, VATs, quadtree
+ *      nodes, page directory, metadata) with their CRC, then the pages,
+ *      written under a temporary name and renamed (wb_atomic_*).
+ *
+ * Height encoding (4): R16F relative to a per-page base, the binary32
+ * midpoint of the wet range of the page's 130x130 pixels; dry pixels hold
+ * the half 0xFBFF (WB_DRY_HEIGHT) whatever the base.
+ *
+ * Memory: the pageset is the caller's; the writer holds the encoded pages
+ * of one batch (64 pages x ~0.5 MB) plus the compressed page area (the
+ * size of the pack, far smaller than the float pageset).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define WTP_IMPLEMENTATION
+#include "wtp.h"
+
+#include "pack.h"
+#include "util.h"
+
+#define PACK_ALIGN_DEFAULT 4096u
+#define PACK_BATCH 64
+#define PACK_ZLEVEL 6
+#define PACK_MAX_OFFSET 65000.0f /* |relative height| limit (4) */
+
+/* ---- small helpers --------------------------------------------------- */
+
+static void put16(unsigned char *b, unsigned v)
+{
+	b[0] = (unsigned char)v;
+	b[1] = (unsigned char)(v >> 8);
+}
+static void put32(unsigned char *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+}
+static void put64(unsigned char *b, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+}
+static void putf32(unsigned char *b, float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	put32(b, u);
+}
+static void putf64(unsigned char *b, double f)
+{
+	uint64_t u;
+	memcpy(&u, &f, 8);
+	put64(b, u);
+}
+
+uint16_t pack_half(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	uint32_t sign = (x >> 16) & 0x8000u;
+	uint32_t ax = x & 0x7fffffffu;
+	if (ax > 0x7f800000u)
+		return (uint16_t)(sign | 0x7e00u); /* NaN */
+	if (ax >= 0x47800000u)                    /* >= 65536: infinity */
+		return (uint16_t)(sign | 0x7c00u);
+	if (ax < 0x38800000u) {
+		/* below 2^-14: subnormal half m * 2^-24. |f| * 2^24 is exact;
+		   rintf rounds to nearest even in the default mode. */
+		float a;
+		memcpy(&a, &ax, 4);
+		return (uint16_t)(sign | (uint32_t)rintf(a * 16777216.0f));
+	}
+	uint32_t e = (ax >> 23) - 112u; /* rebias 127 -> 15 */
+	uint32_t mant = ax & 0x7fffffu;
+	uint32_t h = (e << 10) | (mant >> 13);
+	uint32_t rem = mant & 0x1fffu;
+	/* the carry of h++ runs into the exponent (and up to infinity),
+	   which is what rounding wants */
+	if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+		h++;
+	return (uint16_t)(sign | h);
+}
+
+/* Interleave: x on even bits, y on odd bits (Morton / Z-order key). */
+static uint64_t spread32(uint32_t v)
+{
+	uint64_t x = v;
+	x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
+	x = (x | (x << 8)) & 0x00FF00FF00FF00FFull;
+	x = (x | (x << 4)) & 0x0F0F0F0F0F0F0F0Full;
+	x = (x | (x << 2)) & 0x3333333333333333ull;
+	x = (x | (x << 1)) & 0x5555555555555555ull;
+	return x;
+}
+
+struct keyed {
+	uint64_t key;
+	uint32_t idx;
+};
+
+static int keyed_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* ---- layers ---------------------------------------------------------- */
+
+struct layer_desc {
+	int id, format, cbytes, comps;
+	uint32_t offset, size;
+};
+
+static const int layer_format[WB_LAYER_COUNT][3] = {
+	/* format, component bytes, components */
+	{ WTP_FMT_R16F, 2, 1 }, { WTP_FMT_RG16F, 2, 2 },
+	{ WTP_FMT_R8_UINT, 1, 1 }, { WTP_FMT_R16F, 2, 1 },
+	{ WTP_FMT_R8_UNORM, 1, 1 },
+};
+
+static int layers_describe(unsigned layers, struct layer_desc *out)
+{
+	int n = 0;
+	uint32_t off = 0;
+	for (int id = 0; id < WB_LAYER_COUNT; id++) {
+		if (!(layers & (1u << id)))
+			continue;
+		struct layer_desc *l = &out[n++];
+		l->id = id;
+		l->format = layer_format[id][0];
+		l->cbytes = layer_format[id][1];
+		l->comps = layer_format[id][2];
+		l->offset = off;
+		l->size = (uint32_t)(WB_PAGE_PIXELS * l->cbytes * l->comps);
+		off += l->size;
+	}
+	return n;
+}
+
+size_t pack_page_raw_size(unsigned layers)
+{
+	struct layer_desc l[WB_LAYER_COUNT];
+	int n = layers_describe(layers, l);
+	return n ? l[n - 1].offset + l[n - 1].size : 0;
+}
+
+/* ---- page encoding (4) ----------------------------------------------- */
+
+enum enc_err {
+	ENC_OK, ENC_NOARRAY, ENC_NAN_HEIGHT, ENC_RANGE, ENC_NAN_FLOW,
+	ENC_NAN_DIST, ENC_NAN_FOAM
+};
+
+static const char *enc_msg(int e)
+{
+	switch (e) {
+	case ENC_NOARRAY: return "a layer's pixel array is missing";
+	case ENC_NAN_HEIGHT: return "height is NaN or infinite";
+	case ENC_RANGE: return "wet surface range exceeds 130 km (relative "
+			       "half-float height)";
+	case ENC_NAN_FLOW: return "flow is NaN";
+	case ENC_NAN_DIST: return "distance is NaN";
+	case ENC_NAN_FOAM: return "foam is NaN";
+	default: return "ok";
+	}
+}
+
+static float clamp_half(float v)
+{
+	return v > 65504.0f ? 65504.0f : v < -65504.0f ? -65504.0f : v;
+}
+
+static int encode(const struct layer_desc *ld, int nl, const struct wb_page *pg,
+		  unsigned char *restrict raw, float *base)
+{
+	const int n = WB_PAGE_PIXELS;
+	*base = 0;
+	for (int li = 0; li < nl; li++) {
+		const struct layer_desc *l = &ld[li];
+		unsigned char *restrict o = raw + l->offset;
+		switch (l->id) {
+		case WB_LAYER_HEIGHT: {
+			const float *restrict h = pg->height;
+			if (!h)
+				return ENC_NOARRAY;
+			float lo = INFINITY, hi = -INFINITY;
+			for (int i = 0; i < n; i++) {
+				if (h[i] == WB_DRY_HEIGHT)
+					continue;
+				if (!isfinite(h[i]))
+					return ENC_NAN_HEIGHT;
+				lo = h[i] < lo ? h[i] : lo;
+				hi = h[i] > hi ? h[i] : hi;
+			}
+			float b = lo <= hi ? (lo + hi) * 0.5f : 0.0f;
+			if (!isfinite(b))
+				return ENC_RANGE;
+			for (int i = 0; i < n; i++) {
+				if (h[i] == WB_DRY_HEIGHT) {
+					put16(o + 2 * i, WTP_DRY_HALF);
+					continue;
+				}
+				float d = h[i] - b;
+				if (!(fabsf(d) <= PACK_MAX_OFFSET))
+					return ENC_RANGE;
+				put16(o + 2 * i, pack_half(d));
+			}
+			*base = b;
+			break;
+		}
+		case WB_LAYER_FLOW: {
+			const float *restrict f = pg->flow;
+			if (!f)
+				return ENC_NOARRAY;
+			for (int i = 0; i < 2 * n; i++) {
+				if (isnan(f[i]))
+					return ENC_NAN_FLOW;
+				put16(o + 2 * i, pack_half(clamp_half(f[i])));
+			}
+			break;
+		}
+		case WB_LAYER_MATERIAL:
+			if (!pg->material)
+				return ENC_NOARRAY;
+			memcpy(o, pg->material, (size_t)n);
+			break;
+		case WB_LAYER_DISTANCE: {
+			const float *restrict f = pg->distance;
+			if (!f)
+				return ENC_NOARRAY;
+			for (int i = 0; i < n; i++) {
+				if (isnan(f[i]))
+					return ENC_NAN_DIST;
+				put16(o + 2 * i, pack_half(clamp_half(f[i])));
+			}
+			break;
+		}
+		case WB_LAYER_FOAM: {
+			const float *restrict f = pg->foam;
+			if (!f)
+				return ENC_NOARRAY;
+			for (int i = 0; i < n; i++) {
+				float v = f[i];
+				if (isnan(v))
+					return ENC_NAN_FOAM;
+				v = v < 0 ? 0 : v > 1 ? 1 : v;
+				o[i] = (unsigned char)floorf(v * 255.0f + 0.5f);
+			}
+			break;
+		}
+		}
+	}
+	return ENC_OK;
+}
+
+enum wb_status pack_encode_page(const struct wb_pageset *ps,
+				const struct wb_page *pg, unsigned char *raw,
+				float *base, struct wb_diags *d)
+{
+	struct layer_desc ld[WB_LAYER_COUNT];
+	int nl = layers_describe(ps->layers, ld);
+	int e = encode(ld, nl, pg, raw, base);
+	if (e != ENC_OK)
+		return wb_fail(d, WB_EINPUT, NULL, "pack: %s", enc_msg(e));
+	return WB_OK;
+}
+
+/* Byte-split planes (codec ZLIB_SPLIT, section 8). */
+static void split(const struct layer_desc *ld, int nl,
+		  const unsigned char *restrict in, unsigned char *restrict out)
+{
+	for (int li = 0; li < nl; li++) {
+		const struct layer_desc *l = &ld[li];
+		uint32_t cb = (uint32_t)l->cbytes, n = l->size / cb;
+		const unsigned char *s = in + l->offset;
+		unsigned char *t = out + l->offset;
+		if (cb == 1) {
+			memcpy(t, s, l->size);
+			continue;
+		}
+		for (uint32_t j = 0; j < cb; j++)
+			for (uint32_t k = 0; k < n; k++)
+				t[j * n + k] = s[k * cb + j];
+	}
+}
+
+/* ---- growable byte buffer -------------------------------------------- */
+
+struct buf {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+static int buf_reserve(struct buf *b, size_t more)
+{
+	if (b->len + more <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 1 << 16;
+	while (cap < b->len + more)
+		cap *= 2;
+	unsigned char *np = realloc(b->p, cap);
+	if (!np)
+		return -1;
+	b->p = np;
+	b->cap = cap;
+	return 0;
+}
+
+static int buf_put(struct buf *b, const void *src, size_t n)
+{
+	if (buf_reserve(b, n))
+		return -1;
+	memcpy(b->p + b->len, src, n);
+	b->len += n;
+	return 0;
+}
+
+static int buf_zero(struct buf *b, size_t n)
+{
+	if (buf_reserve(b, n))
+		return -1;
+	memset(b->p + b->len, 0, n);
+	b->len += n;
+	return 0;
+}
+
+/* ---- writer state ---------------------------------------------------- */
+
+struct vat_ent {
+	uint8_t state, flags, material;
+	float height;
+	uint32_t page;
+};
+
+struct dir_ent {
+	uint64_t rel;    /* offset from data_offset */
+	uint32_t stored, raw, crc;
+	uint8_t codec;
+	int lod;         /* where it was first met, for byte compares */
+	long slot;
+};
+
+struct slot_ref {
+	int lod;
+	long slot;
+};
+
+struct qt_node {
+	uint8_t water;
+	float lo, hi;
+};
+
+struct hash_ent {
+	uint64_t h;
+	uint32_t page; /* UINT32_MAX: free */
+};
+
+struct writer {
+	const struct wb_pageset *ps;
+	struct layer_desc ld[WB_LAYER_COUNT];
+	int nl;
+	uint32_t raw_size, align;
+	struct vat_ent **vat;       /* per LOD */
+	uint32_t *first_page, *n_new;
+	struct dir_ent *dir;
+	uint32_t n_dir, cap_dir;
+	struct hash_ent *ht;
+	uint32_t ht_cap;
+	struct buf data;
+	struct qt_node **qt;
+	uint32_t *qw, *qh;
+	int nq;
+};
+
+static uint64_t page_hash(const unsigned char *raw, size_t n)
+{
+	uLong c = crc32(0L, Z_NULL, 0), a = adler32(0L, Z_NULL, 0);
+	c = crc32(c, raw, (uInt)n);
+	a = adler32(a, raw, (uInt)n);
+	return ((uint64_t)c << 32) | (uint32_t)a;
+}
+
+static int ht_grow(struct writer *w)
+{
+	uint32_t cap = w->ht_cap ? w->ht_cap * 2 : 1024;
+	struct hash_ent *t = malloc(cap * sizeof *t);
+	if (!t)
+		return -1;
+	for (uint32_t i = 0; i < cap; i++)
+		t[i].page = UINT32_MAX;
+	for (uint32_t i = 0; i < w->ht_cap; i++) {
+		if (w->ht[i].page == UINT32_MAX)
+			continue;
+		uint32_t j = (uint32_t)(w->ht[i].h & (cap - 1));
+		while (t[j].page != UINT32_MAX)
+			j = (j + 1) & (cap - 1);
+		t[j] = w->ht[i];
+	}
+	free(w->ht);
+	w->ht = t;
+	w->ht_cap = cap;
+	return 0;
+}
+
+static const struct wb_page *slot_page(const struct writer *w, int lod,
+				       long slot)
+{
+	return &w->ps->lods[lod].pages[slot];
+}
+
+/* Find an earlier page with the same bytes; UINT32_MAX when none. 'tmp'
+ * is raw_size bytes of scratch. */
+static uint32_t dedup_find(struct writer *w, uint64_t h,
+			   const unsigned char *raw, unsigned char *tmp)
+{
+	if (!w->ht_cap)
+		return UINT32_MAX;
+	uint32_t j = (uint32_t)(h & (w->ht_cap - 1));
+	for (; w->ht[j].page != UINT32_MAX; j = (j + 1) & (w->ht_cap - 1)) {
+		if (w->ht[j].h != h)
+			continue;
+		const struct dir_ent *e = &w->dir[w->ht[j].page];
+		float b;
+		if (encode(w->ld, w->nl, slot_page(w, e->lod, e->slot), tmp,
+			   &b) == ENC_OK &&
+		    memcmp(tmp, raw, w->raw_size) == 0)
+			return w->ht[j].page;
+	}
+	return UINT32_MAX;
+}
+
+static int ht_insert(struct writer *w, uint64_t h, uint32_t page)
+{
+	if ((w->n_dir + 1) * 2 > w->ht_cap && ht_grow(w))
+		return -1;
+	uint32_t j = (uint32_t)(h & (w->ht_cap - 1));
+	while (w->ht[j].page != UINT32_MAX)
+		j = (j + 1) & (w->ht_cap - 1);
+	w->ht[j].h = h;
+	w->ht[j].page = page;
+	return 0;
+}
+
+static void writer_release(struct writer *w)
+{
+	const struct wb_pageset *ps = w->ps;
+	if (w->vat)
+		for (int k = 0; k < ps->n_lods; k++)
+			free(w->vat[k]);
+	free(w->vat);
+	if (w->qt)
+		for (int k = 0; k < w->nq; k++)
+			free(w->qt[k]);
+	free(w->qt);
+	free(w->qw);
+	free(w->qh);
+	free(w->first_page);
+	free(w->n_new);
+	free(w->dir);
+	free(w->ht);
+	free(w->data.p);
+}
+
+/* ---- checks ---------------------------------------------------------- */
+
+static enum wb_status check_pageset(const struct wb_pageset *ps,
+				    const struct wb_pack_meta *meta,
+				    struct wb_diags *d)
+{
+	if (!ps || ps->n_lods < 1 || ps->n_lods > 32 || !ps->lods)
+		return wb_fail(d, WB_EINPUT, NULL, "pack: pageset has %d LODs "
+			       "(1..32)", ps ? ps->n_lods : 0);
+	if (ps->layers & ~((1u << WB_LAYER_COUNT) - 1))
+		return wb_fail(d, WB_EINPUT, NULL, "pack: unknown layer bits "
+			       "0x%x", ps->layers);
+	if (!(ps->layers & (1u << WB_LAYER_HEIGHT)))
+		return wb_fail(d, WB_EINPUT, NULL, "pack: the height layer is "
+			       "required (the VAT and quadtree rest on it)");
+	if (!(ps->dx0 > 0) || !isfinite(ps->dx0) ||
+	    !isfinite(ps->origin[0]) || !isfinite(ps->origin[1]) ||
+	    !(ps->distance_max >= 0) || !isfinite(ps->distance_max))
+		return wb_fail(d, WB_EINPUT, NULL, "pack: bad dx0 %g, origin "
+			       "or distance_max %g", ps->dx0,
+			       ps->distance_max);
+	unsigned a = meta && meta->alignment ? meta->alignment
+					     : PACK_ALIGN_DEFAULT;
+	if (a < 16 || a > (1u << 20) || (a & (a - 1)))
+		return wb_fail(d, WB_EINPUT, NULL, "pack: alignment %u is not "
+			       "a power of two in [16, 1 MiB]", a);
+	for (int k = 0; k < ps->n_lods; k++) {
+		const struct wb_lod_pages *l = &ps->lods[k];
+		if (l->nx < 1 || l->ny < 1 ||
+		    l->px != (l->nx - 1) / WB_PAGE_INTERIOR + 1 ||
+		    l->py != (l->ny - 1) / WB_PAGE_INTERIOR + 1 || !l->pages)
+			return wb_fail(d, WB_EINPUT, NULL, "pack: LOD %d: %d x %d "
+				       "px in %d x %d pages", k, l->nx, l->ny,
+				       l->px, l->py);
+		if ((long long)l->px * l->py > (1 << 24))
+			return wb_fail(d, WB_EINPUT, NULL, "pack: LOD %d has %d "
+				       "x %d pages (max 2^24)", k, l->px,
+				       l->py);
+		if (k > 0 && (l->px != (ps->lods[k - 1].px + 1) / 2 ||
+			      l->py != (ps->lods[k - 1].py + 1) / 2))
+			return wb_fail(d, WB_EINPUT, NULL, "pack: LOD %d has %d x "
+				       "%d pages, LOD %d has %d x %d: each LOD "
+				       "must halve the page grid (rounding "
+				       "up)", k, l->px, l->py, k - 1,
+				       ps->lods[k - 1].px, ps->lods[k - 1].py);
+		for (long i = 0; i < (long)l->px * l->py; i++) {
+			const struct wb_page *p = &l->pages[i];
+			if (p->state != WB_PAGE_EMPTY && p->state != WB_PAGE_FLAT &&
+			    p->state != WB_PAGE_DATA)
+				return wb_fail(d, WB_EINPUT, NULL, "pack: LOD %d "
+					       "page (%ld, %ld): state %d", k,
+					       i % l->px, i / l->px,
+					       (int)p->state);
+			if ((p->has_water && p->state != WB_PAGE_EMPTY &&
+			     (!isfinite(p->hmin) || !isfinite(p->hmax))) ||
+			    (p->state == WB_PAGE_FLAT &&
+			     !isfinite(p->flat_height)))
+				return wb_fail(d, WB_EINPUT, NULL, "pack: LOD %d "
+					       "page (%ld, %ld): non-finite "
+					       "height range", k, i % l->px,
+					       i / l->px);
+		}
+	}
+	return WB_OK;
+}
+
+/* ---- steps ----------------------------------------------------------- */
+
+/* Morton-ordered slot indices of LOD k (caller frees). */
+static uint32_t *morton_order(const struct wb_lod_pages *l)
+{
+	long n = (long)l->px * l->py;
+	struct keyed *k = malloc((size_t)n * sizeof *k);
+	uint32_t *out = malloc((size_t)n * sizeof *out);
+	if (!k || !out) {
+		free(k);
+		free(out);
+		return NULL;
+	}
+	for (long i = 0; i < n; i++) {
+		k[i].idx = (uint32_t)i;
+		k[i].key = spread32((uint32_t)(i % l->px)) |
+			   (spread32((uint32_t)(i / l->px)) << 1);
+	}
+	qsort(k, (size_t)n, sizeof *k, keyed_cmp);
+	for (long i = 0; i < n; i++)
+		out[i] = k[i].idx;
+	free(k);
+	return out;
+}
+
+/* Encode, dedup, compress and append the DATA pages of 'refs' (file
+ * order). */
+static enum wb_status pack_pages(struct writer *w, const struct slot_ref *refs,
+				 long n_refs, struct wb_diags *d)
+{
+	const size_t rs = w->raw_size;
+	const size_t cs = compressBound((uLong)rs);
+	enum wb_status st = WB_OK;
+	unsigned char *raw = malloc(PACK_BATCH * rs);
+	unsigned char *work = malloc(PACK_BATCH * rs);
+	unsigned char *comp = malloc(PACK_BATCH * cs);
+	unsigned char *tmp = malloc(rs);
+	int err[PACK_BATCH];
+	float base[PACK_BATCH];
+	uint64_t hash[PACK_BATCH];
+	uint32_t page[PACK_BATCH];
+	int fresh[PACK_BATCH];
+	uLongf clen[PACK_BATCH];
+	if (!raw || !work || !comp || !tmp) {
+		st = wb_fail(d, WB_EIO, NULL, "pack: out of memory");
+		goto done;
+	}
+	for (long b0 = 0; b0 < n_refs; b0 += PACK_BATCH) {
+		int nb = (int)(n_refs - b0 < PACK_BATCH ? n_refs - b0
+							 : PACK_BATCH);
+#pragma omp parallel for schedule(dynamic)
+		for (int i = 0; i < nb; i++) {
+			const struct slot_ref *r = &refs[b0 + i];
+			unsigned char *rp = raw + (size_t)i * rs;
+			err[i] = encode(w->ld, w->nl, slot_page(w, r->lod, r->slot),
+					rp, &base[i]);
+			if (err[i] == ENC_OK)
+				hash[i] = page_hash(rp, rs);
+		}
+		for (int i = 0; i < nb; i++) {
+			const struct slot_ref *r = &refs[b0 + i];
+			const struct wb_lod_pages *l = &w->ps->lods[r->lod];
+			if (err[i] != ENC_OK) {
+				st = wb_fail(d, WB_EINPUT, NULL, "pack: LOD %d page "
+					     "(%ld, %ld): %s", r->lod,
+					     r->slot % l->px, r->slot / l->px,
+					     enc_msg(err[i]));
+				goto done;
+			}
+			fresh[i] = 0;
+			page[i] = dedup_find(w, hash[i], raw + (size_t)i * rs,
+					     tmp);
+			if (page[i] != UINT32_MAX)
+				continue;
+			if (w->n_dir == w->cap_dir) {
+				uint32_t nc = w->cap_dir ? 2 * w->cap_dir : 256;
+				struct dir_ent *nd =
+					realloc(w->dir, nc * sizeof *nd);
+				if (!nd) {
+					st = wb_fail(d, WB_EIO, NULL,
+						     "pack: out of memory");
+					goto done;
+				}
+				w->dir = nd;
+				w->cap_dir = nc;
+			}
+			page[i] = w->n_dir++;
+			fresh[i] = 1;
+			memset(&w->dir[page[i]], 0, sizeof w->dir[0]);
+			w->dir[page[i]].lod = r->lod;
+			w->dir[page[i]].slot = r->slot;
+			w->n_new[r->lod]++;
+			if (ht_insert(w, hash[i], page[i])) {
+				st = wb_fail(d, WB_EIO, NULL,
+					     "pack: out of memory");
+				goto done;
+			}
+		}
+#pragma omp parallel for schedule(dynamic)
+		for (int i = 0; i < nb; i++) {
+			if (!fresh[i])
+				continue;
+			unsigned char *wp = work + (size_t)i * rs;
+			split(w->ld, w->nl, raw + (size_t)i * rs, wp);
+			clen[i] = (uLongf)cs;
+			if (compress2(comp + (size_t)i * cs, &clen[i], wp,
+				      (uLong)rs, PACK_ZLEVEL) != Z_OK)
+				clen[i] = 0; /* store raw */
+		}
+		for (int i = 0; i < nb; i++) {
+			const struct slot_ref *r = &refs[b0 + i];
+			struct vat_ent *v = &w->vat[r->lod][r->slot];
+			v->height = base[i];
+			v->page = page[i];
+			if (!fresh[i])
+				continue;
+			struct dir_ent *e = &w->dir[page[i]];
+			const unsigned char *src;
+			size_t pad = (w->align - w->data.len % w->align) %
+				     w->align;
+			if (buf_zero(&w->data, pad)) {
+				st = wb_fail(d, WB_EIO, NULL,
+					     "pack: out of memory");
+				goto done;
+			}
+			e->rel = w->data.len;
+			e->raw = (uint32_t)rs;
+			if (clen[i] > 0 && clen[i] < rs) {
+				e->codec = WTP_CODEC_ZLIB_SPLIT;
+				e->stored = (uint32_t)clen[i];
+				src = comp + (size_t)i * cs;
+			} else {
+				e->codec = WTP_CODEC_RAW;
+				e->stored = (uint32_t)rs;
+				src = raw + (size_t)i * rs;
+			}
+			e->crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), src,
+						 e->stored);
+			if (buf_put(&w->data, src, e->stored)) {
+				st = wb_fail(d, WB_EIO, NULL,
+					     "pack: out of memory");
+				goto done;
+			}
+		}
+	}
+	{
+		size_t pad = (w->align - w->data.len % w->align) % w->align;
+		if (buf_zero(&w->data, pad))
+			st = wb_fail(d, WB_EIO, NULL, "pack: out of memory");
+	}
+done:
+	free(raw);
+	free(work);
+	free(comp);
+	free(tmp);
+	return st;
+}
+
+static void qt_merge(struct qt_node *n, const struct qt_node *c)
+{
+	if (!c->water)
+		return;
+	if (!n->water) {
+		*n = *c;
+		return;
+	}
+	n->lo = c->lo < n->lo ? c->lo : n->lo;
+	n->hi = c->hi > n->hi ? c->hi : n->hi;
+}
+
+static int build_quadtree(struct writer *w)
+{
+	const struct wb_pageset *ps = w->ps;
+	int nq = ps->n_lods;
+	uint32_t tw = (uint32_t)ps->lods[nq - 1].px,
+		 th = (uint32_t)ps->lods[nq - 1].py;
+	while (tw > 1 || th > 1) {
+		tw = (tw + 1) / 2;
+		th = (th + 1) / 2;
+		nq++;
+	}
+	w->nq = nq;
+	w->qt = calloc((size_t)nq, sizeof *w->qt);
+	w->qw = calloc((size_t)nq, sizeof *w->qw);
+	w->qh = calloc((size_t)nq, sizeof *w->qh);
+	if (!w->qt || !w->qw || !w->qh)
+		return -1;
+	for (int k = 0; k < nq; k++) {
+		if (k < ps->n_lods) {
+			w->qw[k] = (uint32_t)ps->lods[k].px;
+			w->qh[k] = (uint32_t)ps->lods[k].py;
+		} else {
+			w->qw[k] = (w->qw[k - 1] + 1) / 2;
+			w->qh[k] = (w->qh[k - 1] + 1) / 2;
+		}
+		w->qt[k] = calloc((size_t)w->qw[k] * w->qh[k],
+				  sizeof *w->qt[k]);
+		if (!w->qt[k])
+			return -1;
+		for (uint32_t y = 0; y < w->qh[k]; y++)
+			for (uint32_t x = 0; x < w->qw[k]; x++) {
+				struct qt_node *n = &w->qt[k][x + y * w->qw[k]];
+				if (k < ps->n_lods) {
+					const struct wb_page *p =
+						&ps->lods[k].pages[x + y * w->qw[k]];
+					if (p->state != WB_PAGE_EMPTY &&
+					    p->has_water) {
+						n->water = 1;
+						n->lo = p->hmin;
+						n->hi = p->hmax;
+					}
+				}
+				if (k == 0)
+					continue;
+				for (uint32_t cy = 2 * y;
+				     cy < 2 * y + 2 && cy < w->qh[k - 1]; cy++)
+					for (uint32_t cx = 2 * x;
+					     cx < 2 * x + 2 && cx < w->qw[k - 1];
+					     cx++)
+						qt_merge(n, &w->qt[k - 1][cx + cy * w->qw[k - 1]]);
+			}
+	}
+	return 0;
+}
+
+/* Metadata records (10). */
+static int meta_rec(struct buf *b, unsigned tag, const void *v, size_t n)
+{
+	unsigned char h[8];
+	put16(h, tag);
+	put16(h + 2, 0);
+	put32(h + 4, (uint32_t)n);
+	if (buf_put(b, h, 8) || (n && buf_put(b, v, n)))
+		return -1;
+	return buf_zero(b, (4 - n % 4) % 4);
+}
+
+static int meta_str(struct buf *b, unsigned tag, const char *s)
+{
+	return meta_rec(b, tag, s ? s : "", s ? strlen(s) : 0);
+}
+
+static int build_meta(struct buf *b, const struct wb_pack_meta *m)
+{
+	static const unsigned char zero[32];
+	char tool[64];
+	snprintf(tool, sizeof tool, "wbake %s",
+		 m && m->tool_version ? m->tool_version : WB_VERSION_STRING);
+	if (meta_str(b, WTP_META_SCENE_NAME, m ? m->scene_name : NULL) ||
+	    meta_str(b, WTP_META_TOOL, tool) ||
+	    meta_str(b, WTP_META_SOLVER, m ? m->solver : NULL) ||
+	    meta_str(b, WTP_META_UNITS,
+		     "height=m flow=m/s distance=m foam=1 dx=m") ||
+	    meta_rec(b, WTP_META_SCENE_SHA256, m ? m->scene_sha256 : zero,
+		     32) ||
+	    meta_rec(b, WTP_META_HEIGHTMAP_SHA256,
+		     m ? m->heightmap_sha256 : zero, 32))
+		return -1;
+	for (int i = 0; m && i < m->n_materials; i++) {
+		const struct wb_material *mt = &m->materials[i];
+		size_t nl = mt->name ? strlen(mt->name) : 0;
+		unsigned char *v = malloc(32 + nl);
+		if (!v)
+			return -1;
+		put32(v, (uint32_t)mt->id);
+		put32(v + 4, (uint32_t)mt->kind);
+		putf64(v + 8, mt->amplitude);
+		putf64(v + 16, mt->frequency);
+		putf64(v + 24, mt->speed);
+		if (nl)
+			memcpy(v + 32, mt->name, nl);
+		int rc = meta_rec(b, WTP_META_MATERIAL, v, 32 + nl);
+		free(v);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+/* Header and tables (3..10) into t; data_offset etc. computed here. */
+static enum wb_status build_tables(struct writer *w,
+				   const struct wb_pack_meta *meta,
+				   struct buf *t, uint64_t *data_offset,
+				   struct wb_diags *d)
+{
+	const struct wb_pageset *ps = w->ps;
+	struct buf mb = { 0 };
+	if (build_meta(&mb, meta)) {
+		free(mb.p);
+		return wb_fail(d, WB_EIO, NULL, "pack: out of memory");
+	}
+	uint64_t off = WTP_HEADER_SIZE;
+	uint64_t layer_off = off;
+	off += 16u * (uint64_t)w->nl;
+	uint64_t lod_off = off;
+	off += 48u * (uint64_t)ps->n_lods;
+	uint64_t qtl_off = off;
+	off += 16u * (uint64_t)w->nq;
+	uint64_t *vat_off = calloc((size_t)ps->n_lods, sizeof *vat_off);
+	uint64_t *node_off = calloc((size_t)w->nq, sizeof *node_off);
+	if (!vat_off || !node_off) {
+		free(vat_off);
+		free(node_off);
+		free(mb.p);
+		return wb_fail(d, WB_EIO, NULL, "pack: out of memory");
+	}
+	for (int k = ps->n_lods - 1; k >= 0; k--) {
+		vat_off[k] = off;
+		off += 12u * (uint64_t)ps->lods[k].px * ps->lods[k].py;
+	}
+	for (int k = w->nq - 1; k >= 0; k--) {
+		node_off[k] = off;
+		off += 12u * (uint64_t)w->qw[k] * w->qh[k];
+	}
+	uint64_t dir_off = off;
+	off += 24u * (uint64_t)w->n_dir;
+	uint64_t meta_off = off;
+	off += mb.len;
+	enum wb_status st = WB_OK;
+	if (off > UINT32_MAX) {
+		st = wb_fail(d, WB_EINPUT, NULL, "pack: tables of %llu bytes "
+			     "exceed 4 GiB", (unsigned long long)off);
+		goto done;
+	}
+	if (buf_reserve(t, (size_t)off)) {
+		st = wb_fail(d, WB_EIO, NULL, "pack: out of memory");
+		goto done;
+	}
+	memset(t->p, 0, (size_t)off);
+	t->len = (size_t)off;
+	unsigned char *b = t->p;
+	uint64_t a = w->align;
+	*data_offset = (off + a - 1) / a * a;
+
+	/* header (3) */
+	static const unsigned char magic[8] = { 0x89, 'W', 'T', 'P', 0x0D,
+						0x0A, 0x1A, 0x0A };
+	memcpy(b, magic, 8);
+	put16(b + 8, WTP_VERSION_MAJOR);
+	put16(b + 10, WTP_VERSION_MINOR);
+	put32(b + 12, WTP_HEADER_SIZE);
+	put64(b + 16, *data_offset + w->data.len);
+	put32(b + 24, (uint32_t)off);
+	putf64(b + 32, ps->origin[0]);
+	putf64(b + 40, ps->origin[1]);
+	putf64(b + 48, ps->dx0);
+	putf64(b + 56, ps->distance_max);
+	put16(b + 64, WB_PAGE_INTERIOR);
+	put16(b + 66, WB_PAGE_BORDER);
+	put16(b + 68, (unsigned)ps->n_lods);
+	put16(b + 70, (unsigned)w->nl);
+	put32(b + 72, w->align);
+	put32(b + 76, w->n_dir);
+	put32(b + 80, (uint32_t)w->nq);
+	put32(b + 84, w->raw_size);
+	put32(b + 88, (uint32_t)layer_off);
+	put32(b + 92, (uint32_t)lod_off);
+	put32(b + 96, (uint32_t)qtl_off);
+	put32(b + 100, (uint32_t)dir_off);
+	put32(b + 104, (uint32_t)meta_off);
+	put32(b + 108, (uint32_t)mb.len);
+	put64(b + 112, *data_offset);
+
+	/* layer table (4) */
+	for (int i = 0; i < w->nl; i++) {
+		unsigned char *e = b + layer_off + 16u * (unsigned)i;
+		const struct layer_desc *l = &w->ld[i];
+		e[0] = (unsigned char)l->id;
+		e[1] = (unsigned char)l->format;
+		e[2] = (unsigned char)l->cbytes;
+		e[3] = (unsigned char)l->comps;
+		put32(e + 4, l->id == WB_LAYER_HEIGHT ? WTP_LAYER_RELATIVE : 0);
+		put32(e + 8, l->offset);
+		put32(e + 12, l->size);
+	}
+	/* LOD table (5) and VATs (6) */
+	for (int k = 0; k < ps->n_lods; k++) {
+		const struct wb_lod_pages *l = &ps->lods[k];
+		unsigned char *e = b + lod_off + 48u * (unsigned)k;
+		uint32_t nf = 0, nd = 0;
+		long n = (long)l->px * l->py;
+		for (long i = 0; i < n; i++) {
+			const struct vat_ent *v = &w->vat[k][i];
+			unsigned char *ve = b + vat_off[k] + 12u * (uint64_t)i;
+			nf += v->state == WTP_FLAT;
+			nd += v->state == WTP_DATA;
+			ve[0] = v->state;
+			ve[1] = v->flags;
+			ve[2] = v->material;
+			putf32(ve + 4, v->height);
+			put32(ve + 8, v->page);
+		}
+		put32(e, (uint32_t)l->nx);
+		put32(e + 4, (uint32_t)l->ny);
+		put32(e + 8, (uint32_t)l->px);
+		put32(e + 12, (uint32_t)l->py);
+		putf64(e + 16, ldexp(ps->dx0, k));
+		put64(e + 24, vat_off[k]);
+		put32(e + 32, nf);
+		put32(e + 36, nd);
+		put32(e + 40, w->first_page[k]);
+		put32(e + 44, w->n_new[k]);
+	}
+	/* quadtree (7) */
+	for (int k = 0; k < w->nq; k++) {
+		unsigned char *e = b + qtl_off + 16u * (unsigned)k;
+		put32(e, w->qw[k]);
+		put32(e + 4, w->qh[k]);
+		put64(e + 8, node_off[k]);
+		for (uint64_t i = 0; i < (uint64_t)w->qw[k] * w->qh[k]; i++) {
+			const struct qt_node *q = &w->qt[k][i];
+			unsigned char *ne = b + node_off[k] + 12u * i;
+			ne[0] = q->water;
+			putf32(ne + 4, q->water ? q->lo : 0.0f);
+			putf32(ne + 8, q->water ? q->hi : 0.0f);
+		}
+	}
+	/* page directory (8) */
+	for (uint32_t i = 0; i < w->n_dir; i++) {
+		const struct dir_ent *e = &w->dir[i];
+		unsigned char *de = b + dir_off + 24u * (uint64_t)i;
+		put64(de, *data_offset + e->rel);
+		put32(de + 8, e->stored);
+		put32(de + 12, e->raw);
+		put32(de + 16, e->crc);
+		de[20] = e->codec;
+	}
+	/* metadata (10) */
+	if (mb.len)
+		memcpy(b + meta_off, mb.p, mb.len);
+	put32(b + 28, (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, (uInt)off));
+done:
+	free(vat_off);
+	free(node_off);
+	free(mb.p);
+	return st;
+}
+
+enum wb_status pack_write(const char *path, const struct wb_pageset *ps,
+			  const struct wb_pack_meta *meta,
+			  struct wb_pack_stats *stats, struct wb_diags *d)
+{
+	enum wb_status st = check_pageset(ps, meta, d);
+	if (st != WB_OK)
+		return st;
+	struct writer w;
+	memset(&w, 0, sizeof w);
+	w.ps = ps;
+	w.nl = layers_describe(ps->layers, w.ld);
+	w.raw_size = (uint32_t)pack_page_raw_size(ps->layers);
+	w.align = meta && meta->alignment ? meta->alignment
+					  : PACK_ALIGN_DEFAULT;
+	struct slot_ref *refs = NULL;
+	long n_refs = 0;
+	struct buf t = { 0 };
+	struct wb_atomic at;
+	memset(&at, 0, sizeof at);
+
+	w.vat = calloc((size_t)ps->n_lods, sizeof *w.vat);
+	w.first_page = calloc((size_t)ps->n_lods, sizeof *w.first_page);
+	w.n_new = calloc((size_t)ps->n_lods, sizeof *w.n_new);
+	long total = 0;
+	for (int k = 0; k < ps->n_lods; k++)
+		total += (long)ps->lods[k].px * ps->lods[k].py;
+	refs = malloc((size_t)(total ? total : 1) * sizeof *refs);
+	if (!w.vat || !w.first_page || !w.n_new || !refs) {
+		st = wb_fail(d, WB_EIO, NULL, "pack: out of memory");
+		goto fail;
+	}
+	/* VAT entries; DATA slots in file order (9) */
+	for (int k = ps->n_lods - 1; k >= 0; k--) {
+		const struct wb_lod_pages *l = &ps->lods[k];
+		long n = (long)l->px * l->py;
+		w.vat[k] = calloc((size_t)n, sizeof *w.vat[k]);
+		uint32_t *ord = morton_order(l);
+		if (!w.vat[k] || !ord) {
+			free(ord);
+			st = wb_fail(d, WB_EIO, NULL, "pack: out of memory");
+			goto fail;
+		}
+		for (long j = 0; j < n; j++) {
+			uint32_t i = ord[j];
+			const struct wb_page *p = &l->pages[i];
+			struct vat_ent *v = &w.vat[k][i];
+			v->page = WTP_NO_PAGE;
+			switch (p->state) {
+			case WB_PAGE_EMPTY:
+				v->state = WTP_EMPTY;
+				v->height = WB_DRY_HEIGHT;
+				break;
+			case WB_PAGE_FLAT:
+				v->state = WTP_FLAT;
+				v->flags = p->has_water ? 1 : 0;
+				v->material = p->flat_material;
+				v->height = p->flat_height;
+				break;
+			case WB_PAGE_DATA:
+				v->state = WTP_DATA;
+				v->flags = p->has_water ? 1 : 0;
+				refs[n_refs].lod = k;
+				refs[n_refs].slot = i;
+				n_refs++;
+				break;
+			}
+		}
+		free(ord);
+	}
+	st = pack_pages(&w, refs, n_refs, d);
+	if (st != WB_OK)
+		goto fail;
+	{
+		uint32_t next = 0;
+		for (int k = ps->n_lods - 1; k >= 0; k--) {
+			w.first_page[k] = next;
+			next += w.n_new[k];
+		}
+	}
+	if (build_quadtree(&w)) {
+		st = wb_fail(d, WB_EIO, NULL, "pack: out of memory");
+		goto fail;
+	}
+	uint64_t data_offset = 0;
+	st = build_tables(&w, meta, &t, &data_offset, d);
+	if (st != WB_OK)
+		goto fail;
+
+	st = wb_atomic_open(&at, path, d);
+	if (st != WB_OK)
+		goto fail;
+	{
+		static const unsigned char zeros[4096];
+		size_t pad = (size_t)(data_offset - t.len);
+		if (fwrite(t.p, 1, t.len, at.f) != t.len)
+			goto write_fail;
+		while (pad > 0) {
+			size_t k = pad < sizeof zeros ? pad : sizeof zeros;
+			if (fwrite(zeros, 1, k, at.f) != k)
+				goto write_fail;
+			pad -= k;
+		}
+		if (w.data.len &&
+		    fwrite(w.data.p, 1, w.data.len, at.f) != w.data.len)
+			goto write_fail;
+	}
+	st = wb_atomic_commit(&at, d);
+	if (st != WB_OK)
+		goto fail;
+	if (stats) {
+		memset(stats, 0, sizeof *stats);
+		for (int k = 0; k < ps->n_lods; k++)
+			for (long i = 0; i < (long)ps->lods[k].px * ps->lods[k].py;
+			     i++) {
+				int s = w.vat[k][i].state;
+				stats->pages_data += s == WTP_DATA;
+				stats->pages_flat += s == WTP_FLAT;
+				stats->pages_empty += s == WTP_EMPTY;
+			}
+		stats->pages_unique = (long)w.n_dir;
+		stats->file_bytes = (long long)(data_offset + w.data.len);
+		for (uint32_t i = 0; i < w.n_dir; i++) {
+			stats->raw_bytes += w.dir[i].raw;
+			stats->stored_bytes += w.dir[i].stored;
+		}
+	}
+	free(refs);
+	free(t.p);
+	writer_release(&w);
+	return WB_OK;
+
+write_fail:
+	st = wb_fail(d, WB_EIO, path, "cannot write the pack");
+	wb_atomic_abort(&at);
+fail:
+	free(refs);
+	free(t.p);
+	writer_release(&w);
+	return st;
+}
+
+void wb_pageset_free(struct wb_pageset *ps)
+{
+	if (!ps)
+		return;
+	for (int k = 0; ps->lods && k < ps->n_lods; k++) {
+		struct wb_lod_pages *l = &ps->lods[k];
+		if (!l->pages)
+			continue;
+		for (long i = 0; i < (long)l->px * l->py; i++) {
+			struct wb_page *p = &l->pages[i];
+			free(p->height);
+			free(p->flow);
+			free(p->material);
+			free(p->distance);
+			free(p->foam);
+		}
+		free(l->pages);
+	}
+	free(ps->lods);
+	memset(ps, 0, sizeof *ps);
+}
