@@ -1266,9 +1266,10 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 	if (!root || off < len) {
 		int line, col;
 		offset_to_linecol(text, len, off, &line, &col);
-		int show = off < len ? (int)strcspn(text + off, "\n\r") : 0;
-		if (show > 20)
-			show = 20;
+		int show = 0;
+		while (off + show < len && show < 20 && text[off + show] != '\n' &&
+		       text[off + show] != '\r' && text[off + show] != 0)
+			show++;
 		if (root)
 			wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
 				    "syntax error: unexpected text after the scene object");
