@@ -36,6 +36,7 @@ ifeq ($(OPENCL),1)
 FINAL_CFLAGS += -DWB_OPENCL=1 -DCL_TARGET_OPENCL_VERSION=120
 LIBS    += -lOpenCL
 BUILD  := $(BUILD)-cl
+BIN    := $(BIN)-cl
 endif
 
 ifneq ($(V),1)
@@ -44,10 +45,19 @@ endif
 
 LIB_SRC   = $(sort $(wildcard src/*.c))
 LIB_OBJ   = $(LIB_SRC:%.c=$(BUILD)/%.o)
+# OpenCL kernels (src/cl/*.cl) are embedded into the binary as C strings.
+CL_SRC    = $(sort $(wildcard src/cl/*.cl))
+ifeq ($(OPENCL),1)
+LIB_OBJ  += $(BUILD)/gen/cl_kernels.o
+endif
 LIB       = $(BUILD)/libwbake.a
 TOOL_SRC  = $(sort $(wildcard tools/*.c))
 PROGS     = $(BIN)/wbake $(TOOL_SRC:tools/%.c=$(BIN)/%)
+# tests/test_opencl*.c only build (and run) in OPENCL=1 builds.
 TEST_SRC  = $(sort $(wildcard tests/test_*.c))
+ifneq ($(OPENCL),1)
+TEST_SRC := $(filter-out tests/test_opencl%,$(TEST_SRC))
+endif
 TESTS     = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC = $(sort $(wildcard tests/bench_*.c))
 BENCHES   = $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -67,6 +77,12 @@ test-deps:
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(FINAL_CFLAGS) -c $< -o $@
+
+$(BUILD)/gen/cl_kernels.c: $(CL_SRC) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	$(Q)sh scripts/embed.sh $(CL_SRC) > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/cl_kernels.o: $(BUILD)/gen/cl_kernels.c
 	$(Q)$(CC) $(FINAL_CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
@@ -113,10 +129,21 @@ fuzz:
 	$(Q)$(MAKE) --no-print-directory $(FUZZERS)
 	@echo "fuzzers in build/fuzz/; run e.g. build/fuzz/fuzz_scene fuzz/corpus/fuzz_scene"
 
+# make test also builds the OpenCL path and runs its tests on PoCL (CPU).
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory $(PROGS) $(TESTS) $(REPLAYS)
-	$(Q)BUILD=$(BUILD) BIN=$(BIN) sh tests/run.sh
+ifneq ($(OPENCL),1)
+	$(Q)$(MAKE) --no-print-directory OPENCL=1 cl-tests
+endif
+	$(Q)BUILD=$(BUILD) BIN=$(BIN) CL_BUILD=$(BUILD)-cl CL_BIN=$(BIN)-cl sh tests/run.sh
 
+.PHONY: cl-tests
+cl-tests:
+	$(Q)$(MAKE) --no-print-directory $(PROGS) $(filter $(BUILD)/tests/test_opencl%,$(TESTS))
+
+ifneq ($(OPENCL),1)
+BENCHES := $(filter-out $(BUILD)/tests/bench_opencl%,$(BENCHES))
+endif
 bench: test-deps
 	$(Q)$(MAKE) --no-print-directory $(PROGS) $(BENCHES)
 	$(Q)for b in $(BENCHES); do $$b || exit 1; done

@@ -17,6 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef WB_OPENCL
+#include "cl.h"
+#endif
 #include "output.h"
 #include "solve.h"
 #include "util.h"

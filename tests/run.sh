@@ -13,7 +13,8 @@ failed=""
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-for t in "$BUILD"/tests/test_*; do
+CL_BUILD=${CL_BUILD:-$BUILD-cl}
+for t in "$BUILD"/tests/test_* "$CL_BUILD"/tests/test_opencl*; do
 	[ -x "$t" ] || continue
 	case $t in *.o|*.d) continue ;; esac
 	name=$(basename "$t")
