@@ -10,7 +10,7 @@
  * src/preview.h. Default LOD: the finest whose sides are at most 2048
  * pixels. Exit codes as wbake: 0 ok, 1 usage, 2 bad pack, 4 I/O error.
  */
-#define WTP_IMPLEMENTATION
+/* the reader's implementation is compiled into the library (pack.c) */
 #include "wtp.h"
 
 #include <errno.h>
