@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -740,6 +741,26 @@ static int is_png(const char *path, int w, int h, int bits)
 	return ok;
 }
 
+/* rm -r of a directory this test created */
+static void remove_tree(const char *path)
+{
+	DIR *dir = opendir(path);
+	if (dir) {
+		struct dirent *e;
+		while ((e = readdir(dir))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			char sub[1024];
+			snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+			remove_tree(sub);
+		}
+		closedir(dir);
+		rmdir(path);
+	} else {
+		unlink(path);
+	}
+}
+
 static void run_output(struct world *w, const char *dir, int threads,
 		       int extras, struct wb_output_summary *sum)
 {
@@ -868,6 +889,7 @@ static void test_output_deterministic(void **state)
 		}
 	assert_true(found);
 	world_free(&w);
+	remove_tree(base);
 }
 
 int main(void)
