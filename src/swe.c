@@ -1,0 +1,1105 @@
+/*
+ * swe.c - staggered-grid shallow-water solver (Chentanez & Mueller, "Real-time
+ * Simulation of Large Bodies of Water with Small Scale Details", SCA 2010;
+ * the GDC 2023 talk refs/000, "Runtime fluid simulation").
+ *
+ * Equations (h depth, H terrain, eta = h + H surface, u = (u, v)):
+ *   dh/dt + div(h u) = s                      (mass, s = sources/sinks)
+ *   du/dt + (u . grad) u = -g grad(eta) - g n^2 |u| u / h^(4/3)
+ * split into, per step of length dt (k = dt/dx):
+ *   1. height integration, mass-conservative with upwind depth:
+ *        h_ij -= k ((h~u)_{i+1/2,j} - (h~u)_{i-1/2,j}
+ *                 + (h~v)_{i,j+1/2} - (h~v)_{i,j-1/2})
+ *        (h~u)_{i+1/2} = u_{i+1/2} * (u > 0 ? h_i : h_{i+1})
+ *   2. velocity advection, semi-Lagrangian (x_back = x - dt u(x), bilinear)
+ *      or MacCormack (refs/001 appendix, with the sign of the correction
+ *      fixed: phi = phi^ + (phi^n - phi_back)/2, clamped to the departure
+ *      stencil);
+ *   3. pressure: u_{i+1/2} -= g k (eta'_{i+1} - eta'_i) with
+ *      eta' = max(eta, max(H_i, H_{i+1})): a cell whose surface lies below
+ *      the face's higher terrain pushes with the terrain, not its surface
+ *      (lake at rest over steps stays at rest; a free overfall accelerates
+ *      with the upstream depth only);
+ *   then friction (implicit Manning), velocity clamp |u| <= alpha dx/dt, and
+ *   walls: face i+1/2 is a wall (u = 0) when both cells are dry, or
+ *      h_i <= eps and H_i > H_{i+1} + h_{i+1}, or
+ *      h_{i+1} <= eps and H_{i+1} > H_i + h_i            (talk, corrected),
+ *   or when the higher surface reaches a blocker deck of either cell.
+ * Overshoot reduction (C&M): the upwind depth of a flux is reduced by
+ *   h_adj = max(0, (h_i + h_{i+1})/2 - h_avgmax), h_avgmax = beta dx^2/(g dt^2),
+ * active only with a user time step larger than the wave CFL allows.
+ * Adaptive dt: min(0.25 dx / max|u|, 0.5 dx / sqrt(g max h)); a user dt
+ * (sim.dt > 0) is capped by the first (it keeps upwind depths >= 0).
+ * Waterfalls and particles: swe_particles.c. Foam: foam.c.
+ *
+ * Indexing: see swe.h (padded grid, stride W = nx + 2, faces share the index
+ * of the cell to their east/south). Parallel over rows (OpenMP), reductions
+ * through per-row partials summed serially: byte-identical for any thread
+ * count.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "solve.h"
+#include "swe.h"
+#include "util.h"
+
+#ifndef CONS_MODE
+#define CONS_MODE 1
+#endif
+#define P(s, i, j) ((long)(i) + 1 + ((long)(j) + 1) * (long)(s)->W)
+
+static float *falloc(long n)
+{
+	return calloc((size_t)n, sizeof(float));
+}
+
+static inline float maxf(float a, float b)
+{
+	return a > b ? a : b;
+}
+
+static inline float minf(float a, float b)
+{
+	return a < b ? a : b;
+}
+
+/* Flux (m^2/s) through the face with velocity uf between cells of depth hl
+ * (west/north) and hr, upwind depth reduced by the overshoot term. Both
+ * cells of a face evaluate exactly this expression, so mass moves exactly. */
+static inline float face_flux(float uf, float hl, float hr, float hmax)
+{
+	float hup = uf > 0.0f ? hl : hr;
+	float hadj = maxf(0.0f, 0.5f * (hl + hr) - hmax);
+	return uf * maxf(hup - hadj, 0.0f);
+}
+
+struct face_par {
+	float gk, eps, umax, fric;
+};
+
+/* Pressure, friction, clamp and walls for one face whose advected velocity
+ * is ua; cells l (west/north) and r. *nclamp counts clamps. */
+static inline float face_finish(float ua, float hl, float hr, float Hl,
+				float Hr, float bbl, float bbr,
+				const struct face_par *fp, int *nclamp)
+{
+	float el = hl + Hl, er = hr + Hr;
+	float zf = maxf(Hl, Hr);
+	float grad = maxf(er, zf) - maxf(el, zf);
+	float un = ua - fp->gk * grad;
+	if (fp->fric > 0.0f) {
+		float hf = maxf(0.5f * (hl + hr), fp->eps);
+		un = un / (1.0f + fp->fric * fabsf(un) / (hf * cbrtf(hf)));
+	}
+	int c = (un > fp->umax) | (un < -fp->umax);
+	*nclamp += c;
+	un = minf(maxf(un, -fp->umax), fp->umax);
+	int dl = hl <= fp->eps, dr = hr <= fp->eps;
+	int wall = (dl & dr) | (dl & (Hl > er)) | (dr & (Hr > el)) |
+		   (maxf(el, er) >= minf(bbl, bbr));
+	return wall ? 0.0f : un;
+}
+
+/* ---- ghost cells and boundary faces ------------------------------------ */
+
+static float ghost_depth(const struct swe_ctx *s, const struct wb_edge *e,
+			 float hin, float Hg)
+{
+	switch (e->kind) {
+	case WB_EDGE_INFLOW:
+		if (e->depth > 0)
+			return (float)e->depth;
+		if (e->has_level)
+			return maxf(0.0f, (float)e->level - Hg);
+		if (e->discharge > 0) {
+			float hc = (float)cbrt(e->discharge * e->discharge / s->g);
+			return maxf(hin, hc);
+		}
+		return hin;
+	case WB_EDGE_LEVEL:
+		return maxf(0.0f, (float)e->level - Hg);
+	default:
+		return hin;
+	}
+}
+
+/* Fill the ghost ring of a cell field f (h or H) from the edge kinds. For
+ * H (is_h = 0) every kind copies the neighbour (periodic: the opposite). */
+static void fill_ghosts(const struct swe_ctx *s, float *f, int is_h)
+{
+	const int nx = s->nx, ny = s->ny;
+	const struct wb_edge *E = s->r->edges;
+	for (int j = 0; j < ny; j++) {
+		long gw = P(s, -1, j), ge = P(s, nx, j);
+		float iw = f[P(s, 0, j)], ie = f[P(s, nx - 1, j)];
+		if (E[WB_WEST].kind == WB_EDGE_PERIODIC) {
+			f[gw] = ie;
+			f[ge] = iw;
+			continue;
+		}
+		f[gw] = is_h ? ghost_depth(s, &E[WB_WEST], iw, s->H[gw]) : iw;
+		f[ge] = is_h ? ghost_depth(s, &E[WB_EAST], ie, s->H[ge]) : ie;
+	}
+	for (int i = -1; i <= nx; i++) {
+		/* i = -1 and nx are corners: copy the row's (ghost) end */
+		int inside = i >= 0 && i < nx;
+		long gn = P(s, i, -1), gs = P(s, i, ny);
+		float in = f[P(s, i, 0)], is = f[P(s, i, ny - 1)];
+		if (E[WB_NORTH].kind == WB_EDGE_PERIODIC) {
+			f[gn] = is;
+			f[gs] = in;
+			continue;
+		}
+		f[gn] = is_h && inside ?
+				ghost_depth(s, &E[WB_NORTH], in, s->H[gn]) : in;
+		f[gs] = is_h && inside ?
+				ghost_depth(s, &E[WB_SOUTH], is, s->H[gs]) : is;
+	}
+}
+
+/* Velocity on one boundary face. 'sign' is +1 where the interior lies on
+ * the +x/+y side (west, north), -1 on east/south. uold is the face's value
+ * before this step, uin the adjacent interior face's new value, hg the
+ * ghost depth; l/r are the cells west/north and east/south of the face. */
+static float bc_face(const struct swe_ctx *s, const struct wb_edge *e,
+		     int sign, float uold, float uin, long l, long r,
+		     float hg, const float *h, const struct face_par *fp,
+		     int *nclamp)
+{
+	switch (e->kind) {
+	case WB_EDGE_WALL:
+		return 0.0f;
+	case WB_EDGE_OPEN:
+		/* zero gradient, outflow only */
+		return sign > 0 ? minf(uin, 0.0f) : maxf(uin, 0.0f);
+	case WB_EDGE_INFLOW: {
+		float vel = e->velocity > 0 ? (float)e->velocity :
+			    hg > 0.0f ? (float)e->discharge / hg : 0.0f;
+		return (float)sign * vel;
+	}
+	case WB_EDGE_LEVEL:
+	case WB_EDGE_PERIODIC:
+	default:
+		return face_finish(uold, h[l], h[r], s->H[l], s->H[r], s->bb[l],
+				   s->bb[r], fp, nclamp);
+	}
+}
+
+static void set_bc_faces(struct swe_ctx *s, const float *uold,
+			 const float *vold, float *un, float *vn,
+			 const float *h, const struct face_par *fp)
+{
+	const int nx = s->nx, ny = s->ny;
+	const long W = s->W;
+	const struct wb_edge *E = s->r->edges;
+	int ncl = 0;
+	for (int j = 0; j < ny; j++) {
+		long fw = P(s, 0, j), fe = P(s, nx, j);
+		un[fw] = bc_face(s, &E[WB_WEST], 1, uold[fw],
+				 nx > 1 ? un[fw + 1] : uold[fw + 1], fw - 1, fw,
+				 h[fw - 1], h, fp, &ncl);
+		if (E[WB_WEST].kind == WB_EDGE_PERIODIC)
+			un[fe] = un[fw];
+		else
+			un[fe] = bc_face(s, &E[WB_EAST], -1, uold[fe],
+					 nx > 1 ? un[fe - 1] : uold[fe - 1],
+					 fe - 1, fe, h[fe], h, fp, &ncl);
+	}
+	for (int i = 0; i < nx; i++) {
+		long fn = P(s, i, 0), fs = P(s, i, ny);
+		vn[fn] = bc_face(s, &E[WB_NORTH], 1, vold[fn],
+				 ny > 1 ? vn[fn + W] : vold[fn + W], fn - W, fn,
+				 h[fn - W], h, fp, &ncl);
+		if (E[WB_NORTH].kind == WB_EDGE_PERIODIC)
+			vn[fs] = vn[fn];
+		else
+			vn[fs] = bc_face(s, &E[WB_SOUTH], -1, vold[fs],
+					 ny > 1 ? vn[fs - W] : vold[fs - W],
+					 fs - W, fs, h[fs], h, fp, &ncl);
+	}
+	s->clamped += ncl;
+}
+
+/* ---- passes ------------------------------------------------------------- */
+
+/* 1. height integration of row j into h1; returns the row's float sum of
+ * h1 (NaN check). */
+static float height_row(const struct swe_ctx *s, int j, float k, float hmax)
+{
+	const long W = s->W;
+	const float *restrict h = s->h;
+	const float *restrict u = s->u;
+	const float *restrict v = s->v;
+	float *restrict h1 = s->h1;
+	long c0 = P(s, 0, j);
+	float sum = 0.0f;
+	for (long c = c0; c < c0 + s->nx; c++) {
+		float fw = face_flux(u[c], h[c - 1], h[c], hmax);
+		float fe = face_flux(u[c + 1], h[c], h[c + 1], hmax);
+		float fn = face_flux(v[c], h[c - W], h[c], hmax);
+		float fs = face_flux(v[c + W], h[c], h[c + W], hmax);
+		float hn = h[c] - k * ((fe - fw) + (fs - fn));
+		sum += hn; /* before the clamp, which would hide a NaN */
+		h1[c] = hn < 0.0f ? 0.0f : hn; /* keeps a NaN for the report */
+	}
+	return sum;
+}
+
+/* Wet/dry front: on a face with one wet cell, the advected velocity is at
+ * least the one of the face behind it on the wet side when that one points
+ * at the dry cell (zero-gradient extrapolation into the dry region). Plain
+ * semi-Lagrangian advection would sample the zero velocities of dry faces
+ * and hold the front back. ub/uf: faces behind l / beyond r. */
+static inline float front_extrapolate(float ua, float hl, float hr, float ub,
+				      float uf, float eps)
+{
+	int wl = hl > eps, wr = hr > eps;
+	if (wl & !wr & (ub > 0.0f))
+		return maxf(ua, ub);
+	if (wr & !wl & (uf < 0.0f))
+		return minf(ua, uf);
+	return ua;
+}
+
+/* Bilinear sample of a face field at fractional face coordinates; b is the
+ * padded index of the lower-left sample. */
+static inline float bilin(const float *f, long b, long W, float tx, float ty)
+{
+	float a = f[b] + tx * (f[b + 1] - f[b]);
+	float c = f[b + W] + tx * (f[b + W + 1] - f[b + W]);
+	return a + ty * (c - a);
+}
+
+static inline float clampf(float x, float lo, float hi)
+{
+	return minf(maxf(x, lo), hi);
+}
+
+struct row_out {
+	float umax, hmax, asum;
+	int nclamp;
+};
+
+/* 2+3 for the u faces of row j (interior faces i = 1..nx-1): advect
+ * (semi-Lagrangian, or the MacCormack correction of s->ut), then finish.
+ * mode 0: SL + finish into u1; 1: SL forward estimate into ut only;
+ * 2: MacCormack backward + correction + finish into u1. */
+static void u_row(struct swe_ctx *s, int j, float k, int mode,
+		  const struct face_par *fp, struct row_out *ro)
+{
+	const long W = s->W;
+	const int nx = s->nx, ny = s->ny;
+	const float *restrict u = s->u;
+	const float *restrict v = s->v;
+	const float *restrict h0 = s->h;
+	const float hcap = s->hmax_step;
+	const float *restrict h = s->h1;
+	const float *restrict H = s->H;
+	const float *restrict bb = s->bb;
+	const float *restrict ut = s->ut;
+	float *restrict out = mode == 1 ? s->ut : s->u1;
+	const float fimax = (float)nx, fjmax = (float)(ny - 1);
+	const int i0max = nx - 1, j0max = ny >= 2 ? ny - 2 : 0;
+	float umax = 0.0f, asum = 0.0f, hm = 0.0f;
+	int ncl = 0;
+	long base = P(s, 0, j);
+	for (int i = 1; i < nx; i++) {
+		long c = base + i;
+		float uc = u[c];
+		float va = 0.25f * (v[c - 1] + v[c] + v[c - 1 + W] + v[c + W]);
+		float fi = clampf((float)i - uc * k, 0.0f, fimax);
+		float fj = clampf((float)j - va * k, 0.0f, fjmax);
+		int i0 = (int)fi, j0 = (int)fj;
+		i0 = i0 < i0max ? i0 : i0max;
+		j0 = j0 < j0max ? j0 : j0max;
+		float tx = fi - (float)i0, ty = fj - (float)j0;
+		long b = (long)i0 + 1 + ((long)j0 + 1) * W;
+		float ua;
+		if (mode == 0) {
+			ua = bilin(u, b, W, tx, ty);
+		} else if (mode == 1) {
+			out[c] = bilin(u, b, W, tx, ty);
+			continue;
+		} else {
+			/* backward step from the forward estimate */
+			float gi = clampf((float)i + uc * k, 0.0f, fimax);
+			float gj = clampf((float)j + va * k, 0.0f, fjmax);
+			int k0 = (int)gi, l0 = (int)gj;
+			k0 = k0 < i0max ? k0 : i0max;
+			l0 = l0 < j0max ? l0 : j0max;
+			long bb2 = (long)k0 + 1 + ((long)l0 + 1) * W;
+			float back = bilin(ut, bb2, W, gi - (float)k0,
+					   gj - (float)l0);
+			float corr = ut[c] + 0.5f * (uc - back);
+			float lo = minf(minf(u[b], u[b + 1]),
+					minf(u[b + W], u[b + W + 1]));
+			float hi = maxf(maxf(u[b], u[b + 1]),
+					maxf(u[b + W], u[b + W + 1]));
+			ua = clampf(corr, lo, hi);
+		}
+		if (CONS_MODE == 2 || (CONS_MODE == 1 && u[c - 1] > u[c + 1])) {
+			float hf = 0.5f * (h[c - 1] + h[c]);
+			if (hf > fp->eps) {
+				float fm = face_flux(u[c - 1], h0[c - 2], h0[c - 1], hcap);
+				float f0 = face_flux(uc, h0[c - 1], h0[c], hcap);
+				float fq = face_flux(u[c + 1], h0[c], h0[c + 1], hcap);
+				float gn = 0.5f * (face_flux(v[c - 1], h0[c - 1 - W], h0[c - 1], hm) +
+						   face_flux(v[c], h0[c - W], h0[c], hm));
+				float gs = 0.5f * (face_flux(v[c - 1 + W], h0[c - 1], h0[c - 1 + W], hm) +
+						   face_flux(v[c + W], h0[c], h0[c + W], hm));
+				float ql = 0.5f * (fm + f0), qr = 0.5f * (f0 + fq);
+				float ul = ql > 0.0f ? u[c - 1] : uc;
+				float ur = qr > 0.0f ? uc : u[c + 1];
+				float un_ = gn > 0.0f ? u[c - W] : uc;
+				float us_ = gs > 0.0f ? uc : u[c + W];
+				float adv = (qr * ur - ql * ul - uc * (qr - ql)) +
+					    (gs * us_ - gn * un_ - uc * (gs - gn));
+				ua = uc - k * adv / hf;
+			}
+		}
+		ua = front_extrapolate(ua, h[c - 1], h[c], u[c - 1], u[c + 1],
+				       fp->eps);
+		float un = face_finish(ua, h[c - 1], h[c], H[c - 1], H[c],
+				       bb[c - 1], bb[c], fp, &ncl);
+		out[c] = un;
+		umax = maxf(umax, fabsf(un));
+		asum += fabsf(un);
+	}
+	if (mode != 1) {
+		for (long c = base; c < base + nx; c++)
+			hm = maxf(hm, h[c]);
+	}
+	ro->umax = umax;
+	ro->asum = asum;
+	ro->hmax = hm;
+	ro->nclamp = ncl;
+}
+
+/* The same for the v faces of row j (faces between rows j-1 and j,
+ * j = 1..ny-1). */
+static void v_row(struct swe_ctx *s, int j, float k, int mode,
+		  const struct face_par *fp, struct row_out *ro)
+{
+	const long W = s->W;
+	const int nx = s->nx, ny = s->ny;
+	const float *restrict u = s->u;
+	const float *restrict v = s->v;
+	const float *restrict h0 = s->h;
+	const float hcap = s->hmax_step;
+	const float *restrict h = s->h1;
+	const float *restrict H = s->H;
+	const float *restrict bb = s->bb;
+	const float *restrict vt = s->vt;
+	float *restrict out = mode == 1 ? s->vt : s->v1;
+	const float fimax = (float)(nx - 1), fjmax = (float)ny;
+	const int i0max = nx >= 2 ? nx - 2 : 0, j0max = ny - 1;
+	float umax = 0.0f, asum = 0.0f;
+	int ncl = 0;
+	long base = P(s, 0, j);
+	for (int i = 0; i < nx; i++) {
+		long c = base + i;
+		float vc = v[c];
+		float ua = 0.25f * (u[c] + u[c + 1] + u[c - W] + u[c - W + 1]);
+		float fi = clampf((float)i - ua * k, 0.0f, fimax);
+		float fj = clampf((float)j - vc * k, 0.0f, fjmax);
+		int i0 = (int)fi, j0 = (int)fj;
+		i0 = i0 < i0max ? i0 : i0max;
+		j0 = j0 < j0max ? j0 : j0max;
+		float tx = fi - (float)i0, ty = fj - (float)j0;
+		long b = (long)i0 + 1 + ((long)j0 + 1) * W;
+		float va;
+		if (mode == 0) {
+			va = bilin(v, b, W, tx, ty);
+		} else if (mode == 1) {
+			out[c] = bilin(v, b, W, tx, ty);
+			continue;
+		} else {
+			float gi = clampf((float)i + ua * k, 0.0f, fimax);
+			float gj = clampf((float)j + vc * k, 0.0f, fjmax);
+			int k0 = (int)gi, l0 = (int)gj;
+			k0 = k0 < i0max ? k0 : i0max;
+			l0 = l0 < j0max ? l0 : j0max;
+			long bb2 = (long)k0 + 1 + ((long)l0 + 1) * W;
+			float back = bilin(vt, bb2, W, gi - (float)k0,
+					   gj - (float)l0);
+			float corr = vt[c] + 0.5f * (vc - back);
+			float lo = minf(minf(v[b], v[b + 1]),
+					minf(v[b + W], v[b + W + 1]));
+			float hi = maxf(maxf(v[b], v[b + 1]),
+					maxf(v[b + W], v[b + W + 1]));
+			va = clampf(corr, lo, hi);
+		}
+		if (CONS_MODE == 2 || (CONS_MODE == 1 && v[c - W] > v[c + W])) {
+			float hf = 0.5f * (h[c - W] + h[c]);
+			if (hf > fp->eps) {
+				float fm = face_flux(v[c - W], h0[c - 2 * W], h0[c - W], hcap);
+				float f0 = face_flux(vc, h0[c - W], h0[c], hcap);
+				float fq = face_flux(v[c + W], h0[c], h0[c + W], hcap);
+				float gw = 0.5f * (face_flux(u[c - W], h0[c - W - 1], h0[c - W], hcap) +
+						   face_flux(u[c], h0[c - 1], h0[c], hcap));
+				float ge = 0.5f * (face_flux(u[c - W + 1], h0[c - W], h0[c - W + 1], hcap) +
+						   face_flux(u[c + 1], h0[c], h0[c + 1], hcap));
+				float ql = 0.5f * (fm + f0), qr = 0.5f * (f0 + fq);
+				float vl = ql > 0.0f ? v[c - W] : vc;
+				float vr = qr > 0.0f ? vc : v[c + W];
+				float vw = gw > 0.0f ? v[c - 1] : vc;
+				float ve = ge > 0.0f ? vc : v[c + 1];
+				float adv = (qr * vr - ql * vl - vc * (qr - ql)) +
+					    (ge * ve - gw * vw - vc * (ge - gw));
+				va = vc - k * adv / hf;
+			}
+		}
+		va = front_extrapolate(va, h[c - W], h[c], v[c - W], v[c + W],
+				       fp->eps);
+		float vn = face_finish(va, h[c - W], h[c], H[c - W], H[c],
+				       bb[c - W], bb[c], fp, &ncl);
+		out[c] = vn;
+		umax = maxf(umax, fabsf(vn));
+		asum += fabsf(vn);
+	}
+	ro->umax = umax;
+	ro->asum = asum;
+	ro->hmax = 0.0f;
+	ro->nclamp = ncl;
+}
+
+/* ---- set-up -------------------------------------------------------------- */
+
+static int list_add(struct swe_cell_list *l, long *cap, long c, float val)
+{
+	if (l->n == *cap) {
+		long nc = *cap ? *cap * 2 : 64;
+		long *a = realloc(l->c, (size_t)nc * sizeof(*a));
+		if (!a)
+			return -1;
+		l->c = a;
+		float *b = realloc(l->val, (size_t)nc * sizeof(*b));
+		if (!b)
+			return -1;
+		l->val = b;
+		*cap = nc;
+	}
+	l->c[l->n] = c;
+	l->val[l->n] = val;
+	l->n++;
+	return 0;
+}
+
+static void list_free(struct swe_cell_list *l)
+{
+	free(l->c);
+	free(l->val);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Modifier faces: relaxation rate and target are the averages of the two
+ * cells (faces with rate 0 skipped). */
+static int build_modifier_lists(struct swe_ctx *s)
+{
+	const struct wb_raster *r = s->r;
+	const int nx = s->nx, ny = s->ny;
+	long cu = 0, cv = 0, nu = 0, nv = 0;
+	if (!r->mod_k)
+		return 0;
+	float *tu = NULL, *tv = NULL;
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i <= nx; i++) {
+			int a = i > 0 ? i - 1 : 0, b = i < nx ? i : nx - 1;
+			long ia = a + (long)j * nx, ib = b + (long)j * nx;
+			float kk = 0.5f * (r->mod_k[ia] + r->mod_k[ib]);
+			if (!(kk > 0.0f))
+				continue;
+			if (list_add(&s->mod_u, &cu, P(s, i, j), kk))
+				return -1;
+			if (nu == 0 || s->mod_u.n > nu) {
+				nu = cu;
+				float *t = realloc(tu, (size_t)nu * sizeof(*t));
+				if (!t)
+					return -1;
+				tu = t;
+			}
+			tu[s->mod_u.n - 1] = 0.5f * (r->mod_u[ia] + r->mod_u[ib]);
+		}
+	for (int j = 0; j <= ny; j++)
+		for (int i = 0; i < nx; i++) {
+			int a = j > 0 ? j - 1 : 0, b = j < ny ? j : ny - 1;
+			long ia = i + (long)a * nx, ib = i + (long)b * nx;
+			float kk = 0.5f * (r->mod_k[ia] + r->mod_k[ib]);
+			if (!(kk > 0.0f))
+				continue;
+			if (list_add(&s->mod_v, &cv, P(s, i, j), kk))
+				return -1;
+			if (nv == 0 || s->mod_v.n > nv) {
+				nv = cv;
+				float *t = realloc(tv, (size_t)nv * sizeof(*t));
+				if (!t)
+					return -1;
+				tv = t;
+			}
+			tv[s->mod_v.n - 1] = 0.5f * (r->mod_v[ia] + r->mod_v[ib]);
+		}
+	s->mod_tu = tu;
+	s->mod_tv = tv;
+	return 0;
+}
+
+double swe_grid_volume(const struct swe_ctx *s)
+{
+	double vol = 0.0;
+	for (int j = 0; j < s->ny; j++) {
+		double row = 0.0;
+		const float *h = s->h + P(s, 0, j);
+		for (int i = 0; i < s->nx; i++)
+			row += (double)h[i];
+		vol += row;
+	}
+	return vol * s->dx * s->dx;
+}
+
+/* Apply fixed-level cells to h, with the volume change booked. */
+static void apply_fixed(struct swe_ctx *s, float *h)
+{
+	for (long n = 0; n < s->fixed.n; n++) {
+		long c = s->fixed.c[n];
+		float t = maxf(0.0f, s->fixed.val[n] - s->H[c]);
+		double dv = ((double)t - (double)h[c]) * s->dx * s->dx;
+		if (dv > 0)
+			s->vol_in += dv;
+		else
+			s->vol_out -= dv;
+		h[c] = t;
+	}
+}
+
+static void next_dt(struct swe_ctx *s, float umax, float hmax)
+{
+	double dx = s->dx;
+	for (long n = 0; n < s->mod_u.n; n++)
+		umax = maxf(umax, fabsf(s->mod_tu[n]));
+	for (long n = 0; n < s->mod_v.n; n++)
+		umax = maxf(umax, fabsf(s->mod_tv[n]));
+	double dta = umax > 0 ? SWE_CFL_ADV * dx / umax : INFINITY;
+	double hw = hmax > 1e-3 ? hmax : 1e-3;
+	double dtw = SWE_CFL_WAVE * dx / sqrt(s->g * hw);
+	double dt;
+	if (s->sim.dt > 0)
+		dt = fmin(s->sim.dt, dta);
+	else
+		dt = fmin(dta, dtw);
+	s->dt = dt;
+}
+
+static void initial_dt(struct swe_ctx *s)
+{
+	float umax = 0.0f, hmax = 0.0f;
+	for (long c = 0; c < s->ncell; c++) {
+		umax = maxf(umax, maxf(fabsf(s->u[c]), fabsf(s->v[c])));
+		hmax = maxf(hmax, s->h[c]);
+	}
+	next_dt(s, umax, hmax);
+}
+
+enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
+			const struct wb_sim *sim, int threads,
+			struct wb_diags *d)
+{
+	memset(s, 0, sizeof(*s));
+	if (!r || r->nx < 1 || r->ny < 1 || !(r->dx > 0) || !r->z || !r->h0)
+		return wb_fail(d, WB_EINPUT, NULL,
+			       "swe: raster is empty or has no terrain/depth");
+	if ((r->edges[WB_WEST].kind == WB_EDGE_PERIODIC) !=
+	    (r->edges[WB_EAST].kind == WB_EDGE_PERIODIC) ||
+	    (r->edges[WB_NORTH].kind == WB_EDGE_PERIODIC) !=
+	    (r->edges[WB_SOUTH].kind == WB_EDGE_PERIODIC))
+		return wb_fail(d, WB_EINPUT, NULL,
+			       "swe: periodic edges must come in pairs (west/east, north/south)");
+	if (!(sim->dt >= 0) || !(sim->dry_depth >= 0) || !(sim->manning >= 0))
+		return wb_fail(d, WB_EINPUT, NULL,
+			       "swe: dt, dry_depth and manning must be >= 0");
+	s->r = r;
+	s->sim = *sim;
+	s->threads = threads;
+	s->nx = r->nx;
+	s->ny = r->ny;
+	s->W = r->nx + 2;
+	s->ncell = (long)s->W * (r->ny + 2);
+	s->dx = r->dx;
+	s->g = WB_GRAVITY;
+	s->bad_cell = -1;
+	long nc = s->ncell;
+	s->h = falloc(nc);
+	s->h1 = falloc(nc);
+	s->H = falloc(nc);
+	s->u = falloc(nc);
+	s->v = falloc(nc);
+	s->u1 = falloc(nc);
+	s->v1 = falloc(nc);
+	s->usnap = falloc(nc);
+	s->vsnap = falloc(nc);
+	s->bb = falloc(nc);
+	if (sim->maccormack) {
+		s->ut = falloc(nc);
+		s->vt = falloc(nc);
+	}
+	s->foam_on = sim->foam_trapped > 0 || sim->foam_steep > 0;
+	if (s->foam_on) {
+		s->foam = falloc(nc);
+		s->foam1 = falloc(nc);
+	}
+	int rows = r->ny + 2;
+	s->row_d = calloc((size_t)rows, sizeof(double));
+	s->row_d2 = calloc((size_t)rows, sizeof(double));
+	s->row_f = calloc((size_t)rows, sizeof(float));
+	s->row_f2 = calloc((size_t)rows, sizeof(float));
+	s->row_l = calloc((size_t)rows, sizeof(long));
+	if (!s->h || !s->h1 || !s->H || !s->u || !s->v || !s->u1 || !s->v1 ||
+	    !s->usnap || !s->vsnap || !s->bb ||
+	    (sim->maccormack && (!s->ut || !s->vt)) ||
+	    (s->foam_on && (!s->foam || !s->foam1)) || !s->row_d ||
+	    !s->row_d2 || !s->row_f || !s->row_f2 || !s->row_l)
+		goto oom;
+	for (long c = 0; c < nc; c++)
+		s->bb[c] = INFINITY;
+	long csrc = 0, cfix = 0, csink = 0;
+	for (int j = 0; j < s->ny; j++)
+		for (int i = 0; i < s->nx; i++) {
+			long q = i + (long)j * s->nx, c = P(s, i, j);
+			if (!isfinite(r->z[q]) || !isfinite(r->h0[q])) {
+				swe_release(s);
+				return wb_fail(d, WB_EINPUT, NULL,
+					       "swe: non-finite terrain or depth at cell (%d, %d)",
+					       i, j);
+			}
+			s->H[c] = r->z[q];
+			s->h[c] = r->h0[q] > 0 ? r->h0[q] : 0.0f;
+			if (r->block_bot && r->block_bot[q] < INFINITY)
+				s->bb[c] = r->block_bot[q];
+			uint8_t fl = r->flags ? r->flags[q] : 0;
+			int bad = 0;
+			if ((fl & WB_CELL_FIXED) && r->fixed_level)
+				bad |= list_add(&s->fixed, &cfix, c,
+						r->fixed_level[q]);
+			else if (r->src && r->src[q] != 0.0f)
+				bad |= list_add(&s->src, &csrc, c, r->src[q]);
+			if (fl & WB_CELL_SINK_ALL)
+				bad |= list_add(&s->sink, &csink, c, 0.0f);
+			if (bad)
+				goto oom;
+		}
+	fill_ghosts(s, s->H, 0);
+	/* corners of H: copy the nearest ghost so every read is finite */
+	if (build_modifier_lists(s))
+		goto oom;
+	apply_fixed(s, s->h);
+	s->vol_in = s->vol_out = 0.0;
+	fill_ghosts(s, s->h, 1);
+	/* inflow faces start at their velocity */
+	{
+		struct face_par fp = { 0.0f, (float)fmax(sim->dry_depth, 1e-9),
+				       INFINITY, 0.0f };
+		memcpy(s->u1, s->u, (size_t)nc * sizeof(float));
+		memcpy(s->v1, s->v, (size_t)nc * sizeof(float));
+		set_bc_faces(s, s->u, s->v, s->u1, s->v1, s->h, &fp);
+		memcpy(s->u, s->u1, (size_t)nc * sizeof(float));
+		memcpy(s->v, s->v1, (size_t)nc * sizeof(float));
+		s->clamped = 0;
+	}
+	if (swe_falls_find(s))
+		goto oom;
+	s->vol_initial = swe_grid_volume(s);
+	initial_dt(s);
+	return WB_OK;
+oom:
+	swe_release(s);
+	return wb_fail(d, WB_EIO, NULL, "swe: out of memory for a %dx%d grid",
+		       r->nx, r->ny);
+}
+
+void swe_release(struct swe_ctx *s)
+{
+	if (!s)
+		return;
+	float **f[] = { &s->h, &s->h1, &s->H, &s->u, &s->v, &s->u1, &s->v1,
+			&s->ut, &s->vt, &s->usnap, &s->vsnap, &s->bb,
+			&s->foam, &s->foam1, &s->mod_tu, &s->mod_tv,
+			&s->row_f, &s->row_f2 };
+	for (size_t n = 0; n < sizeof(f) / sizeof(f[0]); n++) {
+		free(*f[n]);
+		*f[n] = NULL;
+	}
+	free(s->row_d);
+	free(s->row_d2);
+	free(s->row_l);
+	list_free(&s->src);
+	list_free(&s->fixed);
+	list_free(&s->sink);
+	list_free(&s->mod_u);
+	list_free(&s->mod_v);
+	free(s->falls);
+	free(s->dep_v);
+	free(s->dep_pu);
+	free(s->dep_pv);
+	free(s->dep_list);
+	swe_particles_release(&s->P);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- one step ------------------------------------------------------------ */
+
+/* Boundary fluxes of this step's height integration, booked as in/out. */
+static void book_edges(struct swe_ctx *s, float hmax)
+{
+	const int nx = s->nx, ny = s->ny;
+	const long W = s->W;
+	const float *h = s->h, *u = s->u, *v = s->v;
+	const struct wb_edge *E = s->r->edges;
+	double fac = s->dt * s->dx, in = 0.0, out = 0.0;
+	if (E[WB_WEST].kind != WB_EDGE_PERIODIC)
+		for (int j = 0; j < ny; j++) {
+			long fw = P(s, 0, j), fe = P(s, nx, j);
+			double a = face_flux(u[fw], h[fw - 1], h[fw], hmax);
+			double b = face_flux(u[fe], h[fe - 1], h[fe], hmax);
+			if (a > 0) in += a; else out -= a;
+			if (b > 0) out += b; else in -= b;
+		}
+	if (E[WB_NORTH].kind != WB_EDGE_PERIODIC)
+		for (int i = 0; i < nx; i++) {
+			long fn = P(s, i, 0), fs = P(s, i, ny);
+			double a = face_flux(v[fn], h[fn - W], h[fn], hmax);
+			double b = face_flux(v[fs], h[fs - W], h[fs], hmax);
+			if (a > 0) in += a; else out -= a;
+			if (b > 0) out += b; else in -= b;
+		}
+	s->vol_in += in * fac;
+	s->vol_out += out * fac;
+}
+
+static void apply_sources(struct swe_ctx *s, float *h)
+{
+	double a = s->dx * s->dx;
+	for (long n = 0; n < s->src.n; n++) {
+		long c = s->src.c[n];
+		float hn = maxf(0.0f, h[c] + s->src.val[n] * (float)s->dt);
+		double dv = ((double)hn - (double)h[c]) * a;
+		if (dv > 0)
+			s->vol_in += dv;
+		else
+			s->vol_out -= dv;
+		h[c] = hn;
+	}
+	apply_fixed(s, h);
+	for (long n = 0; n < s->sink.n; n++) {
+		long c = s->sink.c[n];
+		s->vol_out += (double)h[c] * a;
+		h[c] = 0.0f;
+	}
+}
+
+/* Modifiers relax the current face velocities toward their targets. */
+static void apply_modifiers(struct swe_ctx *s)
+{
+	for (long n = 0; n < s->mod_u.n; n++) {
+		long c = s->mod_u.c[n];
+		float w = 1.0f - expf(-s->mod_u.val[n] * (float)s->dt);
+		s->u[c] += w * (s->mod_tu[n] - s->u[c]);
+	}
+	for (long n = 0; n < s->mod_v.n; n++) {
+		long c = s->mod_v.c[n];
+		float w = 1.0f - expf(-s->mod_v.val[n] * (float)s->dt);
+		s->v[c] += w * (s->mod_tv[n] - s->v[c]);
+	}
+}
+
+static enum wb_status diverged(struct swe_ctx *s, struct wb_diags *d,
+			       const char *what, const float *f, int jrow)
+{
+	int bi = 0, bj = jrow;
+	for (int i = 0; i <= s->nx; i++) {
+		float x = f[P(s, i, jrow)];
+		if (!isfinite(x)) {
+			bi = i < s->nx ? i : s->nx - 1;
+			break;
+		}
+	}
+	double x = s->r->origin[0] + (bi + 0.5) * s->dx;
+	double y = s->r->origin[1] + (bj + 0.5) * s->dx;
+	s->bad_cell = bi + (long)bj * s->nx;
+	return wb_fail(d, WB_ESIM, NULL,
+		       "swe: diverged at step %ld (t = %.6g s, dt = %.3g s): "
+		       "non-finite %s at cell (%d, %d), world (%.2f, %.2f) m",
+		       s->step, s->t, s->dt, what, bi, bj, x, y);
+}
+
+enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
+{
+	const int nx = s->nx, ny = s->ny;
+	const float k = (float)(s->dt / s->dx);
+	const double dt = s->dt;
+	/* h_avgmax; effectively infinite under the wave CFL */
+	const float hmax = (float)(SWE_OVERSHOOT_BETA * s->dx * s->dx /
+				   (s->g * dt * dt));
+	int T = s->threads;
+
+	s->hmax_step = hmax;
+	apply_modifiers(s);
+	swe_falls_activate(s);
+
+	/* 1. height integration */
+	float *rs = s->row_f;
+#pragma omp parallel for schedule(static) num_threads(T)
+	for (int j = 0; j < ny; j++)
+		rs[j] = height_row(s, j, k, hmax);
+	for (int j = 0; j < ny; j++)
+		if (!isfinite(rs[j]))
+			return diverged(s, d, "depth", s->h1, j);
+	book_edges(s, hmax);
+	swe_falls_emit(s);
+	apply_sources(s, s->h1);
+	if (s->P.n > 0 || s->n_falls > 0)
+		swe_particles_step(s);
+	fill_ghosts(s, s->h1, 1);
+
+	/* 2 + 3. advection, pressure, friction, clamp, walls */
+	struct face_par fp;
+	fp.gk = (float)(s->g * dt / s->dx);
+	fp.eps = (float)fmax(s->sim.dry_depth, 1e-9);
+	fp.umax = (float)(SWE_VEL_ALPHA * s->dx / dt);
+	fp.fric = (float)(s->g * s->sim.manning * s->sim.manning * dt);
+	struct row_out *ro = malloc(sizeof(*ro) * (size_t)(2 * ny + 2));
+	if (!ro)
+		return wb_fail(d, WB_EIO, NULL, "swe: out of memory");
+	int mc = s->sim.maccormack != 0;
+	if (mc) {
+		const long W = s->W;
+		/* boundary faces of the forward estimate hold the old values */
+		for (int j = 0; j < ny; j++) {
+			s->ut[P(s, 0, j)] = s->u[P(s, 0, j)];
+			s->ut[P(s, nx, j)] = s->u[P(s, nx, j)];
+		}
+		for (int i = 0; i < nx; i++) {
+			s->vt[P(s, i, 0)] = s->v[P(s, i, 0)];
+			s->vt[P(s, i, ny)] = s->v[P(s, i, ny)];
+		}
+		(void)W;
+#pragma omp parallel for schedule(static) num_threads(T)
+		for (int j = 0; j < ny; j++) {
+			struct row_out tmp;
+			u_row(s, j, k, 1, &fp, &tmp);
+			if (j > 0)
+				v_row(s, j, k, 1, &fp, &tmp);
+		}
+	}
+#pragma omp parallel for schedule(static) num_threads(T)
+	for (int j = 0; j < ny; j++) {
+		u_row(s, j, k, mc ? 2 : 0, &fp, &ro[j]);
+		if (j > 0)
+			v_row(s, j, k, mc ? 2 : 0, &fp, &ro[ny + j]);
+		else
+			memset(&ro[ny], 0, sizeof(ro[ny]));
+	}
+	set_bc_faces(s, s->u, s->v, s->u1, s->v1, s->h1, &fp);
+	float umax = 0.0f, hm = 0.0f;
+	for (int j = 0; j < ny; j++) {
+		if (!isfinite(ro[j].asum)) {
+			free(ro);
+			return diverged(s, d, "x-velocity", s->u1, j);
+		}
+		if (!isfinite(ro[ny + j].asum)) {
+			free(ro);
+			return diverged(s, d, "y-velocity", s->v1, j);
+		}
+		umax = maxf(umax, maxf(ro[j].umax, ro[ny + j].umax));
+		hm = maxf(hm, ro[j].hmax);
+		s->clamped += ro[j].nclamp + ro[ny + j].nclamp;
+	}
+	free(ro);
+	for (int j = 0; j < ny; j++) {
+		umax = maxf(umax, fabsf(s->u1[P(s, 0, j)]));
+		umax = maxf(umax, fabsf(s->u1[P(s, nx, j)]));
+	}
+	for (int i = 0; i < nx; i++) {
+		umax = maxf(umax, fabsf(s->v1[P(s, i, 0)]));
+		umax = maxf(umax, fabsf(s->v1[P(s, i, ny)]));
+	}
+	float *t;
+	t = s->u; s->u = s->u1; s->u1 = t;
+	t = s->v; s->v = s->v1; s->v1 = t;
+	t = s->h; s->h = s->h1; s->h1 = t;
+
+	if (s->foam_on)
+		foam_step(s, s->h, s->u, s->v);
+
+	s->t += dt;
+	s->t_cur += dt;
+	s->step++;
+	next_dt(s, umax, hm);
+	return WB_OK;
+}
+
+double swe_residual(struct swe_ctx *s)
+{
+	const int nx = s->nx, ny = s->ny;
+	double *dn = s->row_d, *nn = s->row_d2;
+	int T = s->threads;
+#pragma omp parallel for schedule(static) num_threads(T)
+	for (int j = 0; j <= ny; j++) {
+		double a = 0.0, b = 0.0;
+		long base = P(s, 0, j);
+		if (j < ny)
+			for (long c = base; c <= base + nx; c++) {
+				double du = (double)s->u[c] - s->usnap[c];
+				a += du * du;
+				b += (double)s->u[c] * s->u[c];
+			}
+		for (long c = base; c < base + nx; c++) {
+			double dv = (double)s->v[c] - s->vsnap[c];
+			a += dv * dv;
+			b += (double)s->v[c] * s->v[c];
+		}
+		dn[j] = a;
+		nn[j] = b;
+	}
+	double a = 0.0, b = 0.0;
+	for (int j = 0; j <= ny; j++) {
+		a += dn[j];
+		b += nn[j];
+	}
+	memcpy(s->usnap, s->u, (size_t)s->ncell * sizeof(float));
+	memcpy(s->vsnap, s->v, (size_t)s->ncell * sizeof(float));
+	if (b <= 0.0)
+		return a > 0.0 ? 1.0 : 0.0;
+	return sqrt(a / b);
+}
+
+enum wb_status swe_export(const struct swe_ctx *s, struct wb_state *out,
+			  struct wb_diags *d)
+{
+	const int nx = s->nx, ny = s->ny;
+	const long W = s->W;
+	size_t n = (size_t)nx * ny;
+	memset(out, 0, sizeof(*out));
+	out->nx = nx;
+	out->ny = ny;
+	out->dx = s->dx;
+	out->h = malloc(n * sizeof(float));
+	out->u = malloc(n * sizeof(float));
+	out->v = malloc(n * sizeof(float));
+	if (s->foam_on)
+		out->foam = malloc(n * sizeof(float));
+	if (!out->h || !out->u || !out->v || (s->foam_on && !out->foam))
+		goto oom;
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			long c = P(s, i, j);
+			size_t q = (size_t)i + (size_t)j * nx;
+			out->h[q] = s->h[c];
+			out->u[q] = 0.5f * (s->u[c] + s->u[c + 1]);
+			out->v[q] = 0.5f * (s->v[c] + s->v[c + W]);
+			if (out->foam)
+				out->foam[q] = s->foam[c];
+		}
+	if (swe_falls_export(s, out))
+		goto oom;
+	return WB_OK;
+oom:
+	free(out->h);
+	free(out->u);
+	free(out->v);
+	free(out->foam);
+	free(out->falls);
+	memset(out, 0, sizeof(*out));
+	return wb_fail(d, WB_EIO, NULL, "swe: out of memory for the result");
+}
+
+/* ---- driver -------------------------------------------------------------- */
+
+enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
+			 const struct wb_solve_opts *o, struct wb_state *out,
+			 struct wb_solve_report *rep, struct wb_diags *d)
+{
+	double t0 = omp_get_wtime();
+	struct wb_solve_opts defo;
+	if (!o) {
+		memset(&defo, 0, sizeof(defo));
+		o = &defo;
+	}
+	memset(rep, 0, sizeof(*rep));
+	if (o->opencl)
+		return wb_fail(d, WB_EUSAGE, NULL,
+			       "swe: the OpenCL path is not available for the SWE solver");
+	if (o->steps <= 0 && sim->max_steps < 1)
+		return wb_fail(d, WB_EINPUT, NULL, "swe: max_steps must be >= 1");
+	struct swe_ctx s;
+	int T = wb_threads(o->threads);
+	enum wb_status st = swe_init(&s, r, sim, T, d);
+	if (st)
+		return st;
+	long max = o->steps > 0 ? o->steps : sim->max_steps;
+	long window = sim->window > 0 ? sim->window : 100;
+	double res = 1.0;
+	int conv = 0;
+	swe_residual(&s); /* snapshot the start */
+	while (s.step < max) {
+		st = swe_step(&s, d);
+		if (st)
+			goto done;
+		if (s.step % window == 0 || s.step == max) {
+			if (s.step % window == 0) {
+				res = swe_residual(&s);
+				for (long n = 0; n < s.n_falls; n++) {
+					s.falls[n].emit_last = s.falls[n].emit_cur;
+					s.falls[n].emit_cur = 0.0;
+				}
+				s.t_last = s.t_cur;
+				s.t_cur = 0.0;
+			}
+			if (o->progress)
+				o->progress(o->progress_user, s.step, max, res);
+			if (o->steps <= 0 && s.step % window == 0 &&
+			    res < sim->tolerance) {
+				conv = 1;
+				break;
+			}
+		}
+	}
+	double vf = swe_grid_volume(&s);
+	double vp = swe_particles_volume(&s.P);
+	rep->steps = s.step;
+	rep->converged = conv;
+	rep->residual = res;
+	rep->sim_time = s.t;
+	rep->dt = s.step > 0 ? s.t / (double)s.step : s.dt;
+	rep->vol_initial = s.vol_initial;
+	rep->vol_final = vf;
+	rep->vol_in = s.vol_in;
+	rep->vol_out = s.vol_out;
+	rep->vol_particles = vp;
+	double ref = fmax(fmax(s.vol_initial + s.vol_in, vf + vp), 1e-30);
+	rep->balance_error =
+		fabs(s.vol_initial + s.vol_in - s.vol_out - vf - vp) / ref;
+	rep->clamped = s.clamped;
+	/* height: read h, u, v, write h1; velocity: read u, v, h1, H, bb,
+	   write u1, v1 (+ MacCormack: write and read ut, vt) */
+	rep->bytes_per_cell = 4 * (4 + 7 + (sim->maccormack ? 4 : 0));
+	if (rep->balance_error > 1e-4) {
+		st = wb_fail(d, WB_ESIM, NULL,
+			     "swe: water not conserved after %ld steps "
+			     "(t = %.6g s): relative balance error %.3g",
+			     s.step, s.t, rep->balance_error);
+		goto done;
+	}
+	st = swe_export(&s, out, d);
+done:
+	rep->seconds = omp_get_wtime() - t0;
+	if (st && rep->steps == 0) {
+		rep->steps = s.step;
+		rep->sim_time = s.t;
+	}
+	swe_release(&s);
+	return st;
+}

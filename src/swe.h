@@ -1,0 +1,171 @@
+/*
+ * swe.h - internal API of the staggered shallow-water solver (SWE) with
+ * waterfall particles and grid foam (swe.c, swe_particles.c, foam.c).
+ *
+ * The public entry point is swe_solve() (solve.h). This header exposes the
+ * solver context and its passes so that another back end (OpenCL) can reuse
+ * the set-up, the boundary handling, the particles and the bookkeeping and
+ * replace only the per-row kernels.
+ *
+ * Layout: every grid field is stored with a one-cell ghost ring, stride
+ * W = nx + 2; interior cell (i, j) is element P(i, j) = (i + 1) + (j + 1) * W.
+ * Faces share the index of the cell they bound on the west / north:
+ *   u[P(i, j)] is the x-velocity on the face between (i-1, j) and (i, j)
+ *              (i = 0 .. nx: face nx is the east boundary, in the ghost column);
+ *   v[P(i, j)] is the y-velocity on the face between (i, j-1) and (i, j)
+ *              (j = 0 .. ny: face ny is the south boundary, in the ghost row).
+ * h and H (terrain) of ghost cells are filled from the edge conditions every
+ * step, so the per-row kernels have no boundary branches.
+ *
+ * Determinism: rows are processed in parallel, every reduction goes through
+ * per-row partials summed serially, particles are created, deposited and
+ * compacted serially in a fixed order; random numbers are a counter-based
+ * hash of (seed, step, face, k). Results are byte-identical for any thread
+ * count.
+ */
+#ifndef WB_SWE_H
+#define WB_SWE_H
+
+#include <stdint.h>
+
+#include "wbake.h"
+
+/* Fixed numerical constants of the method (docs/swe.md says why). */
+#define SWE_CFL_ADV 0.25      /* |u| dt/dx per face: keeps upwind depth >= 0 */
+#define SWE_CFL_WAVE 0.5      /* sqrt(g h) dt/dx */
+#define SWE_VEL_ALPHA 0.5     /* velocity clamp |u| <= alpha dx/dt */
+#define SWE_OVERSHOOT_BETA 0.5 /* h_avgmax = beta dx^2 / (g dt^2) */
+#define SWE_FALL_DROP 2.0     /* waterfall edge: terrain drop > this * dx */
+#define SWE_PART_VOL 0.01     /* particle volume target, times dx^3 */
+#define SWE_PART_MAX_PER_FACE 16
+#define SWE_PART_DRAG 0.02    /* 1/m: quadratic drag, terminal speed sqrt(g/k) */
+#define SWE_PART_CAP 4000000L /* pool limit; beyond it water stays on the grid */
+#define SWE_COMPACT_EVERY 5   /* steps between pool compactions */
+
+/* One candidate waterfall face: terrain drops by more than SWE_FALL_DROP*dx
+ * from cell 'up' to cell 'dn' across face 'face' (an index into u when
+ * 'vface' is 0, into v otherwise). */
+struct swe_fall {
+	int vface;
+	int dir;          /* +1: up -> dn along +x/+y, -1 along -x/-y */
+	long face, up, dn; /* padded indices */
+	int i, j;         /* interior index of the face (as u/v faces) */
+	double emit_cur, emit_last; /* m^3 emitted in the current / last window */
+	float flux_step;  /* face flux (m^2/s) of this step, 0 when inactive */
+};
+
+/* Particle pool (structure of arrays). World coordinates: x, y in metres
+ * from the grid corner, z elevation in metres. */
+struct swe_particles {
+	long n, cap;
+	double *x, *y, *z, *vx, *vy, *vz, *vol;
+	int32_t *hit; /* per particle after advance: -1 flying, -2 gone (left
+			 the domain), else padded cell index of impact */
+};
+
+/* Sparse per-cell actions prepared at init (padded cell indices). */
+struct swe_cell_list {
+	long n;
+	long *c;
+	float *val;
+};
+
+struct swe_ctx {
+	int nx, ny, W;
+	long ncell;           /* W * (ny + 2) */
+	double dx, g;
+	struct wb_sim sim;
+	int threads;
+	const struct wb_raster *r;
+	/* fields (padded) */
+	float *h, *h1;        /* depth now / after height integration */
+	float *H;             /* terrain, ghosts filled at init */
+	float *u, *v, *u1, *v1; /* face velocities, double buffered */
+	float *ut, *vt;       /* MacCormack forward estimates */
+	float *usnap, *vsnap; /* snapshot for the convergence residual */
+	float *bb;            /* blocker bottom (+INF none) */
+	float *foam, *foam1;  /* NULL when foam is off */
+	/* sparse actions */
+	struct swe_cell_list src, fixed, sink, mod_u, mod_v;
+	float *mod_tu, *mod_tv; /* modifier targets for mod_u / mod_v lists */
+	/* waterfalls */
+	struct swe_fall *falls;
+	long n_falls;
+	struct swe_particles P;
+	double *dep_v, *dep_pu, *dep_pv; /* per-cell deposit sums (if n_falls) */
+	long *dep_list;
+	long n_dep;
+	double t_cur, t_last; /* simulated time of the current / last window */
+	/* per-row scratch */
+	double *row_d, *row_d2;
+	float *row_f, *row_f2;
+	long *row_l;
+	/* time stepping and bookkeeping */
+	double dt, t;
+	float hmax_step;      /* h_avgmax of this step (overshoot reduction) */
+	long step;
+	double vol_initial, vol_in, vol_out;
+	long clamped;
+	int foam_on;
+	/* divergence report */
+	long bad_cell;
+};
+
+/* swe.c */
+enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
+			const struct wb_sim *sim, int threads,
+			struct wb_diags *d);
+/* One full step (dt chosen from CFL unless sim.dt > 0 caps it). WB_ESIM
+ * with the place and step named in d when the state becomes non-finite. */
+enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d);
+/* Relative change ||U - U_snap|| / ||U|| of the face velocities since the
+ * previous call, then snapshot U. 0 when both are zero. */
+double swe_residual(struct swe_ctx *s);
+/* m^3 of water on the grid (interior cells), summed in a fixed order. */
+double swe_grid_volume(const struct swe_ctx *s);
+/* Fill *out (malloc'd fields, caller frees with wb_state_free): depth,
+ * cell-centre velocity (average of the two faces), foam, waterfall list. */
+enum wb_status swe_export(const struct swe_ctx *s, struct wb_state *out,
+			  struct wb_diags *d);
+void swe_release(struct swe_ctx *s);
+
+/* swe_particles.c */
+/* Find candidate waterfall faces (static terrain test); allocates s->falls
+ * and, when there are any, the deposit buffers. */
+enum wb_status swe_falls_find(struct swe_ctx *s);
+/* Mark the candidates active this step (flow from up to dn, dn's surface
+ * below up's terrain) and store their face flux. Call before the height
+ * integration. */
+void swe_falls_activate(struct swe_ctx *s);
+/* After the height integration: take the active faces' flux out of the
+ * downstream cells and emit it as particles. */
+void swe_falls_emit(struct swe_ctx *s);
+/* Advance every particle (parallel), then deposit those that hit water or
+ * terrain (serial, in pool order) and compact the pool every few steps. */
+void swe_particles_step(struct swe_ctx *s);
+double swe_particles_volume(const struct swe_particles *p);
+void swe_particles_release(struct swe_particles *p);
+/* Grow the pool to hold at least 'need' particles; 0 on success. */
+int swe_particles_reserve(struct swe_particles *p, long need);
+/* Advance only (parallel over particles); used by the benchmark. */
+void swe_particles_advance(struct swe_particles *p, const struct swe_ctx *s,
+			   const float *h);
+/* Build the waterfall list of the state from the candidates' emission. */
+enum wb_status swe_falls_export(const struct swe_ctx *s, struct wb_state *out);
+
+/* foam.c */
+/* One foam step on s->foam with depth h (after height integration) and the
+ * new face velocities u, v: generation (trapped air, steepness, clamped),
+ * diffusion, dissipation, semi-Lagrangian advection. */
+void foam_step(struct swe_ctx *s, const float *h, const float *u,
+	       const float *v);
+/* The talk's clamping function (Ihmsen et al. 2012):
+ * (min(I, tmax) - min(I, tmin)) / (tmax - tmin); a step at tmin when
+ * tmax <= tmin. */
+float foam_clampf(float I, float tmin, float tmax);
+
+/* Counter-based random number in [0, 1) from (seed, a, b, c). */
+double swe_rand(unsigned long long seed, unsigned long long a,
+		unsigned long long b, unsigned long long c);
+
+#endif

@@ -1,0 +1,535 @@
+/*
+ * test_swe.c - validation of the SWE solver (src/swe.c, swe_particles.c,
+ * foam.c) against analytic solutions and conservation laws:
+ *   - dam break on a wet bed (Stoker) and a dry bed (Ritter), 1D channel:
+ *     L1 depth error over the disturbed region and front position;
+ *   - lake at rest over uneven terrain with dry islands stays at rest;
+ *   - planar oscillation in a paraboloid bowl (Thacker, SWASHES): period and
+ *     amplitude of the water body's motion after three periods;
+ *   - a cliff: water falls as particles, arrives downstream, total volume
+ *     (grid + particles + booked in/out) is conserved to 1e-6, the fall is
+ *     in the waterfall list with its width, flux and drop;
+ *   - byte-identical results for 1 and 2 threads (particles and foam on);
+ *   - divergence is reported as WB_ESIM naming the cell and the step.
+ * Every scene is generated here; tolerances are stated at each assertion.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solve.h"
+#include "swe.h"
+
+static const double g = WB_GRAVITY;
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static void raster_alloc(struct wb_raster *r, int nx, int ny, double dx)
+{
+	memset(r, 0, sizeof(*r));
+	size_t n = (size_t)nx * ny;
+	r->nx = nx;
+	r->ny = ny;
+	r->dx = dx;
+	r->z = calloc(n, sizeof(float));
+	r->h0 = calloc(n, sizeof(float));
+	r->src = calloc(n, sizeof(float));
+	r->block_bot = malloc(n * sizeof(float));
+	r->block_top = malloc(n * sizeof(float));
+	r->fixed_level = calloc(n, sizeof(float));
+	r->mod_u = calloc(n, sizeof(float));
+	r->mod_v = calloc(n, sizeof(float));
+	r->mod_k = calloc(n, sizeof(float));
+	r->body = calloc(n, 1);
+	r->flags = calloc(n, 1);
+	assert_non_null(r->z);
+	assert_non_null(r->flags);
+	for (size_t q = 0; q < n; q++) {
+		r->block_bot[q] = INFINITY;
+		r->block_top[q] = -INFINITY;
+	}
+	for (int e = 0; e < 4; e++)
+		r->edges[e].kind = WB_EDGE_WALL;
+}
+
+static void raster_release(struct wb_raster *r)
+{
+	free(r->z);
+	free(r->h0);
+	free(r->src);
+	free(r->block_bot);
+	free(r->block_top);
+	free(r->fixed_level);
+	free(r->mod_u);
+	free(r->mod_v);
+	free(r->mod_k);
+	free(r->body);
+	free(r->flags);
+	memset(r, 0, sizeof(*r));
+}
+
+static void state_release(struct wb_state *s)
+{
+	free(s->h);
+	free(s->u);
+	free(s->v);
+	free(s->foam);
+	free(s->falls);
+	memset(s, 0, sizeof(*s));
+}
+
+static struct wb_sim sim_plain(void)
+{
+	struct wb_sim s;
+	memset(&s, 0, sizeof(s));
+	s.solver = WB_SOLVER_SWE;
+	s.max_steps = 100000;
+	s.tolerance = 1e-6;
+	s.window = 100;
+	s.dry_depth = 1e-4;
+	s.seed = 7;
+	return s;
+}
+
+/* Run the context to simulated time T exactly (last step shortened). */
+static void run_to(struct swe_ctx *s, double T, struct wb_diags *d)
+{
+	while (s->t < T - 1e-12) {
+		if (s->dt > T - s->t)
+			s->dt = T - s->t;
+		assert_int_equal(swe_step(s, d), WB_OK);
+	}
+}
+
+static float cell_h(const struct swe_ctx *s, int i, int j)
+{
+	return s->h[(long)i + 1 + ((long)j + 1) * s->W];
+}
+
+/* ---- dam breaks ----------------------------------------------------------- */
+
+/* Stoker middle-state celerity cm: root of
+ * -8 g hr cm^2 (sqrt(g hl) - cm)^2 + (cm^2 - g hr)^2 (cm^2 + g hr) = 0
+ * between sqrt(g hr) and sqrt(g hl) (SWASHES 4.1.1). */
+static double stoker_cm(double hl, double hr)
+{
+	double lo = sqrt(g * hr), hi = sqrt(g * hl);
+	for (int it = 0; it < 200; it++) {
+		double cm = 0.5 * (lo + hi), c2 = cm * cm;
+		double q = sqrt(g * hl) - cm;
+		double f = -8.0 * g * hr * c2 * q * q +
+			   (c2 - g * hr) * (c2 - g * hr) * (c2 + g * hr);
+		/* f(sqrt(g hr)) < 0 < f(sqrt(g hl)) */
+		if (f < 0)
+			lo = cm;
+		else
+			hi = cm;
+	}
+	return 0.5 * (lo + hi);
+}
+
+static double dam_exact(double x, double x0, double t, double hl, double hr)
+{
+	double cl = sqrt(g * hl);
+	double xa = x0 - t * cl;
+	if (x <= xa)
+		return hl;
+	if (hr <= 0) {
+		double xb = x0 + 2.0 * t * cl;
+		if (x >= xb)
+			return 0.0;
+		double q = cl - (x - x0) / (2.0 * t);
+		return 4.0 / (9.0 * g) * q * q;
+	}
+	double cm = stoker_cm(hl, hr);
+	double xb = x0 + t * (2.0 * cl - 3.0 * cm);
+	double xc = x0 + t * (2.0 * cm * cm * (cl - cm)) / (cm * cm - g * hr);
+	if (x <= xb) {
+		double q = cl - (x - x0) / (2.0 * t);
+		return 4.0 / (9.0 * g) * q * q;
+	}
+	if (x <= xc)
+		return cm * cm / g;
+	return hr;
+}
+
+/* One dam break in a 100 m channel (nx cells, 4 rows, walls), dam at 50 m,
+ * compared at t = 6 s. Returns the L1 error relative to the exact depth
+ * over [x_A - 2 m, front + 2 m] and the numeric and exact front. */
+static void dam_break(double hl, double hr, int maccormack, double *l1,
+		      double *front_num, double *front_ex, double *dx_out)
+{
+	const int nx = 400, ny = 4;
+	const double L = 100.0, dx = L / nx, x0 = 50.0, T = 6.0;
+	struct wb_raster r;
+	raster_alloc(&r, nx, ny, dx);
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++)
+			r.h0[i + j * nx] = (i + 0.5) * dx < x0 ? (float)hl : (float)hr;
+	struct wb_sim sim = sim_plain();
+	sim.maccormack = maccormack;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct swe_ctx s;
+	assert_int_equal(swe_init(&s, &r, &sim, 1, &d), WB_OK);
+	run_to(&s, T, &d);
+	double cl = sqrt(g * hl);
+	double xa = x0 - T * cl, xf;
+	double thr;
+	if (hr > 0) {
+		double cm = stoker_cm(hl, hr);
+		xf = x0 + T * (2.0 * cm * cm * (cl - cm)) / (cm * cm - g * hr);
+		thr = 0.5 * (cm * cm / g + hr); /* bore: half-way depth */
+	} else {
+		thr = 0.01 * hl; /* dry front: where h = 1% of h_l */
+		xf = x0 + T * (2.0 * cl - 3.0 * sqrt(g * thr));
+	}
+	double num = 0, den = 0;
+	for (int i = 0; i < nx; i++) {
+		double x = (i + 0.5) * dx;
+		if (x < xa - 2.0 || x > xf + 2.0)
+			continue;
+		double he = dam_exact(x, x0, T, hl, hr);
+		/* average of the rows: all equal in a 1D channel */
+		double hn = 0;
+		for (int j = 0; j < ny; j++)
+			hn += cell_h(&s, i, j);
+		hn /= ny;
+		num += fabs(hn - he);
+		den += he;
+	}
+	/* numeric front: last crossing of thr from the right, interpolated */
+	double fn = 0;
+	for (int i = nx - 1; i > 0; i--) {
+		double a = cell_h(&s, i - 1, 1), b = cell_h(&s, i, 1);
+		if (a >= thr && b < thr) {
+			fn = (i - 0.5) * dx + dx * (a - thr) / (a - b);
+			break;
+		}
+	}
+	*l1 = num / den;
+	*front_num = fn;
+	*front_ex = xf;
+	*dx_out = dx;
+	swe_release(&s);
+	wb_diags_release(&d);
+	raster_release(&r);
+}
+
+static void test_stoker(void **state)
+{
+	(void)state;
+	for (int mc = 0; mc <= 1; mc++) {
+		double l1, fn, fe, dx;
+		dam_break(1.0, 0.5, mc, &l1, &fn, &fe, &dx);
+		printf("stoker (maccormack %d): L1 %.4f, front %.3f m vs %.3f m\n",
+		       mc, l1, fn, fe);
+		assert_true(l1 < 0.03);            /* 3 % */
+		assert_true(fabs(fn - fe) <= 2.0 * dx); /* 2 cells */
+	}
+}
+
+static void test_ritter(void **state)
+{
+	(void)state;
+	for (int mc = 0; mc <= 1; mc++) {
+		double l1, fn, fe, dx;
+		dam_break(1.0, 0.0, mc, &l1, &fn, &fe, &dx);
+		printf("ritter (maccormack %d): L1 %.4f, front %.3f m vs %.3f m\n",
+		       mc, l1, fn, fe);
+		assert_true(l1 < 0.03);            /* 3 % */
+		/* front (h = 1 % of h_l): 2 cells with MacCormack (the
+		   default); plain semi-Lagrangian smears the thin tip more,
+		   8 cells (docs/swe.md) */
+		assert_true(fabs(fn - fe) <= (mc ? 2.0 : 8.0) * dx);
+	}
+}
+
+/* ---- lake at rest ----------------------------------------------------------- */
+
+static void test_lake_at_rest(void **state)
+{
+	(void)state;
+	const int nx = 64, ny = 48;
+	const double dx = 1.0;
+	const float eta = 1.0f;
+	struct wb_raster r;
+	raster_alloc(&r, nx, ny, dx);
+	int dry = 0;
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			double x = i * dx, y = j * dx;
+			double z = 0.4 + 0.35 * sin(x * 0.21) * cos(y * 0.17) +
+				   0.9 * exp(-((x - 20) * (x - 20) + (y - 30) * (y - 30)) / 30.0) +
+				   0.8 * exp(-((x - 45) * (x - 45) + (y - 12) * (y - 12)) / 12.0);
+			r.z[i + j * nx] = (float)z;
+			float h = eta - (float)z;
+			r.h0[i + j * nx] = h > 0 ? h : 0.0f;
+			dry += h <= 0;
+		}
+	assert_true(dry > 20); /* the scene does have dry islands */
+	for (int mc = 0; mc <= 1; mc++) {
+		struct wb_sim sim = sim_plain();
+		sim.maccormack = mc;
+		struct wb_solve_opts o = { .threads = 2, .steps = 600 };
+		struct wb_state st;
+		struct wb_solve_report rep;
+		struct wb_diags d;
+		wb_diags_init(&d);
+		assert_int_equal(swe_solve(&r, &sim, &o, &st, &rep, &d), WB_OK);
+		double vmax = 0;
+		for (int q = 0; q < nx * ny; q++)
+			vmax = fmax(vmax, hypot(st.u[q], st.v[q]));
+		printf("lake at rest (maccormack %d): max speed %.3g m/s after %ld steps\n",
+		       mc, vmax, rep.steps);
+		assert_int_equal(rep.steps, 600);
+		assert_true(vmax < 1e-5);
+		assert_true(rep.balance_error < 1e-6);
+		state_release(&st);
+		/* without a step count it stops on convergence at once */
+		o.steps = 0;
+		assert_int_equal(swe_solve(&r, &sim, &o, &st, &rep, &d), WB_OK);
+		assert_true(rep.converged);
+		assert_true(rep.steps <= 2 * sim.window);
+		state_release(&st);
+		wb_diags_release(&d);
+	}
+	raster_release(&r);
+}
+
+/* ---- Thacker planar oscillation ------------------------------------------ */
+
+static void test_thacker(void **state)
+{
+	(void)state;
+	const double L = 4.0, a = 1.0, h0 = 0.1, eta = 0.5;
+	const int n = 100;
+	const double dx = L / n;
+	const double om = sqrt(2.0 * g * h0) / a, T = 2.0 * 3.14159265358979323846 / om;
+	struct wb_raster r;
+	raster_alloc(&r, n, n, dx);
+	for (int j = 0; j < n; j++)
+		for (int i = 0; i < n; i++) {
+			double x = (i + 0.5) * dx - L / 2, y = (j + 0.5) * dx - L / 2;
+			double r2 = x * x + y * y;
+			r.z[i + j * n] = (float)(-h0 * (1.0 - r2 / (a * a)));
+			double dd = (x - eta) * (x - eta) + y * y;
+			double h = h0 / (a * a) * (a * a - dd);
+			r.h0[i + j * n] = h > 0 ? (float)h : 0.0f;
+		}
+	struct wb_sim sim = sim_plain();
+	sim.maccormack = 1;
+	sim.dry_depth = 1e-5;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct swe_ctx s;
+	assert_int_equal(swe_init(&s, &r, &sim, 2, &d), WB_OK);
+	/* sample the water body's centroid (exact: eta cos(om t)) */
+	const int per = 200, np = 3;
+	double prev_x = 0, prev_t = 0, cross[16];
+	int nc = 0;
+	double amp_last = 0;
+	for (int k = 0; k <= per * np; k++) {
+		double tk = T * k / per;
+		run_to(&s, tk, &d);
+		double m = 0, mx = 0;
+		for (int j = 0; j < n; j++)
+			for (int i = 0; i < n; i++) {
+				double h = cell_h(&s, i, j);
+				m += h;
+				mx += h * ((i + 0.5) * dx - L / 2);
+			}
+		double xc = mx / m;
+		if (k > 0 && ((prev_x > 0) != (xc > 0)) && nc < 16)
+			cross[nc++] = prev_t + (tk - prev_t) * prev_x / (prev_x - xc);
+		if (k >= per * (np - 1))
+			amp_last = fmax(amp_last, fabs(xc));
+		prev_x = xc;
+		prev_t = tk;
+	}
+	/* zero crossings at T/4, 3T/4, ...: period from first to last */
+	assert_true(nc >= 2 * np - 1);
+	double Tn = 2.0 * (cross[nc - 1] - cross[0]) / (nc - 1);
+	printf("thacker: period %.4f s vs %.4f s, amplitude in period %d: %.4f m vs %.4f m\n",
+	       Tn, T, np, amp_last, eta);
+	assert_true(fabs(Tn - T) / T < 0.03);          /* period within 3 % */
+	assert_true(fabs(amp_last - eta) / eta < 0.15); /* amplitude within 15 % */
+	swe_release(&s);
+	wb_diags_release(&d);
+	raster_release(&r);
+}
+
+/* ---- cliff: particles ------------------------------------------------------ */
+
+/* Channel 60 x 8 cells of 1 m: plateau z = 6 m for i < 30, z = 0 below;
+ * inflow of 0.5 m^2/s at the west edge, open east edge. */
+static void cliff_scene(struct wb_raster *r)
+{
+	const int nx = 60, ny = 8;
+	raster_alloc(r, nx, ny, 1.0);
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++)
+			r->z[i + j * nx] = i < 30 ? 6.0f - 0.002f * i : 0.0f;
+	r->edges[WB_WEST].kind = WB_EDGE_INFLOW;
+	r->edges[WB_WEST].discharge = 0.5;
+	r->edges[WB_WEST].depth = 0.25;
+	r->edges[WB_EAST].kind = WB_EDGE_OPEN;
+	r->origin[0] = 1000.0;
+	r->origin[1] = 2000.0;
+}
+
+static void test_cliff(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	cliff_scene(&r);
+	struct wb_sim sim = sim_plain();
+	sim.maccormack = 1;
+	sim.manning = 0.03;
+	sim.window = 200;
+	struct wb_solve_opts o = { .threads = 2, .steps = 3000 };
+	struct wb_state st;
+	struct wb_solve_report rep;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(swe_solve(&r, &sim, &o, &st, &rep, &d), WB_OK);
+	printf("cliff: t %.1f s, grid %.3f m3, particles %.4f m3, in %.3f, out %.3f, "
+	       "balance %.2e, falls %d\n", rep.sim_time, rep.vol_final,
+	       rep.vol_particles, rep.vol_in, rep.vol_out, rep.balance_error,
+	       st.n_falls);
+	/* conservation: grid + particles + out = initial + in, 1e-6 relative */
+	assert_true(rep.balance_error < 1e-6);
+	/* water arrived below the cliff and left through the east edge */
+	double below = 0;
+	for (int j = 0; j < r.ny; j++)
+		for (int i = 31; i < r.nx; i++)
+			below += st.h[i + j * r.nx];
+	assert_true(below > 0.01 * 29 * r.ny);
+	assert_true(rep.vol_out > 0);
+	/* one waterfall along the whole cliff edge at x = 30 m */
+	assert_int_equal(st.n_falls, 1);
+	const struct wb_waterfall *w = &st.falls[0];
+	printf("fall: x %.2f y %.2f width %.1f flux %.3f m3/s drop %.2f m\n",
+	       w->x, w->y, w->width, w->flux, w->drop);
+	assert_true(fabs(w->x - (1000.0 + 30.0)) < 1e-9);
+	assert_true(fabs(w->y - (2000.0 + 4.0)) < 1e-9);
+	assert_true(fabs(w->width - 8.0) < 1e-9);
+	/* steady: the falling flux is the inflow (0.5 m^2/s x 8 m), 10 % */
+	assert_true(fabs(w->flux - 4.0) / 4.0 < 0.10);
+	/* drop from the plateau surface to the pool: 5.9 .. 6.3 m */
+	assert_true(w->drop > 5.5 && w->drop < 6.5);
+	state_release(&st);
+	wb_diags_release(&d);
+	raster_release(&r);
+}
+
+/* ---- determinism ------------------------------------------------------------ */
+
+static void test_threads_identical(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	cliff_scene(&r);
+	/* a bump in the pool to make the flow two-dimensional */
+	r.z[45 + 3 * r.nx] = 0.4f;
+	struct wb_sim sim = sim_plain();
+	sim.maccormack = 1;
+	sim.manning = 0.02;
+	sim.foam_trapped = 1.0;
+	sim.foam_steep = 1.0;
+	sim.foam_trapped_min = 0.1;
+	sim.foam_trapped_max = 2.0;
+	sim.foam_steep_min = 0.05;
+	sim.foam_steep_max = 0.5;
+	sim.foam_diffusion = 0.05;
+	sim.foam_dissipation = 0.2;
+	struct wb_state st[2];
+	struct wb_solve_report rep[2];
+	struct wb_diags d;
+	wb_diags_init(&d);
+	for (int t = 0; t < 2; t++) {
+		struct wb_solve_opts o = { .threads = t + 1, .steps = 800 };
+		assert_int_equal(swe_solve(&r, &sim, &o, &st[t], &rep[t], &d), WB_OK);
+	}
+	size_t n = (size_t)r.nx * r.ny * sizeof(float);
+	assert_memory_equal(st[0].h, st[1].h, n);
+	assert_memory_equal(st[0].u, st[1].u, n);
+	assert_memory_equal(st[0].v, st[1].v, n);
+	assert_non_null(st[0].foam);
+	assert_memory_equal(st[0].foam, st[1].foam, n);
+	assert_true(rep[0].vol_particles == rep[1].vol_particles);
+	/* foam is a density in [0, 1], made where the fall lands */
+	float fmax_ = 0;
+	for (int q = 0; q < r.nx * r.ny; q++) {
+		assert_true(st[0].foam[q] >= 0.0f && st[0].foam[q] <= 1.0f);
+		fmax_ = fmaxf(fmax_, st[0].foam[q]);
+	}
+	assert_true(fmax_ > 0.05f);
+	for (int t = 0; t < 2; t++)
+		state_release(&st[t]);
+	wb_diags_release(&d);
+	raster_release(&r);
+}
+
+/* ---- divergence ------------------------------------------------------------- */
+
+static void test_divergence_reported(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	raster_alloc(&r, 16, 12, 2.0);
+	for (int q = 0; q < 16 * 12; q++)
+		r.h0[q] = 1.0f;
+	struct wb_sim sim = sim_plain();
+	struct wb_diags d;
+	wb_diags_init(&d);
+	/* non-finite input is refused up front */
+	r.h0[3 + 2 * 16] = NAN;
+	struct wb_solve_opts o = { .threads = 1, .steps = 10 };
+	struct wb_state st;
+	struct wb_solve_report rep;
+	assert_int_equal(swe_solve(&r, &sim, &o, &st, &rep, &d), WB_EINPUT);
+	assert_non_null(strstr(d.v[d.n - 1].msg, "cell (3, 2)"));
+	r.h0[3 + 2 * 16] = 1.0f;
+	/* a state gone bad mid-run: WB_ESIM naming the cell and the step */
+	struct swe_ctx s;
+	assert_int_equal(swe_init(&s, &r, &sim, 2, &d), WB_OK);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(swe_step(&s, &d), WB_OK);
+	s.h[5 + 1 + (7 + 1) * s.W] = NAN;
+	assert_int_equal(swe_step(&s, &d), WB_ESIM);
+	printf("%s\n", d.v[d.n - 1].msg);
+	/* within one step the NaN reaches the four neighbours: the cell
+	   named is the first bad one in row order, next to (5, 7) */
+	const char *m = strstr(d.v[d.n - 1].msg, "cell (");
+	assert_non_null(m);
+	int ci, cj;
+	assert_int_equal(sscanf(m, "cell (%d, %d)", &ci, &cj), 2);
+	assert_true(abs(ci - 5) + abs(cj - 7) <= 1);
+	assert_non_null(strstr(d.v[d.n - 1].msg, "step 3"));
+	assert_non_null(strstr(d.v[d.n - 1].msg, "world ("));
+	swe_release(&s);
+	wb_diags_release(&d);
+	raster_release(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stoker),
+		cmocka_unit_test(test_ritter),
+		cmocka_unit_test(test_lake_at_rest),
+		cmocka_unit_test(test_thacker),
+		cmocka_unit_test(test_cliff),
+		cmocka_unit_test(test_threads_identical),
+		cmocka_unit_test(test_divergence_reported),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
