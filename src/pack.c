@@ -14,7 +14,8 @@
  *      pages), deduplicate serially in file order (hash = CRC-32 and
  *      Adler-32 of the encoded bytes, then a byte compare against the
  *      earlier page re-encoded), compress the new ones in parallel
- *      (byte-split planes + zlib level 6, raw when not smaller), append them
+ *      (byte-split planes + zlib level 6; RAW unless that saves 1/64),
+ *      append them
  *      serially at aligned offsets. Each page's bytes depend on that page
  *      only and the order is fixed, so the output is identical for any
  *      thread count;
@@ -46,6 +47,7 @@
 #define PACK_ALIGN_DEFAULT 4096u
 #define PACK_BATCH 64
 #define PACK_ZLEVEL 6
+#define PACK_MIN_SAVING 64 /* RAW unless zlib saves raw/64 (8) */
 #define PACK_MAX_OFFSET 65000.0f /* |relative height| limit (4) */
 
 /* ---- small helpers --------------------------------------------------- */
@@ -679,7 +681,11 @@ static enum wb_status pack_pages(struct writer *w, const struct slot_ref *refs,
 			}
 			e->rel = w->data.len;
 			e->raw = (uint32_t)rs;
-			if (clen[i] > 0 && clen[i] < rs) {
+			/* keep the zlib stream only when it saves at least
+			   1/64 of the page (as ZFS keeps a compressed block
+			   only when it saves 1/8): a RAW page is uploaded
+			   straight from a direct read, no inflate */
+			if (clen[i] > 0 && clen[i] <= rs - rs / PACK_MIN_SAVING) {
 				e->codec = WTP_CODEC_ZLIB_SPLIT;
 				e->stored = (uint32_t)clen[i];
 				src = comp + (size_t)i * cs;
