@@ -273,16 +273,30 @@ static void draw_flow(const struct wb_maps *m, uint8_t *img)
 		hsv(hue, 0.9 * sqrt(s), 0.3 + 0.7 * sqrt(s), &r, &g, &b);
 		put(p, r, g, b);
 	}
-	int step = (nx > ny ? nx : ny) / 48;
+}
+
+/* Arrows on the upscaled picture big (sc output pixels per map pixel): a
+ * lattice of about 48 arrows along the longer side, at least 12 output
+ * pixels apart, length proportional to speed (0.9 lattice step at the
+ * fastest). */
+static void draw_arrows(const struct wb_maps *m, uint8_t *big, int sc)
+{
+	int nx = m->nx, ny = m->ny, W = nx * sc, H = ny * sc;
+	double smax = 0;
+	for (size_t k = 0; k < (size_t)nx * ny; k++)
+		if (wet_at(m, k))
+			smax = fmax(smax, hypot(m->u[k], m->v[k]));
+	if (!(smax > 0))
+		return;
+	int step = (W > H ? W : H) / 48;
 	step = step < 12 ? 12 : step;
-	for (int j = step / 2; j < ny; j += step)
-		for (int i = step / 2; i < nx; i += step) {
-			size_t k = (size_t)j * nx + i;
+	for (int y = step / 2; y < H; y += step)
+		for (int x = step / 2; x < W; x += step) {
+			size_t k = (size_t)(y / sc) * nx + x / sc;
 			if (!wet_at(m, k))
 				continue;
 			double s = hypot(m->u[k], m->v[k]) / smax;
-			arrow(img, nx, ny, i, j, m->u[k], m->v[k],
-			      0.9 * step * s);
+			arrow(big, W, H, x, y, m->u[k], m->v[k], 0.9 * step * s);
 		}
 }
 
@@ -343,34 +357,62 @@ static void draw_foam(const struct wb_maps *m, uint8_t *img)
 	}
 }
 
+/* Nearest-neighbour upscale of an RGB picture by sc. */
+static void upscale(const uint8_t *img, int nx, int ny, int sc, uint8_t *big)
+{
+	size_t W = (size_t)nx * sc;
+	for (int y = 0; y < ny * sc; y++)
+		for (int x = 0; x < nx * sc; x++)
+			memcpy(big + 3 * (y * W + x),
+			       img + 3 * ((size_t)(y / sc) * nx + x / sc), 3);
+}
+
 enum wb_status preview_write(const struct wb_maps *m, double distance_max,
 			     const char *dir, struct wb_diags *d)
 {
 	enum wb_status s = wb_mkdirs(dir, d);
 	if (s != WB_OK)
 		return s;
+	/* small maps are enlarged (whole pixels) to about 1024 a side so
+	 * that arrows and contours stay readable */
+	int side = m->nx > m->ny ? m->nx : m->ny;
+	int sc = 1024 / side;
+	sc = sc < 1 ? 1 : sc > 8 ? 8 : sc;
+	int W = m->nx * sc, H = m->ny * sc;
 	uint8_t *img = malloc((size_t)m->nx * m->ny * 3);
-	if (!img)
+	uint8_t *big = sc > 1 ? malloc((size_t)W * H * 3) : img;
+	if (!img || !big) {
+		free(img);
+		if (sc > 1)
+			free(big);
 		return wb_fail(d, WB_EIO, dir, "preview: out of memory");
-	draw_height(m, img);
-	s = write_rgb(dir, "height.png", m->nx, m->ny, img, d);
-	if (s == WB_OK) {
-		draw_flow(m, img);
-		s = write_rgb(dir, "flow.png", m->nx, m->ny, img, d);
 	}
-	if (s == WB_OK) {
-		draw_material(m, img);
-		s = write_rgb(dir, "material.png", m->nx, m->ny, img, d);
-	}
-	if (s == WB_OK) {
-		draw_distance(m, distance_max > 0 ? distance_max : 1, img);
-		s = write_rgb(dir, "distance.png", m->nx, m->ny, img, d);
-	}
-	if (s == WB_OK && m->foam) {
-		draw_foam(m, img);
-		s = write_rgb(dir, "foam.png", m->nx, m->ny, img, d);
+	for (int pic = 0; s == WB_OK && pic < 5; pic++) {
+		const char *name = NULL;
+		switch (pic) {
+		case 0: draw_height(m, img); name = "height.png"; break;
+		case 1: draw_flow(m, img); name = "flow.png"; break;
+		case 2: draw_material(m, img); name = "material.png"; break;
+		case 3:
+			draw_distance(m, distance_max > 0 ? distance_max : 1, img);
+			name = "distance.png";
+			break;
+		default:
+			if (!m->foam)
+				continue;
+			draw_foam(m, img);
+			name = "foam.png";
+			break;
+		}
+		if (sc > 1)
+			upscale(img, m->nx, m->ny, sc, big);
+		if (pic == 1)
+			draw_arrows(m, big, sc);
+		s = write_rgb(dir, name, W, H, big, d);
 	}
 	free(img);
+	if (sc > 1)
+		free(big);
 	return s;
 }
 

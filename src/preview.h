@@ -14,7 +14,9 @@
  *                 shore, saturated at +-distance_max; thin contours every
  *                 distance_max / 4
  *   foam.png      foam density as grey (only when foam is present)
- * Equal maps give equal bytes. All files are written atomically.
+ * Maps smaller than 1024 pixels a side are enlarged by a whole factor
+ * (nearest neighbour, up to 8x) to about 1024 so that arrows and contours
+ * stay readable. Equal maps give equal bytes. Files are written atomically.
  *
  * preview_pages() writes OUTDIR/pages/lod<k>/<x>_<y>_<layer>.png for every
  * DATA page (FLAT and EMPTY pages have no pixels; the pack says their
