@@ -752,6 +752,69 @@ static void test_hm_decode_memory(void **state)
 	wb_diags_release(&d);
 }
 
+/* The committed sample terrains (samples/NAME/terrain.png, made by mkterrain)
+ * load and keep the properties the sample scenes rely on. */
+static float hz(const struct wb_heightmap *hm, int x, int y)
+{
+	return hm->z[x + y * hm->nx];
+}
+
+static int load_sample(const char *name, struct wb_heightmap *hm)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "samples/%s/terrain.png", name);
+	struct wb_terrain_desc t = desc(path, WB_HM_PNG, 256, 256);
+	t.height_offset = 0;
+	if (!file_exists(path))
+		return 0;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(wb_heightmap_load(&t, hm, &d), WB_OK);
+	wb_diags_release(&d);
+	assert_int_equal(hm->nx, 256);
+	assert_int_equal(hm->ny, 256);
+	return 1;
+}
+
+static void test_samples(void **state)
+{
+	(void)state;
+	struct wb_heightmap hm;
+	if (load_sample("river", &hm)) {
+		/* Spring ~60 m, exit bed ~5 m, lake bed below the sill. */
+		assert_float_equal(hz(&hm, 128, 20), 60, 1);
+		assert_float_equal(hz(&hm, 128, 255), 5, 1);
+		assert_true(hz(&hm, 128, 110) < hz(&hm, 128, 140) - 2);
+		/* Straight lower course: bed never rises downstream. */
+		for (int y = 162; y < 255; y++)
+			assert_true(hz(&hm, 128, y + 1) <= hz(&hm, 128, y));
+		/* The waterfall: ~8 m between rows 169 and 170. */
+		assert_float_equal(hz(&hm, 128, 169) - hz(&hm, 128, 170), 8,
+				   0.5);
+		/* Valley walls well above the bed at the bridge. */
+		assert_true(hz(&hm, 98, 215) > hz(&hm, 128, 215) + 20);
+		assert_true(hz(&hm, 158, 215) > hz(&hm, 128, 215) + 20);
+		wb_heightmap_free(&hm);
+	}
+	if (load_sample("coast", &hm)) {
+		assert_true(hz(&hm, 0, 255) < 15);   /* sea floor, SW */
+		assert_true(hz(&hm, 255, 0) > 45);   /* land, NE */
+		assert_true(hz(&hm, 50, 80) < 20);   /* harbour basin */
+		wb_heightmap_free(&hm);
+	}
+	if (load_sample("lake", &hm)) {
+		assert_true(hz(&hm, 128, 128) < 15);  /* bottom */
+		assert_true(hz(&hm, 154, 112) > 30);  /* island */
+		for (int k = 0; k < 256; k++) {       /* closed rim */
+			assert_true(hz(&hm, k, 0) > 40);
+			assert_true(hz(&hm, k, 255) > 40);
+			assert_true(hz(&hm, 0, k) > 40);
+			assert_true(hz(&hm, 255, k) > 40);
+		}
+		wb_heightmap_free(&hm);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -770,6 +833,7 @@ int main(void)
 		cmocka_unit_test(test_hm_raw),
 		cmocka_unit_test(test_hm_errors),
 		cmocka_unit_test(test_hm_decode_memory),
+		cmocka_unit_test(test_samples),
 	};
 	return cmocka_run_group_tests(tests, setup_tmp, NULL);
 }
