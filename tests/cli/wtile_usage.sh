@@ -1,0 +1,36 @@
+#!/bin/sh
+# wtile: usage errors exit 1 with a message naming the problem; a pack that
+# cannot be read is an I/O error (exit 4); --help exits 0.
+W=${BIN:-bin}/wtile
+P=fuzz/corpus/fuzz_wtp/valid_states.wtp
+T=tests/tmp/cli_wtile_usage
+mkdir -p "$T"
+fail() { echo "FAIL: $*"; cat "$T/err" 2>/dev/null; exit 1; }
+# expect CODE 'stderr substring' ARGS...
+expect() {
+	code=$1; msg=$2; shift 2
+	"$W" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	[ "$rc" -eq "$code" ] || fail "wtile $*: exit $rc, want $code"
+	grep -qF -- "$msg" "$T/err" || fail "wtile $*: stderr lacks '$msg'"
+}
+expect 1 "usage: wtile info PACK [--json]"
+expect 1 "wtile: unknown command 'frob'" frob "$P"
+expect 1 "wtile: info: no pack given" info
+expect 1 "wtile: unknown option '--bogus'" info "$P" --bogus
+expect 1 "wtile: unexpected argument 'extra'" verify "$P" extra
+expect 1 "wtile: unknown option '--json'" verify "$P" --json
+expect 1 "wtile: extract needs --lod, --tile, --layer and -o" extract "$P" --lod 0
+expect 1 "wtile: --lod needs a LOD number, got 'x'" extract "$P" --lod x --tile 0 0 --layer height -o "$T/a.pfm"
+expect 1 "wtile: --tile needs two page indices X Y" extract "$P" --lod 0 --tile 0 --layer height -o "$T/a.pfm"
+expect 1 "wtile: unknown layer 'nope'" extract "$P" --lod 0 --tile 0 0 --layer nope -o "$T/a.pfm"
+expect 1 "must end in .png or .pfm" extract "$P" --lod 0 --tile 0 0 --layer height -o "$T/a.txt"
+expect 1 "wtile: --lod 9: $P has LODs 0..1" extract "$P" --lod 9 --tile 0 0 --layer height -o "$T/a.pfm"
+expect 1 "wtile: --tile 9 0: LOD 0 has 9x3 pages" extract "$P" --lod 0 --tile 9 0 --layer height -o "$T/a.pfm"
+expect 1 "has no flow layer" extract "$P" --lod 0 --tile 0 0 --layer flow -o "$T/a.pfm"
+[ ! -e "$T/a.pfm" ] || fail "an output was written on a usage error"
+expect 4 "tests/tmp/cli_wtile_usage/missing.wtp" info "$T/missing.wtp"
+expect 4 "missing.wtp" verify "$T/missing.wtp"
+"$W" --help >"$T/out" 2>"$T/err" || fail "--help exit $?"
+grep -qF "wtile verify PACK" "$T/out" || fail "--help text"
+echo ok

@@ -1,0 +1,599 @@
+/*
+ * wtile - inspect, verify and extract from a tile pack (docs/wtp-format.md).
+ *
+ *   wtile info PACK [--json]     header, layers, LODs, page counts by state,
+ *                                sizes, metadata
+ *   wtile verify PACK            exit 0 only if every table, page and padding
+ *                                byte checks out (format section 12)
+ *   wtile extract PACK --lod L --tile X Y --layer NAME -o FILE(.png|.pfm)
+ *                                one stored page (130x130, border included)
+ *
+ * Exit codes: 0 ok, 1 usage (bad command, option or value), 2 the pack is
+ * invalid (or verify found a problem), 4 I/O error (cannot read the pack,
+ * cannot write the output).
+ *
+ * Extract writes PFM in SI units (height in m with dry pixels at
+ * WB_DRY_HEIGHT, flow as 3 channels u, v, 0 in m/s, material ids, distance
+ * in m, foam 0..1), or an 8-bit PNG for a look: height grey over the
+ * page's wet range (0 = dry), flow RGB 128 + 127 (u, v) / max|u, v|,
+ * material ids, distance 128 + 127 d / distance_max, foam 255 f. EMPTY and
+ * FLAT pages are expanded as format section 6 says.
+ *
+ * Uses the engines' reader include/wtp.h (compiled into the library by
+ * src/pack.c).
+ */
+#include "wtp.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <png.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define SIDE 130
+#define NPX (SIDE * SIDE)
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: wtile info PACK [--json]\n"
+		"       wtile verify PACK\n"
+		"       wtile extract PACK --lod L --tile X Y --layer NAME "
+		"-o FILE(.png|.pfm)\n"
+		"layers: height flow material distance foam\n"
+		"exit: 0 ok, 1 usage, 2 invalid pack, 4 I/O error\n");
+}
+
+static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_err(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "wtile: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	usage(stderr);
+	return 1;
+}
+
+static void print_diags(const struct wb_diags *d)
+{
+	char buf[1024];
+	for (int k = 0; k < d->n; k++) {
+		wb_diag_format(&d->v[k], buf, sizeof buf);
+		fprintf(stderr, "wtile: %s\n", buf);
+	}
+}
+
+/* Read the pack; 0 ok, else the exit code (4: cannot read). */
+static int load(const char *path, unsigned char **buf, size_t *len)
+{
+	struct wb_diags d;
+	wb_diags_init(&d);
+	enum wb_status s = wb_read_file(path, buf, len, &d);
+	if (s != WB_OK) {
+		print_diags(&d);
+		wb_diags_release(&d);
+		return 4;
+	}
+	wb_diags_release(&d);
+	return 0;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	if (!s || !*s)
+		return -1;
+	long v = strtol(s, &end, 10);
+	if (*end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static char *meta_string(wtp_pack *p, uint32_t tag)
+{
+	const void *v;
+	uint32_t len;
+	if (wtp_meta_find(p, tag, 0, &v, &len) != WTP_OK)
+		len = 0;
+	char *s = malloc(len + 1);
+	if (!s)
+		return NULL;
+	if (len)
+		memcpy(s, v, len);
+	s[len] = 0;
+	return s;
+}
+
+static void meta_hex(wtp_pack *p, uint32_t tag, char out[65])
+{
+	const void *v;
+	uint32_t len;
+	out[0] = 0;
+	if (wtp_meta_find(p, tag, 0, &v, &len) == WTP_OK && len == 32)
+		wb_hex(v, 32, out);
+}
+
+/* ---- info -------------------------------------------------------------- */
+
+struct lod_count {
+	uint32_t empty, flat, data;
+};
+
+static void count_lod(wtp_pack *p, uint32_t k, const wtp_lod *L,
+		      struct lod_count *c)
+{
+	memset(c, 0, sizeof *c);
+	for (uint32_t y = 0; y < L->py; y++)
+		for (uint32_t x = 0; x < L->px; x++) {
+			wtp_vat_entry e;
+			if (wtp_vat(p, k, x, y, &e) != WTP_OK)
+				continue;
+			c->empty += e.state == WTP_EMPTY;
+			c->flat += e.state == WTP_FLAT;
+			c->data += e.state == WTP_DATA;
+		}
+}
+
+static int cmd_info(wtp_pack *p, const char *path, int json)
+{
+	unsigned long long raw = 0, stored = 0;
+	uint32_t n_rawc = 0;
+	for (uint32_t i = 0; i < p->n_pages; i++) {
+		wtp_page_info_t pi;
+		wtp_page_info(p, i, &pi);
+		raw += pi.raw_size;
+		stored += pi.stored_size;
+		n_rawc += pi.codec == WTP_CODEC_RAW;
+	}
+	char *scene = meta_string(p, WTP_META_SCENE_NAME);
+	char *tool = meta_string(p, WTP_META_TOOL);
+	char *solver = meta_string(p, WTP_META_SOLVER);
+	char *units = meta_string(p, WTP_META_UNITS);
+	char hs[65], hh[65];
+	meta_hex(p, WTP_META_SCENE_SHA256, hs);
+	meta_hex(p, WTP_META_HEIGHTMAP_SHA256, hh);
+	wtp_qt_node root = { 0, 0, 0 };
+	wtp_qt_node_get(p, p->n_qt_levels - 1, 0, 0, &root);
+	int rc = 0;
+	if (!scene || !tool || !solver || !units) {
+		fprintf(stderr, "wtile: out of memory\n");
+		rc = 4;
+		goto done;
+	}
+	if (!json) {
+		printf("%s: wtp %u.%u, %llu bytes, alignment %u, tables %u bytes "
+		       "(crc32 %08x)\n", path, (unsigned)p->version_major,
+		       (unsigned)p->version_minor,
+		       (unsigned long long)p->file_size, (unsigned)p->alignment,
+		       (unsigned)p->tables_size, (unsigned)p->tables_crc32);
+		printf("scene: %s, tool: %s, solver: %s\n", scene, tool, solver);
+		printf("world: origin %.17g %.17g m, %.17g m/px at LOD0, "
+		       "pages %u+2x%u px, distance_max %g m\n", p->origin[0],
+		       p->origin[1], p->dx0, (unsigned)p->page_interior,
+		       (unsigned)p->page_border, p->distance_max);
+		printf("layers:");
+		for (uint32_t i = 0; i < p->n_layers; i++) {
+			wtp_layer l;
+			wtp_layer_get(p, i, &l);
+			printf("%s %s %s%s", i ? "," : "", wtp_layer_name(l.id),
+			       wtp_format_name(l.format),
+			       (l.flags & WTP_LAYER_RELATIVE) ? " (relative)" : "");
+		}
+		printf("\n");
+		for (uint32_t k = 0; k < p->n_lods; k++) {
+			wtp_lod L;
+			struct lod_count c;
+			wtp_lod_get(p, k, &L);
+			count_lod(p, k, &L, &c);
+			printf("lod %u: %ux%u px, %ux%u pages, %g m/px: %u data, "
+			       "%u flat, %u empty, %u new stored\n", (unsigned)k,
+			       (unsigned)L.nx, (unsigned)L.ny, (unsigned)L.px,
+			       (unsigned)L.py, L.dx, (unsigned)c.data,
+			       (unsigned)c.flat, (unsigned)c.empty,
+			       (unsigned)L.n_new_pages);
+		}
+		printf("pages: %u stored (%u raw), %llu bytes decoded, %llu bytes "
+		       "stored (%.2fx)\n", (unsigned)p->n_pages,
+		       (unsigned)n_rawc, raw, stored,
+		       stored ? (double)raw / (double)stored : 0.0);
+		printf("quadtree: %u levels, root %s", (unsigned)p->n_qt_levels,
+		       root.has_water ? "water" : "dry");
+		if (root.has_water)
+			printf(" %g..%g m", root.hmin, root.hmax);
+		printf("\n");
+		printf("materials: %u\n", (unsigned)wtp_material_count(p));
+		for (uint32_t i = 0; i < wtp_material_count(p); i++) {
+			wtp_material m;
+			if (wtp_material_get(p, i, &m) != WTP_OK)
+				continue;
+			printf("  %u %.*s kind %u amplitude %g frequency %g speed "
+			       "%g\n", (unsigned)m.id, (int)m.name_len, m.name,
+			       (unsigned)m.kind, m.amplitude, m.frequency,
+			       m.speed);
+		}
+		printf("units: %s\n", units);
+		printf("scene_sha256: %s\nheightmap_sha256: %s\n", hs, hh);
+		goto done;
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "file", path);
+	char ver[32];
+	snprintf(ver, sizeof ver, "%u.%u", (unsigned)p->version_major,
+		 (unsigned)p->version_minor);
+	cJSON_AddStringToObject(o, "format_version", ver);
+	cJSON_AddNumberToObject(o, "file_bytes", (double)p->file_size);
+	cJSON_AddNumberToObject(o, "alignment", p->alignment);
+	cJSON_AddNumberToObject(o, "tables_bytes", p->tables_size);
+	char crc[16];
+	snprintf(crc, sizeof crc, "%08x", (unsigned)p->tables_crc32);
+	cJSON_AddStringToObject(o, "tables_crc32", crc);
+	cJSON_AddStringToObject(o, "scene", scene);
+	cJSON_AddStringToObject(o, "tool", tool);
+	cJSON_AddStringToObject(o, "solver", solver);
+	cJSON_AddStringToObject(o, "units", units);
+	cJSON_AddStringToObject(o, "scene_sha256", hs);
+	cJSON_AddStringToObject(o, "heightmap_sha256", hh);
+	double org[2] = { p->origin[0], p->origin[1] };
+	cJSON_AddItemToObject(o, "origin", cJSON_CreateDoubleArray(org, 2));
+	cJSON_AddNumberToObject(o, "dx0", p->dx0);
+	cJSON_AddNumberToObject(o, "page_interior", p->page_interior);
+	cJSON_AddNumberToObject(o, "page_border", p->page_border);
+	cJSON_AddNumberToObject(o, "distance_max", p->distance_max);
+	cJSON *ls = cJSON_AddArrayToObject(o, "layers");
+	for (uint32_t i = 0; i < p->n_layers; i++) {
+		wtp_layer l;
+		wtp_layer_get(p, i, &l);
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "name", wtp_layer_name(l.id));
+		cJSON_AddStringToObject(j, "format", wtp_format_name(l.format));
+		cJSON_AddBoolToObject(j, "relative",
+				      (l.flags & WTP_LAYER_RELATIVE) != 0);
+		cJSON_AddItemToArray(ls, j);
+	}
+	cJSON *lods = cJSON_AddArrayToObject(o, "lods");
+	for (uint32_t k = 0; k < p->n_lods; k++) {
+		wtp_lod L;
+		struct lod_count c;
+		wtp_lod_get(p, k, &L);
+		count_lod(p, k, &L, &c);
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddNumberToObject(j, "lod", k);
+		cJSON_AddNumberToObject(j, "nx", L.nx);
+		cJSON_AddNumberToObject(j, "ny", L.ny);
+		cJSON_AddNumberToObject(j, "px", L.px);
+		cJSON_AddNumberToObject(j, "py", L.py);
+		cJSON_AddNumberToObject(j, "dx", L.dx);
+		cJSON_AddNumberToObject(j, "data", c.data);
+		cJSON_AddNumberToObject(j, "flat", c.flat);
+		cJSON_AddNumberToObject(j, "empty", c.empty);
+		cJSON_AddNumberToObject(j, "new_pages", L.n_new_pages);
+		cJSON_AddItemToArray(lods, j);
+	}
+	cJSON *pg = cJSON_AddObjectToObject(o, "pages");
+	cJSON_AddNumberToObject(pg, "stored", p->n_pages);
+	cJSON_AddNumberToObject(pg, "stored_raw_codec", n_rawc);
+	cJSON_AddNumberToObject(pg, "decoded_bytes", (double)raw);
+	cJSON_AddNumberToObject(pg, "stored_bytes", (double)stored);
+	cJSON *qt = cJSON_AddObjectToObject(o, "quadtree");
+	cJSON_AddNumberToObject(qt, "levels", p->n_qt_levels);
+	cJSON_AddBoolToObject(qt, "root_has_water", root.has_water);
+	cJSON_AddNumberToObject(qt, "root_hmin", root.hmin);
+	cJSON_AddNumberToObject(qt, "root_hmax", root.hmax);
+	cJSON *ms = cJSON_AddArrayToObject(o, "materials");
+	for (uint32_t i = 0; i < wtp_material_count(p); i++) {
+		wtp_material m;
+		if (wtp_material_get(p, i, &m) != WTP_OK)
+			continue;
+		char name[256];
+		snprintf(name, sizeof name, "%.*s", (int)m.name_len, m.name);
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddNumberToObject(j, "id", m.id);
+		cJSON_AddStringToObject(j, "name", name);
+		cJSON_AddNumberToObject(j, "kind", m.kind);
+		cJSON_AddNumberToObject(j, "amplitude", m.amplitude);
+		cJSON_AddNumberToObject(j, "frequency", m.frequency);
+		cJSON_AddNumberToObject(j, "speed", m.speed);
+		cJSON_AddItemToArray(ms, j);
+	}
+	char *txt = cJSON_Print(o);
+	cJSON_Delete(o);
+	if (!txt) {
+		fprintf(stderr, "wtile: out of memory\n");
+		rc = 4;
+		goto done;
+	}
+	printf("%s\n", txt);
+	free(txt);
+done:
+	free(scene);
+	free(tool);
+	free(solver);
+	free(units);
+	return rc;
+}
+
+/* ---- verify ------------------------------------------------------------ */
+
+static int cmd_verify(wtp_pack *p, const char *path)
+{
+	unsigned char *raw = malloc(p->page_raw_size);
+	unsigned char *work = malloc(p->page_raw_size);
+	if (!raw || !work) {
+		free(raw);
+		free(work);
+		fprintf(stderr, "wtile: out of memory\n");
+		return 4;
+	}
+	/* every page on its own first, so all bad pages are named */
+	uint32_t bad = 0;
+	if (p->size == p->file_size)
+		for (uint32_t i = 0; i < p->n_pages; i++)
+			if (wtp_page_read(p, i, NULL, 0, raw, work) != WTP_OK) {
+				fprintf(stderr, "wtile: %s: %s\n", path, p->err);
+				bad++;
+			}
+	int rc = 0;
+	if (bad) {
+		fprintf(stderr, "wtile: %s: verify failed: %u of %u pages bad\n",
+			path, (unsigned)bad, (unsigned)p->n_pages);
+		rc = 2;
+	} else if (wtp_verify(p, raw, work) != WTP_OK) {
+		fprintf(stderr, "wtile: %s: verify failed: %s\n", path, p->err);
+		rc = 2;
+	} else {
+		printf("%s: ok (%u pages, %llu bytes)\n", path,
+		       (unsigned)p->n_pages, (unsigned long long)p->file_size);
+	}
+	free(raw);
+	free(work);
+	return rc;
+}
+
+/* ---- extract ----------------------------------------------------------- */
+
+static const char *ext_of(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	const char *slash = strrchr(path, '/');
+	return dot && (!slash || dot > slash) ? dot : "";
+}
+
+static int write_png(const char *path, const unsigned char *px, int channels,
+		     struct wb_diags *d)
+{
+	struct wb_atomic at;
+	if (wb_atomic_open(&at, path, d) != WB_OK)
+		return 4;
+	png_image img;
+	memset(&img, 0, sizeof img);
+	img.version = PNG_IMAGE_VERSION;
+	img.width = SIDE;
+	img.height = SIDE;
+	img.format = channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+	if (!png_image_write_to_stdio(&img, at.f, 0, px, 0, NULL)) {
+		wb_fail(d, WB_EIO, path, "cannot write PNG: %s", img.message);
+		wb_atomic_abort(&at);
+		return 4;
+	}
+	return wb_atomic_commit(&at, d) == WB_OK ? 0 : 4;
+}
+
+static int cmd_extract(wtp_pack *p, const char *path, long lod, long tx,
+		       long ty, const char *layer, const char *out)
+{
+	int id = -1;
+	for (int i = 0; i < WTP_LAYER_COUNT; i++)
+		if (!strcmp(layer, wtp_layer_name((uint32_t)i)))
+			id = i;
+	if (id < 0)
+		return usage_err("unknown layer '%s'", layer);
+	int li = wtp_layer_find(p, (uint32_t)id);
+	if (li < 0) {
+		fprintf(stderr, "wtile: %s has no %s layer\n", path, layer);
+		return 1;
+	}
+	const char *ext = ext_of(out);
+	int pfm = !strcmp(ext, ".pfm");
+	if (!pfm && strcmp(ext, ".png"))
+		return usage_err("output '%s' must end in .png or .pfm", out);
+	if (lod >= (long)p->n_lods) {
+		fprintf(stderr, "wtile: --lod %ld: %s has LODs 0..%u\n", lod,
+			path, (unsigned)p->n_lods - 1);
+		return 1;
+	}
+	wtp_lod L;
+	wtp_lod_get(p, (uint32_t)lod, &L);
+	if (tx >= (long)L.px || ty >= (long)L.py) {
+		fprintf(stderr, "wtile: --tile %ld %ld: LOD %ld has %ux%u pages\n",
+			tx, ty, lod, (unsigned)L.px, (unsigned)L.py);
+		return 1;
+	}
+	wtp_vat_entry e;
+	wtp_vat(p, (uint32_t)lod, (uint32_t)tx, (uint32_t)ty, &e);
+	wtp_layer l;
+	wtp_layer_get(p, (uint32_t)li, &l);
+	int ch = id == WTP_LAYER_FLOW ? 2 : 1;
+	float *v = calloc((size_t)NPX * 3, sizeof *v);
+	unsigned char *raw = malloc(p->page_raw_size);
+	unsigned char *work = malloc(p->page_raw_size);
+	unsigned char *img = malloc((size_t)NPX * 3);
+	int rc = 0;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	if (!v || !raw || !work || !img) {
+		fprintf(stderr, "wtile: out of memory\n");
+		rc = 4;
+		goto done;
+	}
+	if (e.state == WTP_DATA) {
+		if (wtp_page_read(p, e.page, NULL, 0, raw, work) != WTP_OK) {
+			fprintf(stderr, "wtile: %s: %s\n", path, p->err);
+			rc = 2;
+			goto done;
+		}
+		for (uint32_t i = 0; i < NPX; i++)
+			for (int c = 0; c < ch; c++)
+				v[i * ch + c] = wtp_pixel(&l, raw, i, (uint32_t)c,
+							  e.height);
+	} else {
+		/* format section 6: EMPTY / FLAT expand to constant layers */
+		int flat = e.state == WTP_FLAT;
+		float val = 0;
+		switch (id) {
+		case WTP_LAYER_HEIGHT: val = flat ? e.height : WTP_DRY_HEIGHT; break;
+		case WTP_LAYER_MATERIAL: val = flat ? e.material : 0; break;
+		case WTP_LAYER_DISTANCE:
+			val = (float)(flat ? p->distance_max : -p->distance_max);
+			break;
+		default: val = 0; break;
+		}
+		for (uint32_t i = 0; i < NPX * (uint32_t)ch; i++)
+			v[i] = val;
+	}
+	if (pfm) {
+		if (ch == 2) { /* PFM colour: u, v, 0 */
+			for (uint32_t i = NPX; i-- > 0;) {
+				float u = v[2 * i], w = v[2 * i + 1];
+				v[3 * i] = u;
+				v[3 * i + 1] = w;
+				v[3 * i + 2] = 0;
+			}
+		}
+		if (wb_pfm_write(out, v, SIDE, SIDE, ch == 2 ? 3 : 1, &d) != WB_OK) {
+			print_diags(&d);
+			rc = 4;
+		}
+		goto done;
+	}
+	if (id == WTP_LAYER_HEIGHT) {
+		float lo = INFINITY, hi = -INFINITY;
+		for (uint32_t i = 0; i < NPX; i++)
+			if (v[i] != WTP_DRY_HEIGHT) {
+				lo = fminf(lo, v[i]);
+				hi = fmaxf(hi, v[i]);
+			}
+		for (uint32_t i = 0; i < NPX; i++)
+			img[i] = v[i] == WTP_DRY_HEIGHT ? 0
+				 : hi > lo ? (unsigned char)(1.5f + 254.0f * (v[i] - lo) / (hi - lo))
+				 : 255;
+	} else if (id == WTP_LAYER_FLOW) {
+		float m = 0;
+		for (uint32_t i = 0; i < 2 * NPX; i++)
+			m = fmaxf(m, fabsf(v[i]));
+		m = m > 0 ? m : 1;
+		for (uint32_t i = 0; i < NPX; i++) {
+			img[3 * i] = (unsigned char)lrintf(128 + 127 * v[2 * i] / m);
+			img[3 * i + 1] = (unsigned char)lrintf(128 + 127 * v[2 * i + 1] / m);
+			img[3 * i + 2] = 0;
+		}
+	} else {
+		for (uint32_t i = 0; i < NPX; i++) {
+			float x = v[i];
+			if (id == WTP_LAYER_DISTANCE)
+				x = p->distance_max > 0
+					    ? 128 + 127 * x / (float)p->distance_max
+					    : 128;
+			else if (id == WTP_LAYER_FOAM)
+				x = 255 * x;
+			x = x < 0 ? 0 : x > 255 ? 255 : x;
+			img[i] = (unsigned char)lrintf(x);
+		}
+	}
+	rc = write_png(out, img, ch == 2 ? 3 : 1, &d);
+	if (rc)
+		print_diags(&d);
+done:
+	if (rc == 0)
+		printf("%s: LOD %ld page (%ld, %ld) %s %s -> %s\n", path, lod, tx,
+		       ty, e.state == WTP_DATA ? "DATA" : e.state == WTP_FLAT ? "FLAT" : "EMPTY",
+		       layer, out);
+	wb_diags_release(&d);
+	free(v);
+	free(raw);
+	free(work);
+	free(img);
+	return rc;
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 1;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "info") && strcmp(cmd, "verify") && strcmp(cmd, "extract"))
+		return usage_err("unknown command '%s'", cmd);
+	const char *pack = NULL, *layer = NULL, *out = NULL;
+	int json = 0;
+	long lod = -1, tx = -1, ty = -1;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		int ext = !strcmp(cmd, "extract");
+		if (!strcmp(a, "--json") && !strcmp(cmd, "info")) {
+			json = 1;
+		} else if (ext && !strcmp(a, "--lod")) {
+			if (i + 1 >= argc || parse_long(argv[++i], 0, 31, &lod))
+				return usage_err("--lod needs a LOD number, got '%s'",
+						 i < argc ? argv[i] : "");
+		} else if (ext && !strcmp(a, "--tile")) {
+			if (i + 2 >= argc || parse_long(argv[i + 1], 0, 1 << 24, &tx) ||
+			    parse_long(argv[i + 2], 0, 1 << 24, &ty))
+				return usage_err("--tile needs two page indices X Y");
+			i += 2;
+		} else if (ext && !strcmp(a, "--layer")) {
+			if (i + 1 >= argc)
+				return usage_err("--layer needs a name");
+			layer = argv[++i];
+		} else if (ext && !strcmp(a, "-o")) {
+			if (i + 1 >= argc)
+				return usage_err("-o needs a file name");
+			out = argv[++i];
+		} else if (a[0] == '-' && a[1]) {
+			return usage_err("unknown option '%s'", a);
+		} else if (!pack) {
+			pack = a;
+		} else {
+			return usage_err("unexpected argument '%s'", a);
+		}
+	}
+	if (!pack)
+		return usage_err("%s: no pack given", cmd);
+	if (!strcmp(cmd, "extract") && (lod < 0 || tx < 0 || !layer || !out))
+		return usage_err("extract needs --lod, --tile, --layer and -o");
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	int rc = load(pack, &buf, &len);
+	if (rc)
+		return rc;
+	wtp_pack p;
+	if (wtp_open(&p, buf, len, 0) != WTP_OK) {
+		fprintf(stderr, "wtile: %s: %s\n", pack, p.err);
+		if (!strcmp(cmd, "verify"))
+			fprintf(stderr, "wtile: %s: verify failed\n", pack);
+		free(buf);
+		return 2;
+	}
+	if (!strcmp(cmd, "info"))
+		rc = cmd_info(&p, pack, json);
+	else if (!strcmp(cmd, "verify"))
+		rc = cmd_verify(&p, pack);
+	else
+		rc = cmd_extract(&p, pack, lod, tx, ty, layer, out);
+	free(buf);
+	return rc;
+}
