@@ -353,13 +353,17 @@ static int get_num(struct ctx *c, const cJSON *obj, const char *parent,
 		return -1;
 	}
 	double x = v->valuedouble;
-	if ((lo_open ? !(x > lo) : !(x >= lo)) || !(x <= hi)) {
-		if (hi >= 1e300)
+	if (lo_open ? !(x > lo) : !(x >= lo)) {
+		if (hi >= 1e5)
 			ERR(c, p, "expected a number %s %g, found %g",
 			    lo_open ? ">" : ">=", lo, x);
 		else
 			ERR(c, p, "expected a number in %s%g, %g], found %g",
 			    lo_open ? "(" : "[", lo, hi, x);
+		return -1;
+	}
+	if (!(x <= hi)) {
+		ERR(c, p, "expected a number of at most %g, found %g", hi, x);
 		return -1;
 	}
 	*out = x;
@@ -1263,6 +1267,9 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 	 * of the text, skip blanks so the position points at what is wrong */
 	if (root || (size_t)scan_ws(text, len, off) >= len)
 		off = (size_t)scan_ws(text, len, off);
+	else if (off > 0 && (off >= len || isspace((unsigned char)text[off])) &&
+		 !isspace((unsigned char)text[off - 1]) && text[off - 1] != 0)
+		off--; /* cJSON stops one past a bad closing character */
 	if (!root || off < len) {
 		int line, col;
 		offset_to_linecol(text, len, off, &line, &col);

@@ -42,13 +42,13 @@ expect_err_has "$T/dir.json: error: cannot read"
 # a good raw terrain passes --check and --dump-fields writes the inputs
 printf '\000\000\200\077\000\000\000\100\000\000\100\100\000\000\200\100\000\000\240\100\000\000\300\100' > "$T/ok.r32f"
 scene "$T/ok.json" '{"heightmap": "ok.r32f", "size": [3, 2], "height_scale": 2}'
-run 0 $W "$T/ok.json" --check --dump-fields -o "$T/out"
+run 0 $W "$T/ok.json" --check --dump-fields -o "$T/o"
 for f in terrain initial_depth source blocker; do
-	check "fields/$f.pfm written" test -s "$T/out/fields/$f.pfm"
+	check "fields/$f.pfm written" test -s "$T/o/fields/$f.pfm"
 done
 # PFM: "Pf\n3 2\n-1.0\n" (12 bytes), then 6 floats, rows bottom to top:
 # the first value is the bottom row's first height, 4 * 2 = 8 m
-check "terrain.pfm header" sh -c "head -c 12 '$T/out/fields/terrain.pfm' | tr '\\n' ' ' | grep -qx 'Pf 3 2 -1.0 '"
-check "terrain.pfm size" sh -c "test \$(wc -c < '$T/out/fields/terrain.pfm') -eq 36"
-check "terrain.pfm bottom row first" sh -c "od -An -j12 -N4 -tf4 '$T/out/fields/terrain.pfm' | grep -qw 8"
+check "terrain.pfm header" sh -c "head -c 12 '$T/o/fields/terrain.pfm' | tr '\\n' ' ' | grep -qx 'Pf 3 2 -1.0 '"
+check "terrain.pfm size" sh -c "test \$(wc -c < '$T/o/fields/terrain.pfm') -eq 36"
+check "terrain.pfm bottom row first" sh -c "od -An -j12 -N4 -tf4 '$T/o/fields/terrain.pfm' | grep -qw 8"
 finish

@@ -7,7 +7,7 @@ cp samples/lake/terrain.png "$T/terrain.png"
 # a syntax error on line 3 is reported as line 3
 printf '{\n  "name": "x",\n  "terrain": {"heightmap": "terrain.png",}\n}\n' > "$T/syntax.json"
 run 2 $W "$T/syntax.json" --check
-expect_err "$T/syntax.json:3:41: error: syntax error near '}'"
+expect_err "$T/syntax.json:3:42: error: syntax error near '}'"
 
 printf '{\n  "name": "x",\n  "terrain": {"heightmap": "terrain.png"\n' > "$T/eof.json"
 run 2 $W "$T/eof.json" --check
@@ -28,14 +28,14 @@ cat > "$T/sem.json" <<'J'
 J
 run 2 $W "$T/sem.json" --check
 expect_err "$T/sem.json:3:63: error: terrain.metres_per_pixel: expected a number > 0, found 0"
-expect_err "$T/sem.json:7:54: error: sources[1].discharge: expected a number > 0, found -2"
+expect_err "$T/sem.json:7:56: error: sources[1].discharge: expected a number > 0, found -2"
 expect_err_has "error: sources[1].material: no material \"mud\"; expected the name or id of one of \"materials\": \"lake\""
 expect_err "$T/sem.json:9:16: warning: simulaton: unknown key \"simulaton\" ignored; did you mean \"simulation\"?"
 
 # an unknown key alone is a warning: --check passes
 sed 's/"simulaton"/"simulation"/; s/"metres_per_pixel": 0/"metres_per_pixel": 1/; s/-2/2/; s/"mud"/"lake"/; s/"discharge": 1,/"dischrage": 1, "discharge": 1,/' "$T/sem.json" > "$T/warn.json"
 run 0 $W "$T/warn.json" --check
-expect_err "$T/warn.json:6:47: warning: sources[0].dischrage: unknown key \"dischrage\" ignored; did you mean \"discharge\"?"
+expect_err "$T/warn.json:6:56: warning: sources[0].dischrage: unknown key \"dischrage\" ignored; did you mean \"discharge\"?"
 
 # not an object
 printf '[1, 2]\n' > "$T/array.json"
