@@ -20,8 +20,8 @@
 #ifdef WB_OPENCL
 #include "cl.h"
 #endif
+#include "bake.h"
 #include "output.h"
-#include "solve.h"
 #include "util.h"
 #include "wbake.h"
 
@@ -379,29 +379,18 @@ int main(int argc, char **argv)
 	}
 
 	struct wb_diags d;
-	struct wb_scene sc;
-	struct wb_heightmap hm;
-	struct wb_raster r;
-	struct wb_state state;
-	struct wb_solve_report rep;
+	struct wb_bake b;
 	struct wb_output_summary sum;
-	int solved = 0;
-	memset(&hm, 0, sizeof(hm));
-	memset(&r, 0, sizeof(r));
-	memset(&state, 0, sizeof(state));
-	memset(&rep, 0, sizeof(rep));
 	memset(&sum, 0, sizeof(sum));
 	wb_diags_init(&d);
 
-	enum wb_status st = wb_scene_load(o.scene, &sc, &d);
-	if (!st)
-		st = wb_heightmap_load(&sc.terrain, &hm, &d);
-	if (!st)
-		st = wb_raster_build(&sc, &hm, &r, &d);
+	enum wb_status st = wb_bake_load(&b, o.scene, &d);
+	const struct wb_scene *sc = &b.sc;
+	const struct wb_raster *r = &b.r;
 	if (!st && o.solver >= 0)
-		sc.sim.solver = (enum wb_solver_kind)o.solver;
+		b.sc.sim.solver = (enum wb_solver_kind)o.solver;
 	if (!st && o.dump)
-		st = dump_inputs(o.out, &r, &d);
+		st = dump_inputs(o.out, r, &d);
 	print_diags(&d);
 	if (st)
 		goto done;
@@ -410,15 +399,14 @@ int main(int argc, char **argv)
 		if (!o.quiet)
 			fprintf(stderr,
 				"%s: ok: scene '%s', %dx%d cells at %g m, %d sources, %d blockers, %d modifiers, %d materials, inflow %.3g m^3/s, %d warning%s\n",
-				o.scene, sc.name, r.nx, r.ny, r.dx, sc.n_sources,
-				sc.n_blockers, sc.n_modifiers, sc.n_materials,
-				r.total_inflow, d.warnings, d.warnings == 1 ? "" : "s");
+				o.scene, sc->name, r->nx, r->ny, r->dx, sc->n_sources,
+				sc->n_blockers, sc->n_modifiers, sc->n_materials,
+				r->total_inflow, d.warnings, d.warnings == 1 ? "" : "s");
 		goto done;
 	}
 
-	struct wb_diags sd;
-	wb_diags_init(&sd);
-	struct progress pr = { isatty(2), now_s(), 0, sc.sim.solver == WB_SOLVER_SWE ? "swe" : "lbm", 0 };
+	struct progress pr = { isatty(2), now_s(), 0,
+			       sc->sim.solver == WB_SOLVER_SWE ? "swe" : "lbm", 0 };
 	pr.last = pr.start;
 	struct wb_solve_opts so = { 0 };
 	so.threads = o.threads;
@@ -428,49 +416,42 @@ int main(int argc, char **argv)
 	so.opencl = o.opencl;
 	so.cl_device = o.cl_device;
 	if (!o.quiet)
-		fprintf(stderr, "%s: baking '%s' (%dx%d cells at %g m) with %s on %d thread%s\n",
-			o.scene, sc.name, r.nx, r.ny, r.dx, pr.what,
-			wb_threads(o.threads), wb_threads(o.threads) == 1 ? "" : "s");
-#ifdef WB_OPENCL
-	if (o.opencl)
-		st = sc.sim.solver == WB_SOLVER_SWE ?
-			cl_swe_solve(&r, &sc.sim, &so, &state, &rep, &sd) :
-			cl_lbm_solve(&r, &sc.sim, &so, &state, &rep, &sd);
-	else
-#endif
-		st = sc.sim.solver == WB_SOLVER_SWE ?
-			swe_solve(&r, &sc.sim, &so, &state, &rep, &sd) :
-			lbm_solve(&r, &sc.sim, &so, &state, &rep, &sd);
+		fprintf(stderr, "%s: baking '%s' (%dx%d cells at %g m) with %s on %s\n",
+			o.scene, sc->name, r->nx, r->ny, r->dx, pr.what,
+			o.opencl ? "OpenCL" : wb_threads(o.threads) == 1 ? "1 thread" :
+			"all threads");
+	int first = d.n;
+	st = wb_bake_solve(&b, &so, &d);
 	if (pr.shown)
 		fputc('\n', stderr);
-	print_diags(&sd);
-	for (int i = 0; i < sd.n; i++)
-		wb_diag_add(&d, sd.v[i].sev, sd.v[i].file, sd.v[i].path,
-			    sd.v[i].line, sd.v[i].col, "%s", sd.v[i].msg ? sd.v[i].msg : "");
-	wb_diags_release(&sd);
+	for (int i = first; i < d.n; i++) {
+		char buf[2048];
+		wb_diag_format(&d.v[i], buf, sizeof(buf));
+		fprintf(stderr, "%s\n", buf);
+	}
 	if (st)
 		goto done;
-	solved = 1;
+	const struct wb_solve_report *rep = &b.rep;
 	if (!o.quiet)
 		fprintf(stderr,
 			"%s: %s after %ld steps (%.3g s simulated, %.1f s): residual %.3g, "
 			"volume %.6g m^3 (in %.6g, out %.6g), balance error %.2g, %ld clamped\n",
-			pr.what, rep.converged ? "steady" : "stopped", rep.steps,
-			rep.sim_time, rep.seconds, rep.residual, rep.vol_final,
-			rep.vol_in, rep.vol_out, rep.balance_error, rep.clamped);
+			pr.what, rep->converged ? "steady" : "stopped", rep->steps,
+			rep->sim_time, rep->seconds, rep->residual, rep->vol_final,
+			rep->vol_in, rep->vol_out, rep->balance_error, rep->clamped);
 
-	int first = d.n;
+	first = d.n;
 	if (o.dump)
-		st = dump_state(o.out, &r, &state, &d);
+		st = dump_state(o.out, r, &b.st, &d);
 	if (!st) {
 		struct wb_output_opts oo = { 0 };
 		oo.outdir = o.out;
 		oo.threads = o.threads;
 		oo.pages_png = o.pages_png;
 		oo.preview = o.preview;
-		oo.solver_name = sc.sim.solver == WB_SOLVER_SWE ? "swe" : "lbm";
-		oo.heightmap_sha256 = hm.sha256;
-		st = wb_output_write(&sc, &r, &state, &rep, &oo, &sum, &d);
+		oo.solver_name = sc->sim.solver == WB_SOLVER_SWE ? "swe" : "lbm";
+		oo.heightmap_sha256 = b.hm.sha256;
+		st = wb_output_write(sc, r, &b.st, rep, &oo, &sum, &d);
 	}
 	for (int i = first; i < d.n; i++) {
 		char buf[2048];
@@ -484,11 +465,8 @@ int main(int argc, char **argv)
 
 done:
 	if (o.json)
-		print_json(&o, &sc, &r, st, &d, &rep, &sum, solved);
-	wb_state_free(&state);
-	wb_raster_free(&r);
-	wb_heightmap_free(&hm);
-	wb_scene_free(&sc);
+		print_json(&o, &b.sc, &b.r, st, &d, &b.rep, &sum, b.solved);
+	wb_bake_release(&b);
 	wb_diags_release(&d);
 	return (int)st;
 }
