@@ -176,7 +176,9 @@ int wtp_meta_find(wtp_pack *p, uint32_t tag, uint32_t n, const void **value,
 uint32_t wtp_material_count(const wtp_pack *p);
 int wtp_material_get(wtp_pack *p, uint32_t i, wtp_material *out);
 /* Everything of docs/wtp-format.md section 12; needs the whole file in
- * the buffer (len == file_size) and two page_raw_size buffers. */
+ * the buffer (len == file_size) and two page_raw_size buffers (work also
+ * serves as a bitmap of referenced pages, checked when n_pages <=
+ * 8 * page_raw_size). */
 int wtp_verify(wtp_pack *p, void *raw, void *work);
 
 /* binary16 bits to float (exact). */
@@ -455,10 +457,10 @@ static int wtp__check_meta(wtp_pack *p)
 int wtp_meta_find(wtp_pack *p, uint32_t tag, uint32_t n, const void **value,
 		  uint32_t *len)
 {
-	uint32_t pos = 0, t, l;
+	uint32_t pos = 0, t, l, seen = 0;
 	const uint8_t *v;
 	while (wtp__meta_next(p, &pos, &t, &v, &l))
-		if (t == tag && n-- == 0) {
+		if (t == tag && seen++ == n) {
 			*value = v;
 			*len = l;
 			return WTP_OK;
@@ -917,7 +919,12 @@ int wtp_verify(wtp_pack *p, void *raw, void *work)
 	if (!wtp__zero(p->data + end, (size_t)(p->file_size - end)))
 		return wtp__fail(p, WTP_ECORRUPT, "non-zero padding after the "
 				 "last page");
-	/* Pages by LOD: contiguous ranges, coarsest first. */
+	/* Pages by LOD: contiguous ranges, coarsest first. 'work' (now free)
+	   holds one bit per page: referenced by some VAT entry. */
+	uint8_t *seen = (uint8_t *)work;
+	int track = p->n_pages <= 8ull * p->page_raw_size;
+	if (track)
+		memset(seen, 0, (p->n_pages + 7) / 8);
 	uint32_t next = 0;
 	for (uint32_t k = p->n_lods; k-- > 0;) {
 		wtp_lod l;
@@ -934,6 +941,10 @@ int wtp_verify(wtp_pack *p, void *raw, void *work)
 				wtp_vat(p, k, x, y, &v);
 				nf += v.state == WTP_FLAT;
 				nd += v.state == WTP_DATA;
+				if (track && v.state == WTP_DATA &&
+				    v.page < p->n_pages)
+					seen[v.page / 8] |=
+						(uint8_t)(1u << (v.page % 8));
 				if (v.state == WTP_DATA && v.page >= next)
 					return wtp__fail(p, WTP_ECORRUPT, "LOD "
 							 "%u page (%u, %u) "
@@ -964,6 +975,11 @@ int wtp_verify(wtp_pack *p, void *raw, void *work)
 		return wtp__fail(p, WTP_ECORRUPT, "LODs introduce %u pages, "
 				 "directory has %u", (unsigned)next,
 				 (unsigned)p->n_pages);
+	for (uint32_t i = 0; track && i < p->n_pages; i++)
+		if (!(seen[i / 8] >> (i % 8) & 1u))
+			return wtp__fail(p, WTP_ECORRUPT, "page %u is not "
+					 "referenced by any VAT entry",
+					 (unsigned)i);
 	p->err[0] = 0;
 	return WTP_OK;
 }

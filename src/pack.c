@@ -335,6 +335,8 @@ static int buf_reserve(struct buf *b, size_t more)
 
 static int buf_put(struct buf *b, const void *src, size_t n)
 {
+	if (!n)
+		return 0;
 	if (buf_reserve(b, n))
 		return -1;
 	memcpy(b->p + b->len, src, n);
@@ -344,6 +346,8 @@ static int buf_put(struct buf *b, const void *src, size_t n)
 
 static int buf_zero(struct buf *b, size_t n)
 {
+	if (!n)
+		return 0;
 	if (buf_reserve(b, n))
 		return -1;
 	memset(b->p + b->len, 0, n);
