@@ -718,6 +718,100 @@ static void test_corruption(void **state)
 	wb_pageset_free(&ps);
 }
 
+/* Structural rules hold even when the CRC is recomputed after an edit. */
+static uint32_t rd32(const unsigned char *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+}
+
+static void recrc(unsigned char *b)
+{
+	uint32_t ts = rd32(b + 24);
+	memset(b + 28, 0, 4);
+	uint32_t c = (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, ts);
+	for (int i = 0; i < 4; i++)
+		b[28 + i] = (unsigned char)(c >> (8 * i));
+}
+
+static void test_verify_structure(void **state)
+{
+	(void)state;
+	mk_tmp();
+	struct wb_pageset ps;
+	synth(&ps, 1100, 300, 2, 1u << WB_LAYER_HEIGHT, 0.0);
+	write_pack(TMP "/pack_struct.wtp", &ps, 16, NULL);
+	size_t n;
+	unsigned char *b = load(TMP "/pack_struct.wtp", &n);
+	unsigned char *c = malloc(n);
+	wtp_pack p;
+	assert_int_equal(wtp_open(&p, b, n, 0), WTP_OK);
+	wtp_lod l0;
+	wtp_lod_get(&p, 0, &l0);
+	/* find two DATA entries of LOD0 with different pages */
+	long ia = -1, ib = -1;
+	uint32_t pa = 0;
+	for (long i = 0; i < (long)(l0.px * l0.py); i++) {
+		const unsigned char *v = b + l0.vat_offset + 12 * i;
+		if (v[0] != WTP_DATA)
+			continue;
+		if (ia < 0) {
+			ia = i;
+			pa = rd32(v + 8);
+		} else if (rd32(v + 8) != pa && ib < 0) {
+			ib = i;
+		}
+	}
+	assert_true(ia >= 0 && ib >= 0);
+	/* sanity: re-CRC of an untouched pack keeps it valid */
+	memcpy(c, b, n);
+	recrc(c);
+	assert_int_equal(open_verify(c, n), WTP_OK);
+	/* every entry pointing to pa -> ib's page: pa unreferenced (or
+	   referenced from a finer LOD only) */
+	memcpy(c, b, n);
+	for (long i = 0; i < (long)(l0.px * l0.py); i++) {
+		unsigned char *v = c + l0.vat_offset + 12 * i;
+		if (v[0] == WTP_DATA && rd32(v + 8) == pa)
+			memcpy(v + 8, b + l0.vat_offset + 12 * ib + 8, 4);
+	}
+	wtp_lod l1;
+	wtp_lod_get(&p, 1, &l1);
+	for (long i = 0; i < (long)(l1.px * l1.py); i++) {
+		unsigned char *v = c + l1.vat_offset + 12 * i;
+		if (v[0] == WTP_DATA && rd32(v + 8) == pa)
+			memcpy(v + 8, b + l0.vat_offset + 12 * ib + 8, 4);
+	}
+	recrc(c);
+	assert_int_equal(open_verify(c, n), WTP_ECORRUPT);
+	/* a DATA entry turned FLAT: counts disagree with the LOD table */
+	memcpy(c, b, n);
+	c[l0.vat_offset + 12 * ib] = WTP_FLAT;
+	memset(c + l0.vat_offset + 12 * ib + 8, 0xff, 4);
+	recrc(c);
+	assert_int_equal(open_verify(c, n), WTP_ECORRUPT);
+	/* reserved header bytes, layer plane size, VAT reserved byte,
+	   quadtree reserved bits, page directory reserved bytes */
+	size_t offs[5] = { 121, p.layer_table_offset + 12,
+			   (size_t)l0.vat_offset + 3, 0, p.page_dir_offset + 22 };
+	wtp_qt_level q;
+	wtp_qt_level_get(&p, 0, &q);
+	offs[3] = (size_t)q.node_offset + 1;
+	for (int k = 0; k < 5; k++) {
+		memcpy(c, b, n);
+		c[offs[k]] ^= 0x10;
+		recrc(c);
+		assert_int_equal(open_verify(c, n), WTP_ECORRUPT);
+	}
+	/* with the CRC skipped the same edits are still refused */
+	memcpy(c, b, n);
+	c[121] = 1;
+	assert_int_equal(wtp_open(&p, c, n, WTP_OPEN_NOCRC), WTP_ECORRUPT);
+	free(c);
+	free(b);
+	wb_pageset_free(&ps);
+}
+
 /* ---- dry sentinel through a gather4 -------------------------------------- */
 
 static void test_gather4_dry(void **state)
@@ -1007,6 +1101,7 @@ int main(void)
 		cmocka_unit_test(test_raw_fallback),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_corruption),
+		cmocka_unit_test(test_verify_structure),
 		cmocka_unit_test(test_gather4_dry),
 		cmocka_unit_test(test_alloc),
 		cmocka_unit_test(test_stream_pool),
