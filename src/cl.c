@@ -29,6 +29,10 @@
 #include <time.h>
 
 #include <CL/cl.h>
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#define WB_HAVE_CSR 1
+#endif
 
 #include "cl.h"
 #include "lbm.h"
@@ -81,6 +85,21 @@ static enum wb_status cl_fail(struct wb_diags *d, cl_int err, const char *what)
 		       cl_errname(err), (int)err);
 }
 
+/* ---- floating-point state ------------------------------------------------ */
+
+/* Some OpenCL drivers are built with -ffast-math, whose start-up code sets
+ * flush-to-zero and denormals-are-zero in the loading thread's MXCSR when
+ * the ICD loader opens them. The CPU solvers (and our host-side set-up)
+ * would then round differently in the same process, so every entry that
+ * can load or initialise a driver restores the caller's state. */
+#ifdef WB_HAVE_CSR
+#define FP_SAVE() const unsigned int fp_csr_saved = _mm_getcsr()
+#define FP_RESTORE() _mm_setcsr(fp_csr_saved)
+#else
+#define FP_SAVE() (void)0
+#define FP_RESTORE() (void)0
+#endif
+
 /* ---- devices ------------------------------------------------------------ */
 
 struct cl_dev {
@@ -90,7 +109,7 @@ struct cl_dev {
 
 /* Every device of every platform, in the documented order. Returns the
  * count (>= 0) or a negative OpenCL error; *out malloc'd. */
-static int cl_devices(struct cl_dev **out)
+static int cl_devices_raw(struct cl_dev **out)
 {
 	cl_uint np = 0;
 	*out = NULL;
@@ -132,6 +151,14 @@ static int cl_devices(struct cl_dev **out)
 	}
 	free(ps);
 	*out = v;
+	return n;
+}
+
+static int cl_devices(struct cl_dev **out)
+{
+	FP_SAVE();
+	int n = cl_devices_raw(out);
+	FP_RESTORE();
 	return n;
 }
 
@@ -299,7 +326,8 @@ static enum wb_status build_program(struct cl_env *e, struct wb_diags *d)
 	return WB_OK;
 }
 
-enum wb_status cl_env_open(int index, struct cl_env **out, struct wb_diags *d)
+static enum wb_status cl_env_open_raw(int index, struct cl_env **out,
+				      struct wb_diags *d)
 {
 	*out = NULL;
 	struct cl_dev *v;
@@ -357,6 +385,14 @@ enum wb_status cl_env_open(int index, struct cl_env **out, struct wb_diags *d)
 	}
 	*out = e;
 	return WB_OK;
+}
+
+enum wb_status cl_env_open(int index, struct cl_env **out, struct wb_diags *d)
+{
+	FP_SAVE();
+	enum wb_status st = cl_env_open_raw(index, out, d);
+	FP_RESTORE();
+	return st;
 }
 
 /* ---- small helpers -------------------------------------------------------- */
