@@ -39,18 +39,21 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <omp.h>
 
+/* Vectorising the row kernels needs if-conversion of float compares;
+ * no-trapping-math allows it and changes no result (no FP exceptions are
+ * ever enabled). */
+#pragma GCC optimize("no-trapping-math")
+
 #include "solve.h"
 #include "swe.h"
 #include "util.h"
 
-#ifndef CONS_MODE
-#define CONS_MODE 1
-#endif
 #define P(s, i, j) ((long)(i) + 1 + ((long)(j) + 1) * (long)(s)->W)
 
 static float *falloc(long n)
@@ -82,6 +85,21 @@ struct face_par {
 	float gk, eps, umax, fric;
 };
 
+/* Cube root for the Manning term, vectorisable and deterministic: bit
+ * estimate (x / 3 in the exponent) and three Newton steps, relative error
+ * below 1e-6 for normal x > 0. */
+static inline float cbrt_pos(float x)
+{
+	uint32_t b;
+	memcpy(&b, &x, sizeof(b));
+	b = b / 3u + 709921077u;
+	float y;
+	memcpy(&y, &b, sizeof(y));
+	for (int it = 0; it < 3; it++)
+		y = (2.0f * y + x / (y * y)) * (1.0f / 3.0f);
+	return y;
+}
+
 /* Pressure, friction, clamp and walls for one face whose advected velocity
  * is ua; cells l (west/north) and r. *nclamp counts clamps. */
 static inline float face_finish(float ua, float hl, float hr, float Hl,
@@ -92,9 +110,10 @@ static inline float face_finish(float ua, float hl, float hr, float Hl,
 	float zf = maxf(Hl, Hr);
 	float grad = maxf(er, zf) - maxf(el, zf);
 	float un = ua - fp->gk * grad;
+	/* implicit Manning: u / (1 + g n^2 dt |u| / h^(4/3)); fric = 0 is exact */
 	if (fp->fric > 0.0f) {
 		float hf = maxf(0.5f * (hl + hr), fp->eps);
-		un = un / (1.0f + fp->fric * fabsf(un) / (hf * cbrtf(hf)));
+		un = un / (1.0f + fp->fric * fabsf(un) / (hf * cbrt_pos(hf)));
 	}
 	int c = (un > fp->umax) | (un < -fp->umax);
 	*nclamp += c;
@@ -227,27 +246,90 @@ static void set_bc_faces(struct swe_ctx *s, const float *uold,
 
 /* ---- passes ------------------------------------------------------------- */
 
-/* 1. height integration of row j into h1; returns the row's float sum of
- * h1 (NaN check). */
-static float height_row(const struct swe_ctx *s, int j, float k, float hmax)
+/* The row kernels are written branch-free (selects, integer reductions) so
+ * that gcc vectorises them with gathers for the bilinear samples; a float
+ * max of non-negative values is taken on the bit patterns, which order the
+ * same way, since a float max reduction would not vectorise under strict
+ * IEEE semantics. */
+static inline uint32_t fbits(float x)
 {
-	const long W = s->W;
+	uint32_t u;
+	memcpy(&u, &x, sizeof(u));
+	return u;
+}
+
+static inline float bitsf(uint32_t u)
+{
+	float x;
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
+/* 1. height integration of row j into h1; the face fluxes go to fu / fv
+ * (read again by the momentum-conservative advection). Returns nonzero
+ * when a new depth is not finite. */
+static int height_row(const struct swe_ctx *s, int j, float k, float hmax)
+{
+	const int W = s->W;
 	const float *restrict h = s->h;
 	const float *restrict u = s->u;
 	const float *restrict v = s->v;
 	float *restrict h1 = s->h1;
-	long c0 = P(s, 0, j);
-	float sum = 0.0f;
-	for (long c = c0; c < c0 + s->nx; c++) {
+	float *restrict fu = s->fu;
+	float *restrict fv = s->fv;
+	const int c0 = (int)P(s, 0, j), c1 = c0 + s->nx;
+	int bad = 0;
+#pragma omp simd reduction(| : bad)
+	for (int c = c0; c < c1; c++) {
 		float fw = face_flux(u[c], h[c - 1], h[c], hmax);
 		float fe = face_flux(u[c + 1], h[c], h[c + 1], hmax);
 		float fn = face_flux(v[c], h[c - W], h[c], hmax);
 		float fs = face_flux(v[c + W], h[c], h[c + W], hmax);
 		float hn = h[c] - k * ((fe - fw) + (fs - fn));
-		sum += hn; /* before the clamp, which would hide a NaN */
+		bad |= !(fabsf(hn) <= FLT_MAX);
 		h1[c] = hn < 0.0f ? 0.0f : hn; /* keeps a NaN for the report */
+		fu[c] = fw;
+		fv[c] = fn;
 	}
-	return sum;
+	fu[c1] = face_flux(u[c1], h[c1 - 1], h[c1], hmax);
+	if (j == s->ny - 1)
+		for (int c = c0; c < c1; c++)
+			fv[c + W] = face_flux(v[c + W], h[c], h[c + W], hmax);
+	return bad;
+}
+
+static inline float clampf(float x, float lo, float hi)
+{
+	return minf(maxf(x, lo), hi);
+}
+
+/* Bilinear sample of face field f around face c at the point displaced by
+ * (-ax, -ay) cells. The displacement is at most one cell (|u| dt/dx <= 0.25
+ * by the CFL step; the clamp to 1 only acts on faces that particles have
+ * just struck), so the four samples lie in the 3x3 block around c and are
+ * picked with selects from contiguous loads instead of gathers. Outside
+ * the domain the ghost faces hold copies of the edge faces
+ * (fill_face_ghosts), so a trace leaving it reads the edge value, as a
+ * clamped semi-Lagrangian trace does. The four samples' range goes to
+ * *lo, *hi (MacCormack clamp). */
+static inline float local_sample(const float *f, int c, int W, float ax,
+				 float ay, float *lo, float *hi)
+{
+	ax = clampf(ax, -1.0f, 1.0f);
+	ay = clampf(ay, -1.0f, 1.0f);
+	float wx = fabsf(ax), wy = fabsf(ay);
+	int left = ax > 0.0f, up = ay > 0.0f;
+	float f0 = f[c];
+	float fx = left ? f[c - 1] : f[c + 1];
+	float fy = up ? f[c - W] : f[c + W];
+	float fxyu = left ? f[c - W - 1] : f[c - W + 1];
+	float fxyd = left ? f[c + W - 1] : f[c + W + 1];
+	float fxy = up ? fxyu : fxyd;
+	float a0 = f0 + wx * (fx - f0);
+	float a1 = fy + wx * (fxy - fy);
+	*lo = minf(minf(f0, fx), minf(fy, fxy));
+	*hi = maxf(maxf(f0, fx), maxf(fy, fxy));
+	return a0 + wy * (a1 - a0);
 }
 
 /* Wet/dry front: on a face with one wet cell, the advected velocity is at
@@ -259,214 +341,155 @@ static inline float front_extrapolate(float ua, float hl, float hr, float ub,
 				      float uf, float eps)
 {
 	int wl = hl > eps, wr = hr > eps;
-	if (wl & !wr & (ub > 0.0f))
-		return maxf(ua, ub);
-	if (wr & !wl & (uf < 0.0f))
-		return minf(ua, uf);
-	return ua;
-}
-
-/* Bilinear sample of a face field at fractional face coordinates; b is the
- * padded index of the lower-left sample. */
-static inline float bilin(const float *f, long b, long W, float tx, float ty)
-{
-	float a = f[b] + tx * (f[b + 1] - f[b]);
-	float c = f[b + W] + tx * (f[b + W + 1] - f[b + W]);
-	return a + ty * (c - a);
-}
-
-static inline float clampf(float x, float lo, float hi)
-{
-	return minf(maxf(x, lo), hi);
+	float a = (wl & !wr & (ub > 0.0f)) ? maxf(ua, ub) : ua;
+	return (wr & !wl & (uf < 0.0f)) ? minf(a, uf) : a;
 }
 
 struct row_out {
-	float umax, hmax, asum;
-	int nclamp;
+	float umax, hmax;
+	int bad, nclamp;
 };
 
-/* 2+3 for the u faces of row j (interior faces i = 1..nx-1): advect
- * (semi-Lagrangian, or the MacCormack correction of s->ut), then finish.
- * mode 0: SL + finish into u1; 1: SL forward estimate into ut only;
- * 2: MacCormack backward + correction + finish into u1. */
-static void u_row(struct swe_ctx *s, int j, float k, int mode,
-		  const struct face_par *fp, struct row_out *ro)
+/* Advection of one face velocity q0 (u on an x-face, v on a y-face) in
+ * momentum-conservative upwind flux form (Stelling & Duinmeijer 2003):
+ *   q -= k / h_f [ (Q+ q*+ - Q- q*-) - q (Q+ - Q-) ]    along the normal
+ *              + [ (T+ q*T+ - T- q*T-) - q (T+ - T-) ]  across it,
+ * Q = mass flux at the two cell centres (average of their face fluxes),
+ * T = mass flux at the two face ends, q* the upwind face velocity. Used
+ * where the flow compresses (q behind > q ahead): there the semi-Lagrangian
+ * form, which conserves velocity instead of momentum, makes bores too slow.
+ * qm/qp: faces behind/ahead along the normal, qtm/qtp across; fm, f0, fq:
+ * mass fluxes of those faces and this one; tm/tp: mass flux at the ends. */
+static inline float cons_adv(float q0, float qm, float qp, float qtm,
+			     float qtp, float fm, float f0, float fq,
+			     float tm, float tp, float hf, float k)
 {
-	const long W = s->W;
-	const int nx = s->nx, ny = s->ny;
-	const float *restrict u = s->u;
-	const float *restrict v = s->v;
-	const float *restrict h0 = s->h;
-	const float hcap = s->hmax_step;
+	float ql = 0.5f * (fm + f0), qr = 0.5f * (f0 + fq);
+	float ul = ql > 0.0f ? qm : q0;
+	float ur = qr > 0.0f ? q0 : qp;
+	float un = tm > 0.0f ? qtm : q0;
+	float us = tp > 0.0f ? q0 : qtp;
+	float adv = (qr * ur - ql * ul - q0 * (qr - ql)) +
+		    (tp * us - tm * un - q0 * (tp - tm));
+	return q0 - k * adv / hf;
+}
+
+/* 2 + 3 for the faces of one row, u faces (xdir = 1: faces i = 1..nx-1 of
+ * row j) or v faces (xdir = 0: faces between rows j-1 and j, j >= 1).
+ * A is the index step along the face normal, B across it.
+ * mode 0: semi-Lagrangian, then finish into u1/v1;
+ * mode 1: forward semi-Lagrangian estimate into ut/vt only (MacCormack);
+ * mode 2: MacCormack backward step, correction, clamp, finish. */
+static inline __attribute__((always_inline)) void
+face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
+	   const int fric, const struct face_par *fp, struct row_out *ro)
+{
+	const int W = s->W;
+	const int nx = s->nx;
+	const int A = xdir ? 1 : W, B = xdir ? W : 1;
+	const float *restrict q = xdir ? s->u : s->v;  /* this component */
+	const float *restrict o = xdir ? s->v : s->u;  /* the other one */
+	const float *restrict fq_ = xdir ? s->fu : s->fv;
+	const float *restrict fo_ = xdir ? s->fv : s->fu;
 	const float *restrict h = s->h1;
 	const float *restrict H = s->H;
 	const float *restrict bb = s->bb;
-	const float *restrict ut = s->ut;
-	float *restrict out = mode == 1 ? s->ut : s->u1;
-	const float fimax = (float)nx, fjmax = (float)(ny - 1);
-	const int i0max = nx - 1, j0max = ny >= 2 ? ny - 2 : 0;
-	float umax = 0.0f, asum = 0.0f, hm = 0.0f;
-	int ncl = 0;
-	long base = P(s, 0, j);
-	for (int i = 1; i < nx; i++) {
-		long c = base + i;
-		float uc = u[c];
-		float va = 0.25f * (v[c - 1] + v[c] + v[c - 1 + W] + v[c + W]);
-		float fi = clampf((float)i - uc * k, 0.0f, fimax);
-		float fj = clampf((float)j - va * k, 0.0f, fjmax);
-		int i0 = (int)fi, j0 = (int)fj;
-		i0 = i0 < i0max ? i0 : i0max;
-		j0 = j0 < j0max ? j0 : j0max;
-		float tx = fi - (float)i0, ty = fj - (float)j0;
-		long b = (long)i0 + 1 + ((long)j0 + 1) * W;
-		float ua;
-		if (mode == 0) {
-			ua = bilin(u, b, W, tx, ty);
-		} else if (mode == 1) {
-			out[c] = bilin(u, b, W, tx, ty);
+	const float *restrict qt = xdir ? s->ut : s->vt;
+	float *restrict out = mode == 1 ? (xdir ? s->ut : s->vt) :
+					  (xdir ? s->u1 : s->v1);
+	const float eps = fp->eps;
+	struct face_par fpl = *fp;
+	if (!fric)
+		fpl.fric = 0.0f;
+	uint32_t umax = 0, hm = 0;
+	int ncl = 0, bad = 0;
+	const int base = (int)P(s, 0, j);
+	const int i0 = xdir ? 1 : 0;
+#pragma omp simd reduction(max : umax) reduction(| : bad) reduction(+ : ncl)
+	for (int i = i0; i < nx; i++) {
+		const int c = base + i;
+		float qc = q[c];
+		/* the other component at this face: mean of the 4 around it */
+		float oa = xdir ? 0.25f * (o[c - 1] + o[c] + o[c - 1 + W] + o[c + W]) :
+				  0.25f * (o[c] + o[c + 1] + o[c - W] + o[c - W + 1]);
+		float ax = (xdir ? qc : oa) * k, ay = (xdir ? oa : qc) * k;
+		float lo, hi, qa;
+		float sl = local_sample(q, c, W, ax, ay, &lo, &hi);
+		if (mode == 1) {
+			out[c] = sl;
 			continue;
+		}
+		if (mode == 0) {
+			qa = sl;
 		} else {
-			/* backward step from the forward estimate */
-			float gi = clampf((float)i + uc * k, 0.0f, fimax);
-			float gj = clampf((float)j + va * k, 0.0f, fjmax);
-			int k0 = (int)gi, l0 = (int)gj;
-			k0 = k0 < i0max ? k0 : i0max;
-			l0 = l0 < j0max ? l0 : j0max;
-			long bb2 = (long)k0 + 1 + ((long)l0 + 1) * W;
-			float back = bilin(ut, bb2, W, gi - (float)k0,
-					   gj - (float)l0);
-			float corr = ut[c] + 0.5f * (uc - back);
-			float lo = minf(minf(u[b], u[b + 1]),
-					minf(u[b + W], u[b + W + 1]));
-			float hi = maxf(maxf(u[b], u[b + 1]),
-					maxf(u[b + W], u[b + W + 1]));
-			ua = clampf(corr, lo, hi);
+			float lo2, hi2;
+			float back = local_sample(qt, c, W, -ax, -ay, &lo2,
+						  &hi2);
+			float corr = qt[c] + 0.5f * (qc - back);
+			qa = clampf(corr, lo, hi);
 		}
-		if (CONS_MODE == 2 || (CONS_MODE == 1 && u[c - 1] > u[c + 1])) {
-			float hf = 0.5f * (h[c - 1] + h[c]);
-			if (hf > fp->eps) {
-				float fm = face_flux(u[c - 1], h0[c - 2], h0[c - 1], hcap);
-				float f0 = face_flux(uc, h0[c - 1], h0[c], hcap);
-				float fq = face_flux(u[c + 1], h0[c], h0[c + 1], hcap);
-				float gn = 0.5f * (face_flux(v[c - 1], h0[c - 1 - W], h0[c - 1], hm) +
-						   face_flux(v[c], h0[c - W], h0[c], hm));
-				float gs = 0.5f * (face_flux(v[c - 1 + W], h0[c - 1], h0[c - 1 + W], hm) +
-						   face_flux(v[c + W], h0[c], h0[c + W], hm));
-				float ql = 0.5f * (fm + f0), qr = 0.5f * (f0 + fq);
-				float ul = ql > 0.0f ? u[c - 1] : uc;
-				float ur = qr > 0.0f ? uc : u[c + 1];
-				float un_ = gn > 0.0f ? u[c - W] : uc;
-				float us_ = gs > 0.0f ? uc : u[c + W];
-				float adv = (qr * ur - ql * ul - uc * (qr - ql)) +
-					    (gs * us_ - gn * un_ - uc * (gs - gn));
-				ua = uc - k * adv / hf;
-			}
-		}
-		ua = front_extrapolate(ua, h[c - 1], h[c], u[c - 1], u[c + 1],
-				       fp->eps);
-		float un = face_finish(ua, h[c - 1], h[c], H[c - 1], H[c],
-				       bb[c - 1], bb[c], fp, &ncl);
+		float hl = h[c - A], hr = h[c];
+		float hf = 0.5f * (hl + hr);
+		float tm = 0.5f * (fo_[c - A] + fo_[c]);
+		float tp = 0.5f * (fo_[c - A + B] + fo_[c + B]);
+		float qc2 = cons_adv(qc, q[c - A], q[c + A], q[c - B], q[c + B],
+				     fq_[c - A], fq_[c], fq_[c + A], tm, tp,
+				     maxf(hf, eps), k);
+		qa = (q[c - A] > q[c + A]) & (hf > eps) ? qc2 : qa;
+		qa = front_extrapolate(qa, hl, hr, q[c - A], q[c + A], eps);
+		float un = face_finish(qa, hl, hr, H[c - A], H[c], bb[c - A],
+				       bb[c], &fpl, &ncl);
 		out[c] = un;
-		umax = maxf(umax, fabsf(un));
-		asum += fabsf(un);
+		uint32_t ab = fbits(fabsf(un));
+		umax = ab > umax ? ab : umax;
+		bad |= !(fabsf(un) <= FLT_MAX);
 	}
-	if (mode != 1) {
-		for (long c = base; c < base + nx; c++)
-			hm = maxf(hm, h[c]);
+	if (xdir && mode != 1) {
+		for (int c = base; c < base + nx; c++) {
+			uint32_t hb = fbits(h[c]);
+			hm = hb > hm ? hb : hm;
+		}
 	}
-	ro->umax = umax;
-	ro->asum = asum;
-	ro->hmax = hm;
+	ro->umax = bitsf(umax);
+	ro->hmax = bitsf(hm);
+	ro->bad = bad;
 	ro->nclamp = ncl;
 }
 
-/* The same for the v faces of row j (faces between rows j-1 and j,
- * j = 1..ny-1). */
-static void v_row(struct swe_ctx *s, int j, float k, int mode,
-		  const struct face_par *fp, struct row_out *ro)
+/* Ghost faces for the local samples: u in the ghost rows and v in the ghost
+ * columns copy the adjacent edge faces. */
+static void fill_face_ghosts(const struct swe_ctx *s, float *u, float *v)
 {
-	const long W = s->W;
 	const int nx = s->nx, ny = s->ny;
-	const float *restrict u = s->u;
-	const float *restrict v = s->v;
-	const float *restrict h0 = s->h;
-	const float hcap = s->hmax_step;
-	const float *restrict h = s->h1;
-	const float *restrict H = s->H;
-	const float *restrict bb = s->bb;
-	const float *restrict vt = s->vt;
-	float *restrict out = mode == 1 ? s->vt : s->v1;
-	const float fimax = (float)(nx - 1), fjmax = (float)ny;
-	const int i0max = nx >= 2 ? nx - 2 : 0, j0max = ny - 1;
-	float umax = 0.0f, asum = 0.0f;
-	int ncl = 0;
-	long base = P(s, 0, j);
-	for (int i = 0; i < nx; i++) {
-		long c = base + i;
-		float vc = v[c];
-		float ua = 0.25f * (u[c] + u[c + 1] + u[c - W] + u[c - W + 1]);
-		float fi = clampf((float)i - ua * k, 0.0f, fimax);
-		float fj = clampf((float)j - vc * k, 0.0f, fjmax);
-		int i0 = (int)fi, j0 = (int)fj;
-		i0 = i0 < i0max ? i0 : i0max;
-		j0 = j0 < j0max ? j0 : j0max;
-		float tx = fi - (float)i0, ty = fj - (float)j0;
-		long b = (long)i0 + 1 + ((long)j0 + 1) * W;
-		float va;
-		if (mode == 0) {
-			va = bilin(v, b, W, tx, ty);
-		} else if (mode == 1) {
-			out[c] = bilin(v, b, W, tx, ty);
-			continue;
-		} else {
-			float gi = clampf((float)i + ua * k, 0.0f, fimax);
-			float gj = clampf((float)j + vc * k, 0.0f, fjmax);
-			int k0 = (int)gi, l0 = (int)gj;
-			k0 = k0 < i0max ? k0 : i0max;
-			l0 = l0 < j0max ? l0 : j0max;
-			long bb2 = (long)k0 + 1 + ((long)l0 + 1) * W;
-			float back = bilin(vt, bb2, W, gi - (float)k0,
-					   gj - (float)l0);
-			float corr = vt[c] + 0.5f * (vc - back);
-			float lo = minf(minf(v[b], v[b + 1]),
-					minf(v[b + W], v[b + W + 1]));
-			float hi = maxf(maxf(v[b], v[b + 1]),
-					maxf(v[b + W], v[b + W + 1]));
-			va = clampf(corr, lo, hi);
-		}
-		if (CONS_MODE == 2 || (CONS_MODE == 1 && v[c - W] > v[c + W])) {
-			float hf = 0.5f * (h[c - W] + h[c]);
-			if (hf > fp->eps) {
-				float fm = face_flux(v[c - W], h0[c - 2 * W], h0[c - W], hcap);
-				float f0 = face_flux(vc, h0[c - W], h0[c], hcap);
-				float fq = face_flux(v[c + W], h0[c], h0[c + W], hcap);
-				float gw = 0.5f * (face_flux(u[c - W], h0[c - W - 1], h0[c - W], hcap) +
-						   face_flux(u[c], h0[c - 1], h0[c], hcap));
-				float ge = 0.5f * (face_flux(u[c - W + 1], h0[c - W], h0[c - W + 1], hcap) +
-						   face_flux(u[c + 1], h0[c], h0[c + 1], hcap));
-				float ql = 0.5f * (fm + f0), qr = 0.5f * (f0 + fq);
-				float vl = ql > 0.0f ? v[c - W] : vc;
-				float vr = qr > 0.0f ? vc : v[c + W];
-				float vw = gw > 0.0f ? v[c - 1] : vc;
-				float ve = ge > 0.0f ? vc : v[c + 1];
-				float adv = (qr * vr - ql * vl - vc * (qr - ql)) +
-					    (ge * ve - gw * vw - vc * (ge - gw));
-				va = vc - k * adv / hf;
-			}
-		}
-		va = front_extrapolate(va, h[c - W], h[c], v[c - W], v[c + W],
-				       fp->eps);
-		float vn = face_finish(va, h[c - W], h[c], H[c - W], H[c],
-				       bb[c - W], bb[c], fp, &ncl);
-		out[c] = vn;
-		umax = maxf(umax, fabsf(vn));
-		asum += fabsf(vn);
+	for (int i = 0; i <= nx; i++) {
+		u[P(s, i, -1)] = u[P(s, i, 0)];
+		u[P(s, i, ny)] = u[P(s, i, ny - 1)];
 	}
-	ro->umax = umax;
-	ro->asum = asum;
-	ro->hmax = 0.0f;
-	ro->nclamp = ncl;
+	for (int j = 0; j <= ny; j++) {
+		v[P(s, -1, j)] = v[P(s, 0, j)];
+		v[P(s, nx, j)] = v[P(s, nx - 1, j)];
+	}
 }
+
+typedef void (*row_fn)(struct swe_ctx *, int, float, const struct face_par *,
+		       struct row_out *);
+
+#define ROW_FN(name, xd, md, fr)                                              \
+	static void name(struct swe_ctx *s, int j, float k,                   \
+			 const struct face_par *fp, struct row_out *ro)       \
+	{                                                                     \
+		face_row_k(s, j, k, xd, md, fr, fp, ro);                      \
+	}
+ROW_FN(u_sl, 1, 0, 0)
+ROW_FN(u_sl_f, 1, 0, 1)
+ROW_FN(u_fwd, 1, 1, 0)
+ROW_FN(u_mc, 1, 2, 0)
+ROW_FN(u_mc_f, 1, 2, 1)
+ROW_FN(v_sl, 0, 0, 0)
+ROW_FN(v_sl_f, 0, 0, 1)
+ROW_FN(v_fwd, 0, 1, 0)
+ROW_FN(v_mc, 0, 2, 0)
+ROW_FN(v_mc_f, 0, 2, 1)
 
 /* ---- set-up -------------------------------------------------------------- */
 
@@ -642,6 +665,8 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 	s->usnap = falloc(nc);
 	s->vsnap = falloc(nc);
 	s->bb = falloc(nc);
+	s->fu = falloc(nc);
+	s->fv = falloc(nc);
 	if (sim->maccormack) {
 		s->ut = falloc(nc);
 		s->vt = falloc(nc);
@@ -658,7 +683,7 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 	s->row_f2 = calloc((size_t)rows, sizeof(float));
 	s->row_l = calloc((size_t)rows, sizeof(long));
 	if (!s->h || !s->h1 || !s->H || !s->u || !s->v || !s->u1 || !s->v1 ||
-	    !s->usnap || !s->vsnap || !s->bb ||
+	    !s->usnap || !s->vsnap || !s->bb || !s->fu || !s->fv ||
 	    (sim->maccormack && (!s->ut || !s->vt)) ||
 	    (s->foam_on && (!s->foam || !s->foam1)) || !s->row_d ||
 	    !s->row_d2 || !s->row_f || !s->row_f2 || !s->row_l)
@@ -725,7 +750,7 @@ void swe_release(struct swe_ctx *s)
 	if (!s)
 		return;
 	float **f[] = { &s->h, &s->h1, &s->H, &s->u, &s->v, &s->u1, &s->v1,
-			&s->ut, &s->vt, &s->usnap, &s->vsnap, &s->bb,
+			&s->ut, &s->vt, &s->usnap, &s->vsnap, &s->bb, &s->fu, &s->fv,
 			&s->foam, &s->foam1, &s->mod_tu, &s->mod_tv,
 			&s->row_f, &s->row_f2 };
 	for (size_t n = 0; n < sizeof(f) / sizeof(f[0]); n++) {
@@ -850,12 +875,12 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 	swe_falls_activate(s);
 
 	/* 1. height integration */
-	float *rs = s->row_f;
+	long *rb = s->row_l;
 #pragma omp parallel for schedule(static) num_threads(T)
 	for (int j = 0; j < ny; j++)
-		rs[j] = height_row(s, j, k, hmax);
+		rb[j] = height_row(s, j, k, hmax);
 	for (int j = 0; j < ny; j++)
-		if (!isfinite(rs[j]))
+		if (rb[j])
 			return diverged(s, d, "depth", s->h1, j);
 	book_edges(s, hmax);
 	swe_falls_emit(s);
@@ -873,9 +898,11 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 	struct row_out *ro = malloc(sizeof(*ro) * (size_t)(2 * ny + 2));
 	if (!ro)
 		return wb_fail(d, WB_EIO, NULL, "swe: out of memory");
-	int mc = s->sim.maccormack != 0;
+	int mc = s->sim.maccormack != 0, fr = fp.fric > 0.0f;
+	row_fn urow = mc ? (fr ? u_mc_f : u_mc) : (fr ? u_sl_f : u_sl);
+	row_fn vrow = mc ? (fr ? v_mc_f : v_mc) : (fr ? v_sl_f : v_sl);
+	fill_face_ghosts(s, s->u, s->v);
 	if (mc) {
-		const long W = s->W;
 		/* boundary faces of the forward estimate hold the old values */
 		for (int j = 0; j < ny; j++) {
 			s->ut[P(s, 0, j)] = s->u[P(s, 0, j)];
@@ -885,31 +912,31 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 			s->vt[P(s, i, 0)] = s->v[P(s, i, 0)];
 			s->vt[P(s, i, ny)] = s->v[P(s, i, ny)];
 		}
-		(void)W;
 #pragma omp parallel for schedule(static) num_threads(T)
 		for (int j = 0; j < ny; j++) {
 			struct row_out tmp;
-			u_row(s, j, k, 1, &fp, &tmp);
+			u_fwd(s, j, k, &fp, &tmp);
 			if (j > 0)
-				v_row(s, j, k, 1, &fp, &tmp);
+				v_fwd(s, j, k, &fp, &tmp);
 		}
+		fill_face_ghosts(s, s->ut, s->vt);
 	}
 #pragma omp parallel for schedule(static) num_threads(T)
 	for (int j = 0; j < ny; j++) {
-		u_row(s, j, k, mc ? 2 : 0, &fp, &ro[j]);
+		urow(s, j, k, &fp, &ro[j]);
 		if (j > 0)
-			v_row(s, j, k, mc ? 2 : 0, &fp, &ro[ny + j]);
+			vrow(s, j, k, &fp, &ro[ny + j]);
 		else
 			memset(&ro[ny], 0, sizeof(ro[ny]));
 	}
 	set_bc_faces(s, s->u, s->v, s->u1, s->v1, s->h1, &fp);
 	float umax = 0.0f, hm = 0.0f;
 	for (int j = 0; j < ny; j++) {
-		if (!isfinite(ro[j].asum)) {
+		if (ro[j].bad) {
 			free(ro);
 			return diverged(s, d, "x-velocity", s->u1, j);
 		}
-		if (!isfinite(ro[ny + j].asum)) {
+		if (ro[ny + j].bad) {
 			free(ro);
 			return diverged(s, d, "y-velocity", s->v1, j);
 		}

@@ -84,6 +84,7 @@ struct swe_ctx {
 	float *ut, *vt;       /* MacCormack forward estimates */
 	float *usnap, *vsnap; /* snapshot for the convergence residual */
 	float *bb;            /* blocker bottom (+INF none) */
+	float *fu, *fv;       /* face mass fluxes (m^2/s) of the height step */
 	float *foam, *foam1;  /* NULL when foam is off */
 	/* sparse actions */
 	struct swe_cell_list src, fixed, sink, mod_u, mod_v;
