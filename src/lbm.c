@@ -1,0 +1,1394 @@
+/*
+ * lbm.c - lattice Boltzmann shallow-water solver (LBM-SWE), after Zhou,
+ * "Lattice Boltzmann Methods for Shallow Water Flows" (Springer 2004), as
+ * used by the Photon Water System talk (refs/000) to bake flow maps.
+ *
+ * Model (D2Q9, BGK, lattice speed e = dx/dt, relaxation time tau):
+ *   f_a(x + e_a dt, t + dt) = f_a - (f_a - feq_a) / tau + S_a
+ *   feq_0 = h - 5 g h^2 / (6 e^2) - 2 h u.u / (3 e^2)
+ *   feq_a = w_a h (g h / (6 e^2) + e_a.u / (3 e^2) + (e_a.u)^2 / (2 e^4)
+ *           - u.u / (6 e^2)),   w_a = 1 (axis), 1/4 (diagonal)
+ *   h = sum f_a,  h u = sum e_a f_a,  nu = e dx (2 tau - 1) / 6.
+ * Forcing (momentum source F, per unit area, m^2/s^2):
+ *   bed slope  -g h dz/dx, centred on each link and weighted with w_a so that
+ *              a lake at rest is an exact fixed point (docs/lbm.md);
+ *   friction   -C_b u |u|, C_b = g n^2 / h^(1/3) (Manning), implicit;
+ *   modifiers  h k (u_target - u), implicit;
+ *   stability  clamps of |u| (u.u < e^2 and Froude < 1, as the talk does).
+ * The momentum part is added as S_a = w_a c_a . dM / 3 (sum_a c_a S_a = dM,
+ * sum_a S_a = 0). Boundaries: ghost ring filled before each step (walls
+ * no-slip / free-slip, periodic, zero-gradient outflow, and the talk's
+ * Zou-He-type closures for inflow and fixed level). Wet/dry: depth
+ * threshold h_dry; a link is a wall unless the higher water surface of its
+ * two cells stands above the higher bed (and below any blocker deck).
+ *
+ * Layout, indexing and bytes per cell: see lbm.h. Rows are processed in
+ * parallel (OpenMP, static schedule), each cell independently from the
+ * previous step's arrays; reductions go through per-row partials summed
+ * serially, so results are byte-identical for any thread count.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "lbm.h"
+#include "solve.h"
+
+const int lbm_cx[LBM_Q] = { 0, 1, 1, 0, -1, -1, -1, 0, 1 };
+const int lbm_cy[LBM_Q] = { 0, 0, 1, 1, 1, 0, -1, -1, -1 };
+const int lbm_opp[LBM_Q] = { 0, 5, 6, 7, 8, 1, 2, 3, 4 };
+const float lbm_w[LBM_Q] = { 0.0f, 1.0f, 0.25f, 1.0f, 0.25f,
+			     1.0f, 0.25f, 1.0f, 0.25f };
+/* positive zero-momentum state used by the positivity fix */
+static const float lbm_q[LBM_Q] = { 4.0f / 9, 1.0f / 9, 1.0f / 36, 1.0f / 9,
+				    1.0f / 36, 1.0f / 9, 1.0f / 36, 1.0f / 9,
+				    1.0f / 36 };
+
+#define MAXF(a, b) ((a) > (b) ? (a) : (b))
+#define MINF(a, b) ((a) < (b) ? (a) : (b))
+
+static int dir_of(int cx, int cy)
+{
+	for (int a = 0; a < LBM_Q; a++)
+		if (lbm_cx[a] == cx && lbm_cy[a] == cy)
+			return a;
+	return -1;
+}
+
+/* h^(-1/3) for h > 0: bit-level first guess, three Newton steps
+ * (y <- y (4 - h y^3) / 3); branch-free so the kernel stays vectorised. */
+static inline float rcbrt_f(float x)
+{
+	uint32_t i;
+	float y;
+	memcpy(&i, &x, sizeof(i));
+	i = 0x54a2fa8cu - i / 3u;
+	memcpy(&y, &i, sizeof(y));
+	y = y * (4.0f - x * y * y * y) * (1.0f / 3.0f);
+	y = y * (4.0f - x * y * y * y) * (1.0f / 3.0f);
+	y = y * (4.0f - x * y * y * y) * (1.0f / 3.0f);
+	return y;
+}
+
+/* 1/sqrt(x) for x > 0: bit-level first guess, three Newton steps. Used in
+ * place of sqrtf, whose errno path keeps the kernel from vectorising. */
+static inline float rsqrt_f(float x)
+{
+	uint32_t i;
+	float y;
+	memcpy(&i, &x, sizeof(i));
+	i = 0x5f3759dfu - (i >> 1);
+	memcpy(&y, &i, sizeof(y));
+	y = y * (1.5f - 0.5f * x * y * y);
+	y = y * (1.5f - 0.5f * x * y * y);
+	y = y * (1.5f - 0.5f * x * y * y);
+	return y;
+}
+
+/* Fixed-point rounding, half away from zero: round(-x) = -round(x), so
+ * antisymmetric transfers stay exactly antisymmetric. |x| < 2^30. */
+static inline int32_t fx_round(float x)
+{
+	return (int32_t)(x + (x < 0 ? -0.5f : 0.5f));
+}
+
+/* The link rule (see lbm.h). Symmetric in its two cells, bit for bit. */
+static inline int link_open(float hx, float zx, float cx, float hy, float zy,
+			    float cy, float hd)
+{
+	float ex = zx + hx, ey = zy + hy;
+	float em = MAXF(ex, ey), zm = MAXF(zx, zy), cm = MINF(cx, cy);
+	return (em > zm + hd) & (cm > em);
+}
+
+/* ---- parameters -------------------------------------------------------- */
+
+static int is_level_edge(const struct wb_edge *e)
+{
+	return e->kind == WB_EDGE_LEVEL ||
+	       (e->kind == WB_EDGE_OPEN && e->has_level);
+}
+
+enum wb_status lbm_params_choose(const struct wb_raster *r,
+				 const struct wb_sim *sim,
+				 struct lbm_params *p, struct wb_diags *d)
+{
+	memset(p, 0, sizeof(*p));
+	p->g = WB_GRAVITY;
+	p->dx = r->dx;
+	if (!(r->dx > 0) || r->nx < 1 || r->ny < 1)
+		return wb_fail(d, WB_EINPUT, NULL,
+			       "lbm: grid %dx%d with cell size %g m cannot be simulated",
+			       r->nx, r->ny, r->dx);
+	if (sim->viscosity < 0 || sim->manning < 0 || sim->lattice_speed < 0 ||
+	    sim->dt < 0 || sim->dry_depth < 0)
+		return wb_fail(d, WB_EINPUT, NULL,
+			       "lbm: negative viscosity, manning, lattice_speed, dt or dry_depth");
+	p->h_dry = sim->dry_depth > 0 ? sim->dry_depth : 1e-3;
+	p->manning = sim->manning;
+	p->fr_max = LBM_FR_MAX;
+
+	/* deepest water expected */
+	size_t n = (size_t)r->nx * r->ny;
+	double hd = 0;
+	for (size_t k = 0; k < n; k++) {
+		double h = r->h0 ? r->h0[k] : 0;
+		if (r->flags && (r->flags[k] & WB_CELL_FIXED) && r->fixed_level)
+			h = MAXF(h, (double)r->fixed_level[k] - r->z[k]);
+		hd = MAXF(hd, h);
+	}
+	for (int s = 0; s < 4; s++) {
+		const struct wb_edge *e = &r->edges[s];
+		int len = (s == WB_WEST || s == WB_EAST) ? r->ny : r->nx;
+		for (int k = 0; k < len; k++) {
+			int i = s == WB_WEST ? 0 : s == WB_EAST ? r->nx - 1 : k;
+			int j = s == WB_NORTH ? 0 : s == WB_SOUTH ? r->ny - 1 : k;
+			double zb = r->z[i + (size_t)j * r->nx], h = 0;
+			if (is_level_edge(e) ||
+			    (e->kind == WB_EDGE_INFLOW && e->has_level))
+				h = e->level - zb;
+			else if (e->kind == WB_EDGE_INFLOW || e->kind == WB_EDGE_OPEN)
+				h = e->depth;
+			if (e->kind == WB_EDGE_INFLOW && e->discharge > 0)
+				h = MAXF(h, 1.5 * cbrt(e->discharge * e->discharge / p->g));
+			hd = MAXF(hd, h);
+		}
+	}
+	if (hd < 10 * p->h_dry)
+		hd = MAXF(10 * p->h_dry, 1.0); /* sources only: assume 1 m */
+	p->h_deep = hd;
+
+	double e = sqrt(p->g * hd / LBM_GH_RATIO);
+	for (int s = 0; s < 4; s++) /* inflow velocities within the clamp */
+		if (r->edges[s].kind == WB_EDGE_INFLOW && r->edges[s].velocity > 0)
+			e = MAXF(e, 2.5 * r->edges[s].velocity);
+	if (sim->lattice_speed > 0 && sim->dt > 0 &&
+	    fabs(sim->lattice_speed * sim->dt - r->dx) > 1e-6 * r->dx)
+		return wb_fail(d, WB_EINPUT, NULL,
+			       "lbm: lattice_speed %g m/s and dt %g s disagree with dx %g m (e = dx/dt)",
+			       sim->lattice_speed, sim->dt, r->dx);
+	if (sim->lattice_speed > 0)
+		e = sim->lattice_speed;
+	else if (sim->dt > 0)
+		e = r->dx / sim->dt;
+	if (p->g * hd >= e * e)
+		wb_diag_add(d, WB_SEV_WARNING, NULL, NULL, 0, 0,
+			    "lbm: lattice speed %g m/s is too small for %g m deep water (g h < e^2 fails); cells will be clamped",
+			    e, hd);
+	p->e = e;
+	p->dt = r->dx / e;
+	double nu = sim->viscosity;
+	double tau = 0.5 + 3.0 * nu / (e * r->dx);
+	if (tau < LBM_TAU_MIN) {
+		tau = LBM_TAU_MIN;
+		p->tau_limited = 1;
+		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
+			    "lbm: viscosity %g m^2/s needs tau %.4f < %.2f at dx %g m, e %g m/s; simulating %g m^2/s instead",
+			    nu, 0.5 + 3.0 * nu / (e * r->dx), LBM_TAU_MIN, r->dx,
+			    e, e * r->dx * (2 * LBM_TAU_MIN - 1) / 6);
+	}
+	p->tau = tau;
+	p->omega = 1.0 / tau;
+	p->nu = e * r->dx * (2 * tau - 1) / 6;
+	p->u_max = LBM_U_MAX * e;
+	return WB_OK;
+}
+
+/* ---- set-up ------------------------------------------------------------ */
+
+void lbm_release(struct lbm *L)
+{
+	if (!L)
+		return;
+	for (int b = 0; b < 2; b++) {
+		for (int a = 0; a < LBM_Q; a++)
+			free(L->f[b][a]);
+		free(L->h[b]);
+	}
+	free(L->z);
+	free(L->c);
+	free(L->gkind);
+	free(L->gpart);
+	free(L->gspec);
+	free(L->gq);
+	free(L->gvel);
+	free(L->ginit);
+	free(L->sp);
+	free(L->sp_row);
+	free(L->row_clamp);
+	free(L->row_bad);
+	free(L->row_in);
+	free(L->row_out);
+	memset(L, 0, sizeof(*L));
+}
+
+static inline int PIX(const struct lbm *L, int i, int j)
+{
+	return (i + 1) + (j + 1) * L->W;
+}
+
+static int is_ghost(const struct lbm *L, int n)
+{
+	int i = n % L->W, j = n / L->W;
+	return i == 0 || j == 0 || i == L->W - 1 || j == L->H - 1;
+}
+
+/* Ghost cell of edge s at position k along it, its boundary cell, and the
+ * inward normal. */
+static void edge_cell(const struct lbm *L, int s, int k, int *g, int *p,
+		      int *nxn, int *nyn)
+{
+	switch (s) {
+	case WB_WEST:
+		*g = PIX(L, -1, k), *p = PIX(L, 0, k), *nxn = 1, *nyn = 0;
+		break;
+	case WB_EAST:
+		*g = PIX(L, L->nx, k), *p = PIX(L, L->nx - 1, k), *nxn = -1,
+		*nyn = 0;
+		break;
+	case WB_NORTH:
+		*g = PIX(L, k, -1), *p = PIX(L, k, 0), *nxn = 0, *nyn = 1;
+		break;
+	default:
+		*g = PIX(L, k, L->ny), *p = PIX(L, k, L->ny - 1), *nxn = 0,
+		*nyn = -1;
+		break;
+	}
+}
+
+static int edge_len(const struct lbm *L, int s)
+{
+	return (s == WB_WEST || s == WB_EAST) ? L->ny : L->nx;
+}
+
+/* Bed-slope link term -(h_x + h_y) clamp(z_y - z_x, -h_y, h_x): the step
+ * height is limited to the water depths (hydrostatic reconstruction), so a
+ * cliff cannot pull more water out of a cell than it holds. Exactly
+ * antisymmetric in (x, y). */
+static inline float bed_term(float hx, float zx, float hy, float zy)
+{
+	float dz = zy - zx;
+	dz = dz < -hy ? -hy : (dz > hx ? hx : dz);
+	return -(hx + hy) * dz;
+}
+
+static void init_ghosts(struct lbm *L, const struct wb_raster *r)
+{
+	const float hd = (float)L->p.h_dry;
+	for (int s = 0; s < 4; s++) {
+		const struct wb_edge *e = &L->edges[s];
+		for (int k = 0; k < edge_len(L, s); k++) {
+			int g, p, nxn, nyn;
+			edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+			int kind = LBM_G_SOLID, part = p;
+			L->gspec[g] = 0;
+			L->gq[g] = NAN;
+			L->gvel[g] = NAN;
+			L->ginit[g] = L->h[0][p];
+			float zb = L->z[p];
+			switch (e->kind) {
+			case WB_EDGE_WALL:
+				kind = e->free_slip ? LBM_G_MIRROR : LBM_G_SOLID;
+				break;
+			case WB_EDGE_PERIODIC:
+				kind = LBM_G_PERIODIC;
+				part = s == WB_WEST ? PIX(L, L->nx - 1, k) :
+				       s == WB_EAST ? PIX(L, 0, k) :
+				       s == WB_NORTH ? PIX(L, k, L->ny - 1) :
+						       PIX(L, k, 0);
+				break;
+			case WB_EDGE_OPEN:
+				if (e->has_level || e->depth > 0) {
+					kind = LBM_G_ZOU;
+					L->gspec[g] = e->has_level ?
+						(float)(e->level - zb) : (float)e->depth;
+					if (L->gspec[g] <= hd)
+						kind = LBM_G_SOLID;
+				} else {
+					kind = LBM_G_EXTRAP;
+				}
+				break;
+			case WB_EDGE_LEVEL:
+				kind = LBM_G_ZOU;
+				L->gspec[g] = (float)(e->level - zb);
+				if (L->gspec[g] <= hd)
+					kind = LBM_G_SOLID;
+				break;
+			case WB_EDGE_INFLOW: {
+				kind = LBM_G_ZOU;
+				double depth = e->has_level ? e->level - zb : e->depth;
+				if (e->discharge > 0) {
+					L->gq[g] = (float)e->discharge;
+					double hc = cbrt(e->discharge * e->discharge / L->p.g);
+					L->gspec[g] = (float)MAXF(depth, hc);
+				} else {
+					L->gvel[g] = (float)e->velocity;
+					if (depth > 0) {
+						L->gq[g] = (float)(e->velocity * depth);
+						L->gspec[g] = (float)depth;
+					} else {
+						L->gspec[g] = (float)(2 * hd);
+					}
+				}
+				break;
+			}
+			}
+			L->gkind[g] = (uint8_t)kind;
+			L->gpart[g] = part;
+			L->z[g] = L->z[part];
+			L->c[g] = kind == LBM_G_SOLID ? -LBM_BIG : L->c[part];
+		}
+	}
+	/* corners: periodic only when both directions are periodic */
+	int both = L->edges[WB_WEST].kind == WB_EDGE_PERIODIC &&
+		   L->edges[WB_NORTH].kind == WB_EDGE_PERIODIC;
+	const int ci[4] = { -1, L->nx, -1, L->nx }, cj[4] = { -1, -1, L->ny, L->ny };
+	for (int q = 0; q < 4; q++) {
+		int g = PIX(L, ci[q], cj[q]);
+		int pi = ci[q] < 0 ? 0 : L->nx - 1, pj = cj[q] < 0 ? 0 : L->ny - 1;
+		int part = both ? PIX(L, ci[q] < 0 ? L->nx - 1 : 0,
+				      cj[q] < 0 ? L->ny - 1 : 0) :
+				  PIX(L, pi, pj);
+		L->gkind[g] = both ? LBM_G_PERIODIC : LBM_G_SOLID;
+		L->gpart[g] = part;
+		L->z[g] = L->z[part];
+		L->c[g] = both ? L->c[part] : -LBM_BIG;
+	}
+	(void)r;
+}
+
+/* Value cell p receives in direction a after streaming, using only
+ * interior sources (ghost sources count as walls): for the closures. */
+static float pull_interior(const struct lbm *L, int p, int a)
+{
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+	const float u = (float)L->unit;
+	if (a == 0)
+		return (float)A[0][p] * u;
+	int y = p - lbm_cx[a] - lbm_cy[a] * L->W;
+	if (!is_ghost(L, y) &&
+	    link_open(hA[p], L->z[p], L->c[p], hA[y], L->z[y], L->c[y],
+		      (float)L->p.h_dry))
+		return (float)A[a][y] * u;
+	return (float)A[lbm_opp[a]][p] * u;
+}
+
+static double ramp_of(const struct lbm *L)
+{
+	if (L->ramp_steps <= 0 || L->step >= L->ramp_steps)
+		return 1.0;
+	return (double)L->step / (double)L->ramp_steps;
+}
+
+void lbm_fill_ghosts(struct lbm *L)
+{
+	int32_t *const *A = L->f[L->cur];
+	const float inv = (float)(1.0 / L->unit);
+	float *hA = L->h[L->cur];
+	const double ramp = ramp_of(L);
+	const float e = (float)L->p.e;
+	/* pass 1: copies, mirrors and ghost depths */
+	for (int s = 0; s < 4; s++) {
+		for (int k = 0; k < edge_len(L, s); k++) {
+			int g, p, nxn, nyn;
+			edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+			int part = L->gpart[g];
+			switch (L->gkind[g]) {
+			case LBM_G_PERIODIC:
+			case LBM_G_EXTRAP:
+				for (int a = 0; a < LBM_Q; a++)
+					A[a][g] = A[a][part];
+				hA[g] = hA[part];
+				break;
+			case LBM_G_MIRROR:
+				for (int a = 0; a < LBM_Q; a++) {
+					int cx = lbm_cx[a], cy = lbm_cy[a];
+					if (nxn)
+						cx = -cx;
+					else
+						cy = -cy;
+					A[a][g] = A[dir_of(cx, cy)][p];
+				}
+				hA[g] = hA[p];
+				break;
+			case LBM_G_ZOU: {
+				float hs = (float)(L->ginit[g] +
+						   (L->gspec[g] - L->ginit[g]) * ramp);
+				hA[g] = MAXF(hA[p], hs);
+				break;
+			}
+			default:
+				break;
+			}
+		}
+	}
+	for (int q = 0; q < 4; q++) {
+		int g = q == 0 ? PIX(L, -1, -1) : q == 1 ? PIX(L, L->nx, -1) :
+			q == 2 ? PIX(L, -1, L->ny) : PIX(L, L->nx, L->ny);
+		if (L->gkind[g] == LBM_G_PERIODIC) {
+			for (int a = 0; a < LBM_Q; a++)
+				A[a][g] = A[a][L->gpart[g]];
+			hA[g] = hA[L->gpart[g]];
+		}
+	}
+	/* pass 2: the talk's closures (Zou-He type) for inflow and level
+	 * edges. With inward normal n, a tangent t and Q = q / e the inward
+	 * discharge in depth units:
+	 *   f_n     = f_-n + 2Q/3
+	 *   f_(n+t) = f_(-n-t) + (f_-t - f_t)/2 + Q/6
+	 *   f_(n-t) = f_(-n+t) + (f_t - f_-t)/2 + Q/6
+	 * so that h u . n = q and the tangential velocity is zero; Q follows
+	 * from the given discharge, from velocity * depth, or from the given
+	 * depth h: Q = h - (f_0 + f_t + f_-t) - 2 (f_-n + f_-n+t + f_-n-t). */
+	for (int s = 0; s < 4; s++) {
+		for (int k = 0; k < edge_len(L, s); k++) {
+			int g, p, nxn, nyn;
+			edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+			if (L->gkind[g] != LBM_G_ZOU)
+				continue;
+			int tx = -nyn, ty = nxn;
+			int dn = dir_of(nxn, nyn), dnt = dir_of(nxn + tx, nyn + ty),
+			    dnmt = dir_of(nxn - tx, nyn - ty);
+			float f0 = pull_interior(L, p, 0);
+			float ft = pull_interior(L, p, dir_of(tx, ty));
+			float fmt = pull_interior(L, p, dir_of(-tx, -ty));
+			float fmn = pull_interior(L, p, dir_of(-nxn, -nyn));
+			float fmnt = pull_interior(L, p, dir_of(-nxn + tx, -nyn + ty));
+			float fmnmt = pull_interior(L, p, dir_of(-nxn - tx, -nyn - ty));
+			float known = f0 + ft + fmt + 2 * (fmn + fmnt + fmnmt);
+			float Q;
+			if (!isnan(L->gq[g])) {
+				Q = (float)(L->gq[g] * ramp) / e;
+			} else if (!isnan(L->gvel[g])) {
+				float un = (float)(L->gvel[g] * ramp) / e;
+				Q = known / (1 - un) * un;
+			} else {
+				float hs = (float)(L->ginit[g] +
+						   (L->gspec[g] - L->ginit[g]) * ramp);
+				Q = hs - known;
+			}
+			int g1 = p - lbm_cx[dnt] - lbm_cy[dnt] * L->W;
+			int g2 = p - lbm_cx[dnmt] - lbm_cy[dnmt] * L->W;
+			A[dn][g] = fx_round((fmn + 2 * Q / 3) * inv);
+			A[dnt][g1] = fx_round((fmnmt + (fmt - ft) / 2 + Q / 6) * inv);
+			A[dnmt][g2] = fx_round((fmnt + (ft - fmt) / 2 + Q / 6) * inv);
+		}
+	}
+}
+
+/* Integer bed-slope transfer of the link from x to y in direction a, as
+ * the kernel rounds it (same float operations in the same order). */
+static int32_t bed_int(const struct lbm *L, int x, int y, int a)
+{
+	const float *hA = L->h[L->cur];
+	const float G = (float)(L->p.g / (6 * L->p.e * L->p.e)) *
+			(lbm_w[a] == 1.0f ? 1.0f : 0.25f);
+	const float inv = (float)(1.0 / L->unit);
+	float t = G * bed_term(hA[x], L->z[x], hA[y], L->z[y]);
+	return fx_round(t * inv);
+}
+
+/* Mass crossing the ZOU / EXTRAP ghosts this step, in integer units, with
+ * the kernel's own link rule; the bed-slope transfers of boundary cells
+ * toward these ghosts have no partner cell and count as inflow. Serial,
+ * fixed order. */
+static void edge_flux(const struct lbm *L, int64_t *in, int64_t *out)
+{
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+	const float hd = (float)L->p.h_dry;
+	int64_t si = 0, so = 0;
+	for (int s = 0; s < 4; s++) {
+		for (int k = 0; k < edge_len(L, s); k++) {
+			int g, p, nxn, nyn;
+			edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+			if (L->gkind[g] != LBM_G_ZOU && L->gkind[g] != LBM_G_EXTRAP)
+				continue;
+			for (int a = 1; a < LBM_Q; a++) {
+				int y = g + lbm_cx[a] + lbm_cy[a] * L->W;
+				if (is_ghost(L, y))
+					continue;
+				if (!link_open(hA[g], L->z[g], L->c[g], hA[y], L->z[y],
+					       L->c[y], hd))
+					continue;
+				si += A[a][g];
+				so += A[lbm_opp[a]][y];
+				si += bed_int(L, y, g, lbm_opp[a]);
+			}
+		}
+	}
+	*in = si;
+	*out = so;
+}
+
+/* Initial state at rest: equilibrium plus the bed-slope terms, so that
+ * still water is still from the first step; fixed point with the rest
+ * population as the integer remainder. */
+static void init_state(struct lbm *L)
+{
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+	const float hd = (float)L->p.h_dry;
+	const float G = (float)(L->p.g / (6 * L->p.e * L->p.e));
+	const float inv = (float)(1.0 / L->unit);
+	const float ghk = (float)(L->p.g / (L->p.e * L->p.e));
+	for (int j = 0; j < L->ny; j++)
+		for (int i = 0; i < L->nx; i++) {
+			int n = PIX(L, i, j);
+			float feq[LBM_Q];
+			lbm_feq(hA[n], 0, 0, ghk * hA[n], feq);
+			int64_t tot = fx_round(hA[n] * inv), out = 0;
+			for (int a = 1; a < LBM_Q; a++) {
+				int y = n + lbm_cx[a] + lbm_cy[a] * L->W;
+				float sb = 0;
+				if (link_open(hA[n], L->z[n], L->c[n], hA[y], L->z[y],
+					      L->c[y], hd)) {
+					float t = G * (lbm_w[a] == 1.0f ? 1.0f : 0.25f) *
+						  bed_term(hA[n], L->z[n], hA[y], L->z[y]);
+					sb = t;
+					tot += fx_round(t * inv);
+				}
+				A[a][n] = fx_round((feq[a] + sb) * inv);
+				out += A[a][n];
+			}
+			A[0][n] = (int32_t)(tot - out);
+		}
+}
+
+enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
+			const struct wb_sim *sim, int threads,
+			struct wb_diags *d)
+{
+	memset(L, 0, sizeof(*L));
+	enum wb_status st = lbm_params_choose(r, sim, &L->p, d);
+	if (st != WB_OK)
+		return st;
+	for (int s = 0; s < 4; s += 2) {
+		int pa = r->edges[s].kind == WB_EDGE_PERIODIC,
+		    pb = r->edges[s + 1].kind == WB_EDGE_PERIODIC;
+		if (pa != pb)
+			return wb_fail(d, WB_EINPUT, NULL,
+				       "lbm: periodic edges come in pairs (west/east, north/south)");
+	}
+	L->unit = 64.0 * L->p.h_deep / 2147483648.0;
+	L->nx = r->nx;
+	L->ny = r->ny;
+	L->W = r->nx + 2;
+	L->H = r->ny + 2;
+	L->ncell = (size_t)L->W * L->H;
+	L->origin[0] = r->origin[0];
+	L->origin[1] = r->origin[1];
+	memcpy(L->edges, r->edges, sizeof(L->edges));
+#ifdef _OPENMP
+	L->threads = threads > 0 ? threads : omp_get_num_procs();
+#else
+	L->threads = 1;
+#endif
+	if (L->threads < 1)
+		L->threads = 1;
+	int fail = 0;
+	for (int b = 0; b < 2; b++) {
+		for (int a = 0; a < LBM_Q; a++)
+			fail |= !(L->f[b][a] = calloc(L->ncell, sizeof(int32_t)));
+		fail |= !(L->h[b] = calloc(L->ncell, sizeof(float)));
+	}
+	fail |= !(L->z = calloc(L->ncell, sizeof(float)));
+	fail |= !(L->c = calloc(L->ncell, sizeof(float)));
+	fail |= !(L->gkind = calloc(L->ncell, 1));
+	fail |= !(L->gpart = calloc(L->ncell, sizeof(int32_t)));
+	fail |= !(L->gspec = calloc(L->ncell, sizeof(float)));
+	fail |= !(L->gq = calloc(L->ncell, sizeof(float)));
+	fail |= !(L->gvel = calloc(L->ncell, sizeof(float)));
+	fail |= !(L->ginit = calloc(L->ncell, sizeof(float)));
+	fail |= !(L->sp_row = calloc((size_t)L->ny + 1, sizeof(int)));
+	fail |= !(L->row_clamp = calloc((size_t)L->H, sizeof(long)));
+	fail |= !(L->row_bad = calloc((size_t)L->H, sizeof(int)));
+	fail |= !(L->row_in = calloc((size_t)L->H, sizeof(int64_t)));
+	fail |= !(L->row_out = calloc((size_t)L->H, sizeof(int64_t)));
+	if (fail) {
+		lbm_release(L);
+		return wb_fail(d, WB_EIO, NULL,
+			       "lbm: out of memory for a %dx%d grid", r->nx, r->ny);
+	}
+	const float hd = (float)L->p.h_dry;
+	int nsp = 0;
+	for (int j = 0; j < r->ny; j++)
+		for (int i = 0; i < r->nx; i++) {
+			size_t k = i + (size_t)j * r->nx;
+			int n = PIX(L, i, j);
+			float z = r->z[k];
+			float h = r->h0 ? MAXF(r->h0[k], 0.0f) : 0.0f;
+			uint8_t fl = r->flags ? r->flags[k] : 0;
+			if ((fl & WB_CELL_FIXED) && r->fixed_level)
+				h = MAXF(h, r->fixed_level[k] - z);
+			if (!(h >= 0) || !isfinite(z)) {
+				lbm_release(L);
+				return wb_fail(d, WB_EINPUT, NULL,
+					       "lbm: cell (%d, %d) has a non-finite terrain or depth", i, j);
+			}
+			float bot = r->block_bot ? r->block_bot[k] : INFINITY;
+			float c = LBM_BIG;
+			if (bot < LBM_BIG)
+				c = bot <= z + hd ? -LBM_BIG : bot;
+			L->z[n] = z;
+			L->c[n] = c;
+			L->h[0][n] = L->h[1][n] = h;
+			float src = r->src ? r->src[k] : 0.0f;
+			float mk = r->mod_k ? r->mod_k[k] : 0.0f;
+			if (src != 0 || (fl & (WB_CELL_FIXED | WB_CELL_SINK_ALL)) ||
+			    mk > 0)
+				nsp++;
+		}
+	L->sp = calloc((size_t)nsp + 1, sizeof(*L->sp));
+	if (!L->sp) {
+		lbm_release(L);
+		return wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
+	}
+	for (int j = 0; j < r->ny; j++) {
+		L->sp_row[j] = L->nsp;
+		for (int i = 0; i < r->nx; i++) {
+			size_t k = i + (size_t)j * r->nx;
+			uint8_t fl = r->flags ? r->flags[k] : 0;
+			float src = r->src ? r->src[k] : 0.0f;
+			float mk = r->mod_k ? r->mod_k[k] : 0.0f;
+			if (!(src != 0 || (fl & (WB_CELL_FIXED | WB_CELL_SINK_ALL)) ||
+			      mk > 0))
+				continue;
+			struct lbm_special *q = &L->sp[L->nsp++];
+			q->n = PIX(L, i, j);
+			q->flags = fl & (WB_CELL_FIXED | WB_CELL_SINK_ALL);
+			q->src = src;
+			q->level = r->fixed_level ? r->fixed_level[k] : 0;
+			q->mu = r->mod_u ? r->mod_u[k] : 0;
+			q->mv = r->mod_v ? r->mod_v[k] : 0;
+			q->mk = mk > 0 ? mk : 0;
+		}
+	}
+	L->sp_row[r->ny] = L->nsp;
+	init_ghosts(L, r);
+	L->cur = 0;
+	lbm_fill_ghosts(L); /* ghost depths for the link rule */
+	init_state(L);
+	/* ramp inflow and level edges over two passes of a gravity wave
+	 * across the domain */
+	int ramped = 0;
+	for (int s = 0; s < 4; s++)
+		ramped |= L->edges[s].kind == WB_EDGE_INFLOW ||
+			  is_level_edge(&L->edges[s]);
+	if (ramped) {
+		double len = (double)(L->nx + L->ny) * L->p.dx;
+		double T = 2 * len / sqrt(L->p.g * L->p.h_deep);
+		L->ramp_steps = (long)ceil(T / L->p.dt);
+	}
+	return WB_OK;
+}
+
+/* ---- the step ---------------------------------------------------------- */
+
+/* The fused step is written with GCC/Clang vector extensions, 8 cells per
+ * vector, so that it vectorises whatever the auto-vectoriser decides (the
+ * selects would otherwise need -fno-trapping-math). Every lane performs the
+ * scalar IEEE operations of the formulas in lbm.h in the same order (no
+ * contraction: -ffp-contract=off), so a cell's result does not depend on its
+ * lane or on the thread that computes it. */
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+static inline v8f vld(const float *p)
+{
+	v8f v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void vst(float *p, v8f v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline v8f vsel(v8i m, v8f a, v8f b)
+{
+	return (v8f)((m & (v8i)a) | (~m & (v8i)b));
+}
+
+static inline v8i vldi(const int32_t *p)
+{
+	v8i v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void vsti(int32_t *p, v8i v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline v8i vseli(v8i m, v8i a, v8i b)
+{
+	return (m & a) | (~m & b);
+}
+
+static inline v8f vcvt(v8i v)
+{
+	return __builtin_convertvector(v, v8f);
+}
+
+static inline v8f vmax(v8f a, v8f b)
+{
+	return vsel(a > b, a, b);
+}
+
+static inline v8f vmin(v8f a, v8f b)
+{
+	return vsel(a < b, a, b);
+}
+
+/* round half away from zero to fixed point (|x| clamped below 2^30) */
+static inline v8i vround(v8f x)
+{
+	const v8f half = { 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f };
+	x = vmax(vmin(x, half * 2.0e9f), half * -2.0e9f);
+	return __builtin_convertvector(x + vsel(x < 0.0f, -half, half), v8i);
+}
+
+/* 1/sqrt(x), x > 0: bit-level guess and three Newton steps */
+static inline v8f vrsqrt(v8f x)
+{
+	v8i i = (v8i)x;
+	i = 0x5f3759df - (i >> 1);
+	v8f y = (v8f)i;
+	y = y * (1.5f - 0.5f * x * y * y);
+	y = y * (1.5f - 0.5f * x * y * y);
+	y = y * (1.5f - 0.5f * x * y * y);
+	return y;
+}
+
+/* x^(-1/3), x > 0: bit-level guess and four Newton steps
+ * (y <- y (4 - x y^3) / 3) */
+static inline v8f vrcbrt(v8f x)
+{
+	v8i i = (v8i)x;
+	v8f fi = __builtin_convertvector(i, v8f) * (1.0f / 3.0f);
+	i = 0x54a2fa8c - __builtin_convertvector(fi, v8i);
+	v8f y = (v8f)i;
+	for (int k = 0; k < 4; k++)
+		y = y * (4.0f - x * y * y * y) * (1.0f / 3.0f);
+	return y;
+}
+
+/* Kernel inputs: arrays addressed as base[n + offset], stride W. */
+struct lbm_kin {
+	const int32_t *A[LBM_Q];
+	const float *hA, *z, *c;
+	int W;
+};
+
+struct lbm_kout {
+	int32_t *B[LBM_Q];
+	float *hB;
+};
+
+struct lbm_kpar {
+	float hd, hthin, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim;
+	float unit, inv; /* fixed point: metres per unit and its inverse */
+};
+
+/* Eight cells n .. n+7 of one row. Returns the clamp and bad-cell masks
+ * (lanes -1 / 0) through *clamp, *bad. */
+static inline void cell8(const struct lbm_kin *in, int n,
+			 const struct lbm_kout *out, int m,
+			 const struct lbm_kpar *k, v8i *clamp, v8i *bad)
+{
+	const int W = in->W;
+	const float *hA = in->hA, *z = in->z, *c = in->c;
+	const float hd = k->hd, om = k->om, om1 = k->om1;
+	const v8f zero = { 0 };
+	const v8f hx = vld(hA + n), zx = vld(z + n), cx = vld(c + n);
+	const v8f ex = zx + hx, zxd = zx + hd;
+	/* link to y = n + off (direction a): open mask o_a, bed term s_a */
+#define LINK(a, off)                                                        \
+	const v8f hy##a = vld(hA + n + (off)), zy##a = vld(z + n + (off));  \
+	const v8f em##a = vmax(ex, zy##a + hy##a);                           \
+	const v8f zm##a = vmax(zxd, zy##a + hd);                             \
+	const v8f cm##a = vmin(cx, vld(c + n + (off)));                      \
+	const v8i o##a = (em##a > zm##a) & (cm##a > em##a);                 \
+	v8f dz##a = zy##a - zx;                                              \
+	dz##a = vsel(dz##a < -hy##a, -hy##a, vsel(dz##a > hx, hx, dz##a));   \
+	const v8f s##a = vsel(o##a, -(hx + hy##a) * dz##a, zero);
+	LINK(1, 1)
+	LINK(2, 1 + W)
+	LINK(3, W)
+	LINK(4, -1 + W)
+	LINK(5, -1)
+	LINK(6, -1 - W)
+	LINK(7, -W)
+	LINK(8, 1 - W)
+#undef LINK
+	/* pull streaming; a closed link bounces the cell's own value back */
+	const int32_t *const *A = in->A;
+	const v8i F0 = vldi(A[0] + n);
+	const v8i F5 = vseli(o1, vldi(A[5] + n + 1), vldi(A[1] + n));
+	const v8i F6 = vseli(o2, vldi(A[6] + n + 1 + W), vldi(A[2] + n));
+	const v8i F7 = vseli(o3, vldi(A[7] + n + W), vldi(A[3] + n));
+	const v8i F8 = vseli(o4, vldi(A[8] + n - 1 + W), vldi(A[4] + n));
+	const v8i F1 = vseli(o5, vldi(A[1] + n - 1), vldi(A[5] + n));
+	const v8i F2 = vseli(o6, vldi(A[2] + n - 1 - W), vldi(A[6] + n));
+	const v8i F3 = vseli(o7, vldi(A[3] + n - W), vldi(A[7] + n));
+	const v8i F4 = vseli(o8, vldi(A[4] + n + 1 - W), vldi(A[8] + n));
+	/* exact mass received, and the exact (antisymmetric) bed transfers */
+	const float Gax = k->Gax, Gdg = k->Gdg, inv = k->inv, un = k->unit;
+	const v8i Hin = ((F0 + F1) + (F2 + F3)) + ((F4 + F5) + (F6 + F7)) + F8;
+	const v8i Sb = ((vround((Gax * s1) * inv) + vround((Gdg * s2) * inv)) +
+			(vround((Gax * s3) * inv) + vround((Gdg * s4) * inv))) +
+		       ((vround((Gax * s5) * inv) + vround((Gdg * s6) * inv)) +
+			(vround((Gax * s7) * inv) + vround((Gdg * s8) * inv)));
+	const v8f f0 = vcvt(F0) * un, f1 = vcvt(F1) * un, f2 = vcvt(F2) * un,
+		  f3 = vcvt(F3) * un, f4 = vcvt(F4) * un, f5 = vcvt(F5) * un,
+		  f6 = vcvt(F6) * un, f7 = vcvt(F7) * un, f8 = vcvt(F8) * un;
+	/* moments, lattice units (M = h u / e) */
+	const v8f h = ((f0 + f1) + (f2 + f3)) + ((f4 + f5) + (f6 + f7)) + f8;
+	const v8f Mx = (f1 + f2 + f8) - (f4 + f5 + f6);
+	const v8f My = (f2 + f3 + f4) - (f6 + f7 + f8);
+	/* thin films (h < h_thin = 10 h_dry) move at M / h_thin: their momentum
+	 * decays, so round-off in tiny depths cannot make fast films */
+	const v8f hf = vmax(h, zero + hd);
+	const v8f ihf = 1.0f / vmax(h, zero + k->hthin);
+	const v8f U = Mx * ihf, V = My * ihf;
+	/* stability clamps |u| <= 0.5 e, Froude <= 1 (the talk) */
+	const v8f ghe = k->ghk * h;
+	const v8f sp2 = U * U + V * V;
+	const v8f lim2 = vmin(zero + k->umax2, k->fr2 * ghe);
+	const v8i cl = sp2 > lim2;
+	const v8f tiny = zero + 1e-30f;
+	const v8f sq = vmax(lim2, tiny) * vrsqrt(vmax(lim2 * sp2, tiny));
+	const v8f sc = vsel(cl, sq, zero + 1.0f);
+	const v8f Uc = sc * U, Vc = sc * V;
+	*clamp = (cl & (h > hd)) | (ghe >= 1.0f);
+	/* Manning friction, implicit: U_f = U_c / (1 + g n^2 dx |U_c| h^-4/3) */
+	const v8f y3 = vrcbrt(hf);
+	const v8f h43 = y3 * y3 * y3 * y3;
+	const v8f sp2c = vmax(Uc * Uc + Vc * Vc, tiny);
+	const v8f spc = sp2c * vrsqrt(sp2c);
+	const v8f rf = 1.0f / (1.0f + k->kf * spc * h43);
+	/* equilibrium at the clamped velocity */
+	const v8f uu = Uc * Uc + Vc * Vc;
+	const v8f hb = h * (ghe - uu) * (1.0f / 6.0f);
+	const v8f h3 = h * (1.0f / 3.0f), h2 = h * 0.5f;
+	const v8f c2 = Uc + Vc, c4 = Vc - Uc;
+	const v8f q1 = hb + h3 * Uc + h2 * Uc * Uc;
+	const v8f q5 = hb - h3 * Uc + h2 * Uc * Uc;
+	const v8f q3 = hb + h3 * Vc + h2 * Vc * Vc;
+	const v8f q7 = hb - h3 * Vc + h2 * Vc * Vc;
+	const v8f q2 = 0.25f * (hb + h3 * c2 + h2 * c2 * c2);
+	const v8f q6 = 0.25f * (hb - h3 * c2 + h2 * c2 * c2);
+	const v8f q4 = 0.25f * (hb + h3 * c4 + h2 * c4 * c4);
+	const v8f q8 = 0.25f * (hb - h3 * c4 + h2 * c4 * c4);
+	/* rest population as the remainder: sum_a feq_a = h to round-off
+	 * (rounded constants 5/6, 1/6 in feq_0 would leak mass every step) */
+	const v8f q0 = h - (((q1 + q3) + (q5 + q7)) + ((q2 + q4) + (q6 + q8)));
+	/* forcing: post-collision momentum = h U_f exactly, plus bed slope */
+	const v8f dMx = h * (Uc * rf) - om1 * Mx - om * h * Uc;
+	const v8f dMy = h * (Vc * rf) - om1 * My - om * h * Vc;
+	const v8f ax = dMx * (1.0f / 3.0f), ay = dMy * (1.0f / 3.0f);
+	const v8f dg2 = 0.25f * (ax + ay), dg4 = 0.25f * (ay - ax);
+	const v8f p0 = f0 + om * (q0 - f0);
+	const v8f p1 = f1 + om * (q1 - f1) + ax + Gax * s1;
+	const v8f p2 = f2 + om * (q2 - f2) + dg2 + Gdg * s2;
+	const v8f p3 = f3 + om * (q3 - f3) + ay + Gax * s3;
+	const v8f p4 = f4 + om * (q4 - f4) + dg4 + Gdg * s4;
+	const v8f p5 = f5 + om * (q5 - f5) - ax + Gax * s5;
+	const v8f p6 = f6 + om * (q6 - f6) - dg2 + Gdg * s6;
+	const v8f p7 = f7 + om * (q7 - f7) - ay + Gax * s7;
+	const v8f p8 = f8 + om * (q8 - f8) - dg4 + Gdg * s8;
+	/* positivity: blend toward hp q_a (q = 4/9, 1/9, 1/36) just enough */
+	const v8f hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
+	v8f rmin = vmin(p0 * 2.25f, p1 * 9.0f);
+	rmin = vmin(rmin, p3 * 9.0f);
+	rmin = vmin(rmin, p5 * 9.0f);
+	rmin = vmin(rmin, p7 * 9.0f);
+	rmin = vmin(rmin, p2 * 36.0f);
+	rmin = vmin(rmin, p4 * 36.0f);
+	rmin = vmin(rmin, p6 * 36.0f);
+	rmin = vmin(rmin, p8 * 36.0f);
+	const v8i neg = rmin < 0.0f, pos = hp > 0.0f;
+	const v8f r = rmin / vmax(hp, tiny);
+	const v8f th = vsel(neg, vsel(pos, -r / (1.0f - r), zero + 1.0f), zero);
+	const v8f T = vsel(pos, hp, zero);
+	*clamp |= neg;
+	*bad = ~(hp < k->hlim);
+	int32_t *const *B = out->B;
+	const v8i P1 = vround((p1 + th * (T * (1.0f / 9) - p1)) * inv);
+	const v8i P2 = vround((p2 + th * (T * (1.0f / 36) - p2)) * inv);
+	const v8i P3 = vround((p3 + th * (T * (1.0f / 9) - p3)) * inv);
+	const v8i P4 = vround((p4 + th * (T * (1.0f / 36) - p4)) * inv);
+	const v8i P5 = vround((p5 + th * (T * (1.0f / 9) - p5)) * inv);
+	const v8i P6 = vround((p6 + th * (T * (1.0f / 36) - p6)) * inv);
+	const v8i P7 = vround((p7 + th * (T * (1.0f / 9) - p7)) * inv);
+	const v8i P8 = vround((p8 + th * (T * (1.0f / 36) - p8)) * inv);
+	/* the rest population takes the remainder: exact mass budget */
+	vsti(B[0] + m, (Hin + Sb) - (((P1 + P2) + (P3 + P4)) + ((P5 + P6) + (P7 + P8))));
+	vsti(B[1] + m, P1);
+	vsti(B[2] + m, P2);
+	vsti(B[3] + m, P3);
+	vsti(B[4] + m, P4);
+	vsti(B[5] + m, P5);
+	vsti(B[6] + m, P6);
+	vsti(B[7] + m, P7);
+	vsti(B[8] + m, P8);
+	vst(out->hB + m, h);
+}
+
+static int lanes_set(v8i m)
+{
+	int s = 0;
+	for (int l = 0; l < 8; l++)
+		s += m[l] != 0;
+	return s;
+}
+
+void lbm_kernel_row(struct lbm *L, int jj)
+{
+	const int W = L->W, nx = L->nx;
+	struct lbm_kpar k;
+	k.hd = (float)L->p.h_dry;
+	k.hthin = (float)(LBM_THIN * L->p.h_dry);
+	k.om = (float)L->p.omega;
+	k.om1 = 1.0f - k.om;
+	k.ghk = (float)(L->p.g / (L->p.e * L->p.e));
+	k.Gax = (float)(L->p.g / (6 * L->p.e * L->p.e));
+	k.Gdg = 0.25f * k.Gax;
+	k.umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
+	k.fr2 = (float)(L->p.fr_max * L->p.fr_max);
+	k.kf = (float)(L->p.g * L->p.manning * L->p.manning * L->p.dx);
+	k.hlim = (float)(32 * L->p.h_deep);
+	k.unit = (float)L->unit;
+	k.inv = (float)(1.0 / L->unit);
+	struct lbm_kin in;
+	struct lbm_kout out;
+	for (int a = 0; a < LBM_Q; a++) {
+		in.A[a] = L->f[L->cur][a];
+		out.B[a] = L->f[!L->cur][a];
+	}
+	in.hA = L->h[L->cur];
+	in.z = L->z;
+	in.c = L->c;
+	in.W = W;
+	out.hB = L->h[!L->cur];
+	long nclamp = 0;
+	int nbad = 0;
+	const int n0 = jj * W + 1;
+	int i = 0;
+	for (; i + 8 <= nx; i += 8) {
+		v8i cl, bd;
+		cell8(&in, n0 + i, &out, n0 + i, &k, &cl, &bd);
+		nclamp += lanes_set(cl);
+		nbad += lanes_set(bd);
+	}
+	if (i < nx) {
+		/* tail: copy a 3 x 10 window around the last cells and run the
+		 * same eight-lane code on it; only valid lanes are stored */
+		enum { TW = 10 };
+		int32_t tA[LBM_Q][3 * TW], tB[LBM_Q][8];
+		float th_[3 * TW], tz[3 * TW], tc[3 * TW], thB[8];
+		const int left = nx - i;
+		for (int r = 0; r < 3; r++)
+			for (int q = 0; q < TW; q++) {
+				/* columns past the east neighbour repeat it */
+				int qq = q < left + 2 ? q : left + 1;
+				int src = n0 + i + (r - 1) * W + (qq - 1);
+				int dst = r * TW + q;
+				for (int a = 0; a < LBM_Q; a++)
+					tA[a][dst] = in.A[a][src];
+				th_[dst] = in.hA[src];
+				tz[dst] = in.z[src];
+				tc[dst] = in.c[src];
+			}
+		struct lbm_kin tin;
+		struct lbm_kout tout;
+		for (int a = 0; a < LBM_Q; a++) {
+			tin.A[a] = tA[a];
+			tout.B[a] = tB[a];
+		}
+		tin.hA = th_;
+		tin.z = tz;
+		tin.c = tc;
+		tin.W = TW;
+		tout.hB = thB;
+		v8i cl, bd;
+		cell8(&tin, TW + 1, &tout, 0, &k, &cl, &bd);
+		for (int l = 0; l < left; l++) {
+			for (int a = 0; a < LBM_Q; a++)
+				out.B[a][n0 + i + l] = tB[a][l];
+			out.hB[n0 + i + l] = thB[l];
+			nclamp += cl[l] != 0;
+			nbad += bd[l] != 0;
+		}
+	}
+	L->row_clamp[jj] += nclamp;
+	L->row_bad[jj] += nbad;
+}
+
+/* Sources, sinks, fixed levels and modifiers of one row, on f[!cur]. */
+static void specials_row(struct lbm *L, int j)
+{
+	int32_t *const *B = L->f[!L->cur];
+	const double dt = L->p.dt, e = L->p.e;
+	const float ghk = (float)(L->p.g / (e * e));
+	const float hd = (float)L->p.h_dry;
+	const float un = (float)L->unit, inv = (float)(1.0 / L->unit);
+	int64_t in = 0, out = 0;
+	long ncl = 0;
+	for (int k = L->sp_row[j]; k < L->sp_row[j + 1]; k++) {
+		const struct lbm_special *q = &L->sp[k];
+		const int n = q->n;
+		float f[LBM_Q];
+		int64_t tot = 0;
+		for (int a = 0; a < LBM_Q; a++) {
+			tot += B[a][n];
+			f[a] = (float)B[a][n] * un;
+		}
+		const float hp = (float)tot * un;
+		if (q->flags & WB_CELL_SINK_ALL) {
+			out += tot;
+			for (int a = 0; a < LBM_Q; a++)
+				B[a][n] = 0;
+			continue;
+		}
+		int64_t target = tot;
+		if (q->mk > 0 && hp > hd) {
+			float Mx = 0, My = 0;
+			for (int a = 1; a < LBM_Q; a++) {
+				Mx += lbm_cx[a] * f[a];
+				My += lbm_cy[a] * f[a];
+			}
+			float U = Mx / hp, V = My / hp;
+			float kd = (float)(q->mk * dt), al = kd / (1 + kd);
+			float dMx = hp * al * (q->mu / (float)e - U);
+			float dMy = hp * al * (q->mv / (float)e - V);
+			float mn = 0;
+			for (int a = 1; a < LBM_Q; a++) {
+				f[a] += lbm_w[a] * (lbm_cx[a] * dMx + lbm_cy[a] * dMy) / 3;
+				mn = MINF(mn, f[a]);
+			}
+			if (mn < 0) { /* positivity, as in the kernel */
+				float rmin = 0;
+				for (int a = 0; a < LBM_Q; a++)
+					rmin = MINF(rmin, f[a] / lbm_q[a]);
+				float r = rmin / hp, th = -r / (1 - r);
+				for (int a = 0; a < LBM_Q; a++)
+					f[a] += th * (hp * lbm_q[a] - f[a]);
+				ncl++;
+			}
+		}
+		if (q->src > 0) {
+			int64_t add = fx_round((float)(q->src * dt) * inv);
+			target += add;
+			in += add;
+		} else if (q->src < 0 && tot > 0) {
+			int64_t rem = fx_round((float)(-q->src * dt) * inv);
+			if (rem > tot)
+				rem = tot;
+			float keep = (float)(1.0 - (double)rem / (double)tot);
+			for (int a = 0; a < LBM_Q; a++)
+				f[a] *= keep;
+			target -= rem;
+			out += rem;
+		}
+		if (q->flags & WB_CELL_FIXED) {
+			float Mx = 0, My = 0, hc = (float)target * un;
+			for (int a = 1; a < LBM_Q; a++) {
+				Mx += lbm_cx[a] * f[a];
+				My += lbm_cy[a] * f[a];
+			}
+			float hf = MAXF(q->level - L->z[n], 0.0f);
+			float U = hc > hd ? Mx / hc : 0.0f;
+			float V = hc > hd ? My / hc : 0.0f;
+			lbm_feq(hf, U, V, ghk * hf, f);
+			int64_t t1 = fx_round(hf * inv);
+			if (t1 > target)
+				in += t1 - target;
+			else
+				out += target - t1;
+			target = t1;
+		}
+		int64_t rest = 0;
+		for (int a = 1; a < LBM_Q; a++) {
+			B[a][n] = fx_round(f[a] * inv);
+			rest += B[a][n];
+		}
+		B[0][n] = (int32_t)(target - rest);
+	}
+	L->row_in[j + 1] += in;
+	L->row_out[j + 1] += out;
+	L->row_clamp[j + 1] += ncl;
+}
+
+static void locate_bad(const struct lbm *L, struct wb_diags *d)
+{
+	int32_t *const *B = L->f[!L->cur];
+	for (int j = 0; j < L->ny; j++) {
+		if (!L->row_bad[j + 1])
+			continue;
+		int ib = 0;
+		double worst = -1;
+		for (int i = 0; i < L->nx; i++) {
+			int n = PIX(L, i, j);
+			double hp = 0;
+			for (int a = 0; a < LBM_Q; a++)
+				hp += fabs((double)B[a][n]);
+			if (hp > worst)
+				worst = hp, ib = i;
+		}
+		wb_diag_add(d, WB_SEV_ERROR, NULL, NULL, 0, 0,
+			    "lbm: diverged at step %ld (t = %.3f s): cell (%d, %d) at x = %.2f m, y = %.2f m: depth not finite or above %g m (e = %g m/s, tau = %g)",
+			    L->step + 1, (L->step + 1) * L->p.dt, ib, j,
+			    L->origin[0] + (ib + 0.5) * L->p.dx,
+			    L->origin[1] + (j + 0.5) * L->p.dx, 32 * L->p.h_deep,
+			    L->p.e, L->p.tau);
+		return;
+	}
+	wb_diag_add(d, WB_SEV_ERROR, NULL, NULL, 0, 0,
+		    "lbm: diverged at step %ld", L->step + 1);
+}
+
+enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
+{
+	for (long s = 0; s < nsteps; s++) {
+		lbm_fill_ghosts(L);
+		int64_t ein, eout;
+		edge_flux(L, &ein, &eout);
+		const int H = L->H;
+#pragma omp parallel for num_threads(L->threads) schedule(static)
+		for (int jj = 1; jj < H - 1; jj++) {
+			L->row_clamp[jj] = 0;
+			L->row_bad[jj] = 0;
+			L->row_in[jj] = 0;
+			L->row_out[jj] = 0;
+			lbm_kernel_row(L, jj);
+			specials_row(L, jj - 1);
+		}
+		int bad = 0;
+		int64_t in = ein, out = eout;
+		for (int jj = 1; jj < H - 1; jj++) {
+			L->clamped += L->row_clamp[jj];
+			bad |= L->row_bad[jj] != 0;
+			in += L->row_in[jj];
+			out += L->row_out[jj];
+		}
+		if (bad) {
+			locate_bad(L, d);
+			return WB_ESIM;
+		}
+		L->vol_in += in;
+		L->vol_out += out;
+		L->cur = !L->cur;
+		L->step++;
+	}
+	return WB_OK;
+}
+
+/* ---- macroscopic fields ------------------------------------------------ */
+
+void lbm_macro(struct lbm *L, float *hout, float *uout, float *vout)
+{
+	lbm_fill_ghosts(L);
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+	const float hd = (float)L->p.h_dry, e = (float)L->p.e;
+	const float un = (float)L->unit;
+	const float ghk = (float)(L->p.g / (L->p.e * L->p.e));
+	const float umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
+	const float fr2 = (float)(L->p.fr_max * L->p.fr_max);
+#pragma omp parallel for num_threads(L->threads) schedule(static)
+	for (int j = 0; j < L->ny; j++) {
+		for (int i = 0; i < L->nx; i++) {
+			int n = PIX(L, i, j);
+			float h = 0, Mx = 0, My = 0;
+			for (int a = 0; a < LBM_Q; a++) {
+				float f;
+				if (a == 0) {
+					f = (float)A[0][n] * un;
+				} else {
+					int y = n - lbm_cx[a] - lbm_cy[a] * L->W;
+					int o = link_open(hA[n], L->z[n], L->c[n], hA[y],
+							  L->z[y], L->c[y], hd);
+					f = (float)(o ? A[a][y] : A[lbm_opp[a]][n]) * un;
+				}
+				h += f;
+				Mx += lbm_cx[a] * f;
+				My += lbm_cy[a] * f;
+			}
+			float inv = 1.0f / MAXF(h, (float)(LBM_THIN * L->p.h_dry));
+			float U = Mx * inv, V = My * inv;
+			float sp2 = U * U + V * V;
+			float lim2 = MINF(umax2, fr2 * ghk * h);
+			float sc = sp2 > lim2 ? sqrtf(lim2 / sp2) : 1.0f;
+			if (!(h > hd))
+				sc = 0;
+			size_t k = i + (size_t)j * L->nx;
+			if (hout)
+				hout[k] = MAXF(h, 0.0f);
+			if (uout)
+				uout[k] = sc * U * e;
+			if (vout)
+				vout[k] = sc * V * e;
+		}
+	}
+}
+
+int64_t lbm_mass(const struct lbm *L)
+{
+	int32_t *const *A = L->f[L->cur];
+	int64_t v = 0;
+	for (int j = 0; j < L->ny; j++)
+		for (int i = 0; i < L->nx; i++) {
+			int n = PIX(L, i, j);
+			for (int a = 0; a < LBM_Q; a++)
+				v += A[a][n];
+		}
+	return v;
+}
+
+double lbm_volume(const struct lbm *L)
+{
+	return (double)lbm_mass(L) * L->unit * L->p.dx * L->p.dx;
+}
+
+/* ---- the solver -------------------------------------------------------- */
+
+static double now_s(void)
+{
+#ifdef _OPENMP
+	return omp_get_wtime();
+#else
+	return 0;
+#endif
+}
+
+/* Relative change between two velocity fields: |du| / max(|u|, 1 mm/s
+ * per wet cell), norms over all cells, summed per row then serially. */
+static double rel_change(const struct lbm *L, const float *h, const float *u0,
+			 const float *v0, const float *u1, const float *v1)
+{
+	double num = 0, den = 0;
+	long wet = 0;
+	for (int j = 0; j < L->ny; j++) {
+		double rn = 0, rd = 0;
+		for (int i = 0; i < L->nx; i++) {
+			size_t k = i + (size_t)j * L->nx;
+			double du = (double)u1[k] - u0[k], dv = (double)v1[k] - v0[k];
+			rn += du * du + dv * dv;
+			rd += (double)u1[k] * u1[k] + (double)v1[k] * v1[k];
+			wet += h[k] > L->p.h_dry;
+		}
+		num += rn;
+		den += rd;
+	}
+	den = MAXF(den, 1e-6 * (double)(wet > 0 ? wet : 1));
+	return sqrt(num / den);
+}
+
+enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
+			 const struct wb_solve_opts *o, struct wb_state *out,
+			 struct wb_solve_report *rep, struct wb_diags *d)
+{
+	double t0 = now_s();
+	struct lbm L;
+	memset(out, 0, sizeof(*out));
+	memset(rep, 0, sizeof(*rep));
+	enum wb_status st = lbm_init(&L, r, sim, o ? o->threads : 0, d);
+	if (st != WB_OK)
+		return st;
+	size_t n = (size_t)r->nx * r->ny;
+	float *h = malloc(n * sizeof(float)), *u = malloc(n * sizeof(float)),
+	      *v = malloc(n * sizeof(float)), *up = calloc(n, sizeof(float)),
+	      *vp = calloc(n, sizeof(float));
+	if (!h || !u || !v || !up || !vp) {
+		st = wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
+		goto done;
+	}
+	rep->vol_initial = lbm_volume(&L);
+	long fixed = o && o->steps > 0 ? o->steps : 0;
+	long cap = fixed ? fixed : (sim->max_steps > 0 ? sim->max_steps : 100000);
+	long window = sim->window > 0 ? sim->window : 200;
+	double tol = sim->tolerance > 0 ? sim->tolerance : 1e-4;
+	long every = window < 100 ? window : 100;
+	double res = INFINITY;
+	int have_prev = 0;
+	lbm_macro(&L, h, up, vp);
+	while (L.step < cap) {
+		long k = every;
+		if (cap - L.step < k)
+			k = cap - L.step;
+		st = lbm_step(&L, k, d);
+		if (st != WB_OK)
+			goto done;
+		if (L.step % window == 0) {
+			lbm_macro(&L, h, u, v);
+			if (have_prev || L.step >= window) {
+				res = rel_change(&L, h, up, vp, u, v);
+				have_prev = 1;
+			}
+			float *t = up;
+			up = u, u = t;
+			t = vp, vp = v, v = t;
+			if (!fixed && res < tol &&
+			    L.step >= L.ramp_steps + 2 * window) {
+				rep->converged = 1;
+				break;
+			}
+		}
+		if (o && o->progress)
+			o->progress(o->progress_user, L.step, cap,
+				    isfinite(res) ? res : 1.0);
+	}
+	out->nx = r->nx;
+	out->ny = r->ny;
+	out->dx = r->dx;
+	out->h = malloc(n * sizeof(float));
+	out->u = malloc(n * sizeof(float));
+	out->v = malloc(n * sizeof(float));
+	if (!out->h || !out->u || !out->v) {
+		st = wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
+		goto done;
+	}
+	lbm_macro(&L, out->h, out->u, out->v);
+	double dx2 = L.p.dx * L.p.dx;
+	rep->steps = L.step;
+	rep->residual = isfinite(res) ? res : 0;
+	rep->sim_time = L.step * L.p.dt;
+	rep->dt = L.p.dt;
+	rep->lattice_speed = L.p.e;
+	rep->tau = L.p.tau;
+	rep->vol_final = lbm_volume(&L);
+	rep->vol_in = (double)L.vol_in * L.unit * dx2;
+	rep->vol_out = (double)L.vol_out * L.unit * dx2;
+	double scale = MAXF(MAXF(rep->vol_initial, rep->vol_final),
+			    MAXF(rep->vol_in, rep->vol_out));
+	rep->balance_error =
+		scale > 0 ? fabs(rep->vol_initial + rep->vol_in - rep->vol_out -
+				 rep->vol_final) / scale : 0;
+	rep->clamped = L.clamped;
+	rep->bytes_per_cell = LBM_BYTES_PER_CELL;
+	if (rep->balance_error > 1e-3) {
+		st = wb_fail(d, WB_ESIM, NULL,
+			     "lbm: mass balance does not close after %ld steps: initial %g + in %g - out %g != final %g m^3",
+			     L.step, rep->vol_initial, rep->vol_in, rep->vol_out,
+			     rep->vol_final);
+	}
+done:
+	if (st != WB_OK && st != WB_ESIM)
+		wb_state_free(out);
+	rep->seconds = now_s() - t0;
+	free(h);
+	free(u);
+	free(v);
+	free(up);
+	free(vp);
+	lbm_release(&L);
+	return st;
+}

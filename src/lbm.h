@@ -1,0 +1,180 @@
+/*
+ * lbm.h - internal API of the lattice Boltzmann shallow-water solver
+ * (LBM-SWE, lbm.c; method notes in docs/lbm.md).
+ *
+ * The public entry point is lbm_solve() (solve.h). This header exposes the
+ * solver context, its parameters, the equilibrium and the stepping calls so
+ * that tests can drive the solver step by step and an OpenCL back end can
+ * reuse the set-up, the boundary filling and the bookkeeping and replace only
+ * the per-row kernel (lbm_kernel_row).
+ *
+ * Lattice (D2Q9, the talk's numbering; +y is south, j grows):
+ *   a:   0    1    2    3    4    5    6    7    8
+ *   cx:  0    1    1    0   -1   -1   -1    0    1
+ *   cy:  0    0    1    1    1    0   -1   -1   -1
+ *   opposite(a) = a+4 mod 8 for a >= 1; e_a = e c_a, e = dx/dt.
+ *
+ * Memory layout (structure of arrays): every field has a one-cell
+ * ghost ring, stride W = nx + 2, interior cell (i, j) is element
+ * P(i, j) = (i + 1) + (j + 1) * W. Fields: f[2][9] (post-collision
+ * distributions, double-buffered: the step reads f[cur], writes f[!cur];
+ * stored as 32-bit fixed point, f = F * unit, so that streaming and the
+ * mass budget are exact integer arithmetic: the rest population is stored
+ * as the remainder F_0 = sum(F_in) + sum(bed_a) - sum_{a>=1} F_a, and the
+ * bed-slope transfers bed_a are rounded antisymmetrically, so the water
+ * volume changes only by the edge fluxes and sources, counted exactly),
+ * h[2] (depth after streaming, double-buffered), z (terrain) and c (ceiling:
+ * +LBM_BIG open sky, a blocker deck's bottom elevation, or -LBM_BIG solid).
+ * One cell update (fused pull-streaming + collision + forcing) reads 9 f,
+ * 9 neighbour h, z, c (each once from memory) and writes 9 f and h
+ * (all 4-byte: int32 f, float h, z, c):
+ * 9*4*2 + 4*2 + 4 + 4 = 88 bytes per cell (LBM_BYTES_PER_CELL).
+ *
+ * Per-cell update (lbm_kernel_row), for the link from x to y = x + c_a:
+ *   open(x,y) = max(eta_x, eta_y) > max(z_x, z_y) + h_dry
+ *               && min(c_x, c_y) > max(eta_x, eta_y),   eta = z + h_old
+ *   pull:   f_abar(x) = open ? f*_abar(y) : f*_a(x)   (bounce-back)
+ *   moments h = sum f, M = sum c_a f (lattice units, hu = e M),
+ *           U = M / max(h, LBM_THIN h_dry), clamped to |U| <= min(U_max, Fr_max
+ *           sqrt(g h)/e); friction U_f = U_c / (1 + g n^2 dx |U_c| h^-4/3)
+ *   collide f'_a = f_a + omega (feq_a(h, U_c) - f_a)
+ *   force   + w_a c_a . dM / 3,  dM = h U_f - (1-omega) M - omega h U_c
+ *           (sets the post-collision momentum to h U_f exactly)
+ *           - w_a g / (6 e^2) (h_old(x) + h_old(y)) (z_y - z_x)  if open
+ *           (bed slope, centred on the link; balances feq exactly at rest)
+ *   positivity: blend toward h q_a (q = 4/9, 1/9, 1/36) just enough that
+ *           every f'_a >= 0 (counted as a clamp).
+ * Sources, sinks, fixed-level cells and flow modifiers are applied after
+ * the row's cells (lbm_special list); edges fill the ghost ring before each
+ * step (lbm_fill_ghosts).
+ */
+#ifndef WB_LBM_H
+#define WB_LBM_H
+
+#include <stdint.h>
+
+#include "wbake.h"
+
+#define LBM_Q 9
+#define LBM_BIG 1e30f
+#define LBM_BYTES_PER_CELL 88
+#define LBM_GH_RATIO 0.4    /* auto e: g h_deepest = 0.4 e^2 */
+#define LBM_TAU_MIN 0.51    /* smallest relaxation time used */
+#define LBM_U_MAX 0.5       /* velocity clamp |u| <= 0.5 e */
+#define LBM_FR_MAX 1.0      /* Froude clamp |u| <= sqrt(g h) (the talk) */
+#define LBM_THIN 10.0       /* films thinner than 10 h_dry move at M / h_thin */
+
+extern const int lbm_cx[LBM_Q], lbm_cy[LBM_Q], lbm_opp[LBM_Q];
+extern const float lbm_w[LBM_Q]; /* 1 axis, 1/4 diagonal (0 for a = 0) */
+
+/* Numerical parameters, chosen by lbm_params_choose(). */
+struct lbm_params {
+	double g, dx;
+	double e, dt;      /* lattice speed (m/s), time step (s) */
+	double tau, omega; /* relaxation time, omega = 1 / tau */
+	double nu;         /* kinematic viscosity actually simulated (m^2/s) */
+	double h_dry;      /* m: below this a cell is dry */
+	double h_deep;     /* m: deepest water expected (sets e) */
+	double manning;
+	double u_max;      /* velocity clamp (m/s) */
+	double fr_max;
+	int tau_limited;   /* 1 when tau was raised to LBM_TAU_MIN */
+};
+
+/* Choose e, dt, tau from dx, the viscosity and the deepest water:
+ * e = max(sqrt(g h_deep / LBM_GH_RATIO), sim->lattice_speed or dx/sim->dt
+ * when given), tau = 0.5 + 3 nu / (e dx) (>= LBM_TAU_MIN). h_deep is the
+ * deepest of the initial water, fixed levels and edge depths/levels.
+ * WB_EINPUT (named in d) for parameters that cannot work. */
+enum wb_status lbm_params_choose(const struct wb_raster *r,
+				 const struct wb_sim *sim,
+				 struct lbm_params *p, struct wb_diags *d);
+
+/* Equilibrium of Zhou (2004) with the talk's weights, lattice units:
+ * U = u/e, V = v/e, ghe = g h / e^2. out[9]. */
+static inline void lbm_feq(float h, float U, float V, float ghe, float *out)
+{
+	/* feq_0 = h - 5 g h^2/(6 e^2) - 2 h u.u/(3 e^2), computed as the
+	 * remainder h - sum_{a>=1} feq_a so that the sum is h to round-off */
+	float uu = U * U + V * V;
+	float hb = h * (ghe - uu) * (1.0f / 6.0f), rest = 0;
+	for (int a = 1; a < LBM_Q; a++) {
+		float cu = (float)lbm_cx[a] * U + (float)lbm_cy[a] * V;
+		out[a] = lbm_w[a] * (hb + h * cu * (1.0f / 3.0f) +
+				     h * cu * cu * 0.5f);
+	}
+	rest = ((out[1] + out[3]) + (out[5] + out[7])) +
+	       ((out[2] + out[4]) + (out[6] + out[8]));
+	out[0] = h - rest;
+}
+
+/* Cells with work outside the vectorised kernel (sorted by index). */
+struct lbm_special {
+	int32_t n;          /* padded index */
+	uint8_t flags;      /* WB_CELL_FIXED, WB_CELL_SINK_ALL */
+	float src;          /* m/s, < 0 sink */
+	float level;        /* fixed surface elevation */
+	float mu, mv, mk;   /* modifier target (m/s) and rate (1/s) */
+};
+
+/* Ghost cell kinds (lbm.gkind, ghost ring only). */
+enum { LBM_G_SOLID, LBM_G_PERIODIC, LBM_G_MIRROR, LBM_G_EXTRAP, LBM_G_ZOU };
+
+struct lbm {
+	int nx, ny, W, H;   /* H = ny + 2 */
+	size_t ncell;       /* W * H */
+	struct lbm_params p;
+	int threads;
+	int32_t *f[2][LBM_Q]; /* fixed point: f = F * unit (m) */
+	double unit;          /* metres per integer unit: 64 h_deep / 2^31 */
+	float *h[2];
+	float *z, *c;
+	int cur;
+	uint8_t *gkind;     /* per padded cell (ghosts only meaningful) */
+	int32_t *gpart;     /* partner interior cell of a ghost (-1 none) */
+	float *gspec;       /* ZOU ghosts: target depth (<=0 none) */
+	float *gq;          /* ZOU ghosts: inward discharge m^2/s, or NaN */
+	float *gvel;        /* ZOU ghosts: inward velocity m/s, or NaN */
+	float *ginit;       /* ZOU ghosts: initial depth at the edge */
+	struct wb_edge edges[4];
+	long ramp_steps;    /* inflow / level ramp */
+	struct lbm_special *sp;
+	int nsp;
+	int *sp_row;        /* specials of row j: sp[sp_row[j] .. sp_row[j+1]) */
+	/* per-row partials (reduced serially) */
+	long *row_clamp;
+	int *row_bad;
+	int64_t *row_in, *row_out;
+	/* bookkeeping */
+	long step;
+	int64_t vol_in, vol_out; /* integer units (times unit dx^2 = m^3) */
+	long clamped;
+	double origin[2];
+};
+
+/* Set up the context from the raster (initial water at rest). threads: 0 =
+ * all cores. Owns its memory: lbm_release(). */
+enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
+			const struct wb_sim *sim, int threads,
+			struct wb_diags *d);
+void lbm_release(struct lbm *L);
+
+/* Fill the ghost ring of f[cur] / h[cur] from the edge conditions. */
+void lbm_fill_ghosts(struct lbm *L);
+
+/* One row of the fused step (jj: padded row 1..ny), reading f[cur] and
+ * writing f[!cur]; adds to the row's partials. */
+void lbm_kernel_row(struct lbm *L, int jj);
+
+/* Advance n steps. WB_ESIM with where and when in d if the run diverges. */
+enum wb_status lbm_step(struct lbm *L, long n, struct wb_diags *d);
+
+/* Macroscopic fields at the current time (depth m, velocity m/s), nx*ny
+ * unpadded arrays of the caller; u, v may be NULL. */
+void lbm_macro(struct lbm *L, float *h, float *u, float *v);
+
+/* Water on the grid: exact integer units, and m^3. */
+int64_t lbm_mass(const struct lbm *L);
+double lbm_volume(const struct lbm *L);
+
+#endif
