@@ -541,9 +541,9 @@ out:
 /* ---- LBM-SWE ------------------------------------------------------------ */
 
 /* Kernel parameters of lbm_step; layout must match struct lbm_kp in
- * src/cl/lbm.cl (ten floats). */
+ * src/cl/lbm.cl (thirteen floats). */
 struct lbm_kp {
-	cl_float hd, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim;
+	cl_float hd, hthin, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim, unit, inv;
 };
 
 struct cl_lbm {
@@ -702,7 +702,7 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 	c->n1 = n1;
 	c->n2 = n2;
 	c->nf = nf;
-	size_t rs = e->realsz;
+	size_t rs = sizeof(cl_long); /* integer mass units */
 	if (!(c->gi = buf_new(e, (size_t)(n1 + n2) * sizeof(*gi), &err)) ||
 	    !(c->gf = buf_new(e, (size_t)(n1 + n2) * sizeof(*gf), &err)) ||
 	    !(c->fg = buf_new(e, (size_t)nf * sizeof(*fg), &err)) ||
@@ -786,7 +786,7 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	    !(c->mu[1] = buf_new(e, nn * sizeof(float), &err)) ||
 	    !(c->mv[0] = buf_new(e, nn * sizeof(float), &err)) ||
 	    !(c->mv[1] = buf_new(e, nn * sizeof(float), &err)) ||
-	    !(c->rows = buf_new(e, (size_t)L->ny * e->realsz, &err)) ||
+	    !(c->rows = buf_new(e, (size_t)L->ny * sizeof(cl_long), &err)) ||
 	    !(c->rnum = buf_new(e, (size_t)L->ny * e->realsz, &err)) ||
 	    !(c->rden = buf_new(e, (size_t)L->ny * e->realsz, &err)) ||
 	    !(c->rwet = buf_new(e, (size_t)L->ny * sizeof(cl_int), &err))) {
@@ -827,6 +827,7 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	const struct lbm_params *p = &L->p;
 	struct lbm_kp *k = &c->kp;
 	k->hd = (float)p->h_dry;
+	k->hthin = (float)(LBM_THIN * p->h_dry);
 	k->om = (float)p->omega;
 	k->om1 = 1.0f - k->om;
 	k->ghk = (float)(p->g / (p->e * p->e));
@@ -835,7 +836,9 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	k->umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
 	k->fr2 = (float)(p->fr_max * p->fr_max);
 	k->kf = (float)(p->g * p->manning * p->manning * p->dx);
-	k->hlim = (float)(1e3 * p->h_deep + 1e3);
+	k->hlim = (float)(32 * p->h_deep);
+	k->unit = (float)L->unit;
+	k->inv = (float)(1.0 / L->unit);
 	*out = c;
 	return WB_OK;
 fail:
@@ -866,7 +869,9 @@ static cl_int lbm_enq_ghosts(struct cl_lbm *c)
 	err |= ARG(k, 10, H);
 	err |= ARG(k, 11, hd);
 	err |= ARG(k, 12, ev);
-	err |= set_real(e, k, 13, lbm_ramp(L));
+	err |= ARG(k, 13, c->kp.unit);
+	err |= ARG(k, 14, c->kp.inv);
+	err |= set_real(e, k, 15, lbm_ramp(L));
 	if (err != CL_SUCCESS)
 		return err;
 	return run1d(e, k, (size_t)(c->n1 + c->n2));
@@ -893,8 +898,10 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		err |= ARG(k, 7, W);
 		err |= ARG(k, 8, H);
 		err |= ARG(k, 9, hd);
-		err |= ARG(k, 10, c->acc_fin);
-		err |= ARG(k, 11, c->acc_fout);
+		err |= ARG(k, 10, c->kp.Gax);
+		err |= ARG(k, 11, c->kp.inv);
+		err |= ARG(k, 12, c->acc_fin);
+		err |= ARG(k, 13, c->acc_fout);
 		if (err == CL_SUCCESS)
 			err = run1d(e, k, (size_t)c->nf);
 		if (err != CL_SUCCESS)
@@ -934,9 +941,11 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		err |= set_real(e, k, 6, L->p.e);
 		err |= ARG(k, 7, ghk);
 		err |= ARG(k, 8, hd);
-		err |= ARG(k, 9, c->acc_sin);
-		err |= ARG(k, 10, c->acc_sout);
-		err |= ARG(k, 11, c->acc_scl);
+		err |= ARG(k, 9, c->kp.unit);
+		err |= ARG(k, 10, c->kp.inv);
+		err |= ARG(k, 11, c->acc_sin);
+		err |= ARG(k, 12, c->acc_sout);
+		err |= ARG(k, 13, c->acc_scl);
 		if (err == CL_SUCCESS)
 			err = run1d(e, k, (size_t)L->nsp);
 		if (err != CL_SUCCESS)
@@ -977,13 +986,15 @@ static cl_int lbm_enq_macro(struct cl_lbm *c, int slot)
 	err |= ARG(k, 6, nx);
 	err |= ARG(k, 7, ny);
 	err |= ARG(k, 8, c->kp.hd);
-	err |= ARG(k, 9, ev);
-	err |= ARG(k, 10, c->kp.ghk);
-	err |= ARG(k, 11, c->kp.umax2);
-	err |= ARG(k, 12, c->kp.fr2);
-	err |= ARG(k, 13, c->mh);
-	err |= ARG(k, 14, c->mu[slot]);
-	err |= ARG(k, 15, c->mv[slot]);
+	err |= ARG(k, 9, c->kp.hthin);
+	err |= ARG(k, 10, c->kp.unit);
+	err |= ARG(k, 11, ev);
+	err |= ARG(k, 12, c->kp.ghk);
+	err |= ARG(k, 13, c->kp.umax2);
+	err |= ARG(k, 14, c->kp.fr2);
+	err |= ARG(k, 15, c->mh);
+	err |= ARG(k, 16, c->mu[slot]);
+	err |= ARG(k, 17, c->mv[slot]);
 	if (err != CL_SUCCESS)
 		return err;
 	size_t gs[2] = { round_up((size_t)nx, 16), round_up((size_t)ny, 4) };
@@ -998,19 +1009,19 @@ static void lbm_report_bad(struct cl_lbm *c, int step, struct wb_diags *d)
 	const struct lbm *L = &c->L;
 	size_t nn = (size_t)L->nx * L->ny;
 	float *h = malloc(nn * sizeof(float));
-	double hlim = 1e3 * L->p.h_deep + 1e3;
+	double hlim = 32 * L->p.h_deep;
 	if (h && lbm_enq_macro(c, c->mcur) == CL_SUCCESS &&
 	    buf_read(c->env, c->mh, 0, nn * sizeof(float), h) == CL_SUCCESS) {
 		for (size_t k = 0; k < nn; k++) {
-			if (h[k] < hlim)
+			if (h[k] < hlim && h[k] > -hlim)
 				continue;
 			int i = (int)(k % (size_t)L->nx), j = (int)(k / (size_t)L->nx);
 			wb_diag_add(d, WB_SEV_ERROR, NULL, NULL, 0, 0,
-				    "lbm (opencl): diverged at step %d (t = %.3f s): cell (%d, %d) at x = %.2f m, y = %.2f m has depth %g m after step %ld (e = %g m/s, tau = %g)",
+				    "lbm (opencl): diverged at step %d (t = %.3f s): cell (%d, %d) at x = %.2f m, y = %.2f m: depth not finite or above %g m (%g m after step %ld; e = %g m/s, tau = %g)",
 				    step + 1, (step + 1) * L->p.dt, i, j,
 				    L->origin[0] + (i + 0.5) * L->p.dx,
-				    L->origin[1] + (j + 0.5) * L->p.dx, h[k], L->step,
-				    L->p.e, L->p.tau);
+				    L->origin[1] + (j + 0.5) * L->p.dx, hlim, h[k],
+				    L->step, L->p.e, L->p.tau);
 			free(h);
 			return;
 		}
@@ -1052,7 +1063,8 @@ enum wb_status cl_lbm_macro(struct cl_lbm *c, float *h, float *u, float *v,
 	return WB_OK;
 }
 
-/* Water volume (m^3) on the device, rows summed in order as lbm_volume. */
+/* Water volume (m^3) on the device: exact integer mass (rows summed on
+ * the host), as lbm_volume. */
 static cl_int lbm_volume_dev(struct cl_lbm *c, double *vol)
 {
 	const struct lbm *L = &c->L;
@@ -1066,16 +1078,16 @@ static cl_int lbm_volume_dev(struct cl_lbm *c, double *vol)
 	err |= ARG(k, 5, c->rows);
 	if (err == CL_SUCCESS)
 		err = run1d(c->env, k, (size_t)ny);
-	double *rows = malloc((size_t)ny * sizeof(double));
+	cl_long *rows = malloc((size_t)ny * sizeof(cl_long));
 	if (!rows)
 		return CL_OUT_OF_HOST_MEMORY;
 	if (err == CL_SUCCESS)
-		err = read_reals(c->env, c->rows, (size_t)ny, rows);
-	double v = 0;
-	for (int j = 0; j < ny; j++)
-		v += rows[j];
+		err = buf_read(c->env, c->rows, 0, (size_t)ny * sizeof(cl_long), rows);
+	long long m = 0;
+	for (int j = 0; err == CL_SUCCESS && j < ny; j++)
+		m += rows[j];
 	free(rows);
-	*vol = v * L->p.dx * L->p.dx;
+	*vol = (double)m * L->unit * L->p.dx * L->p.dx;
 	return err;
 }
 
@@ -1127,35 +1139,36 @@ static cl_int lbm_resid_dev(struct cl_lbm *c, double *res)
 	return err;
 }
 
-/* Sum the bookkeeping slots in a fixed order. */
-static cl_int lbm_books(struct cl_lbm *c, double *in, double *out, long *clamped)
+/* Sum the bookkeeping slots (integer mass units, exact). */
+static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
+			long *clamped)
 {
 	struct cl_env *e = c->env;
 	const struct lbm *L = &c->L;
 	size_t nf = (size_t)c->nf, ns = (size_t)L->nsp;
 	size_t nmax = MAXD(MAXD(nf, ns), c->ngroups) + 1;
-	double *t = malloc(nmax * sizeof(double));
+	cl_long *t = malloc(nmax * sizeof(cl_long));
 	cl_ulong *u = malloc(nmax * sizeof(cl_ulong));
 	if (!t || !u) {
 		free(t);
 		free(u);
 		return CL_OUT_OF_HOST_MEMORY;
 	}
-	double si = 0, so = 0;
+	long long si = 0, so = 0;
 	unsigned long long cl = 0;
-	cl_int err = read_reals(e, c->acc_fin, nf, t);
+	cl_int err = buf_read(e, c->acc_fin, 0, nf * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < nf; k++)
 		si += t[k];
 	if (err == CL_SUCCESS)
-		err = read_reals(e, c->acc_fout, nf, t);
+		err = buf_read(e, c->acc_fout, 0, nf * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < nf; k++)
 		so += t[k];
 	if (err == CL_SUCCESS)
-		err = read_reals(e, c->acc_sin, ns, t);
+		err = buf_read(e, c->acc_sin, 0, ns * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < ns; k++)
 		si += t[k];
 	if (err == CL_SUCCESS)
-		err = read_reals(e, c->acc_sout, ns, t);
+		err = buf_read(e, c->acc_sout, 0, ns * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < ns; k++)
 		so += t[k];
 	if (err == CL_SUCCESS)
@@ -1262,7 +1275,7 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	st = cl_lbm_macro(c, out->h, out->u, out->v, d);
 	if (st != WB_OK)
 		goto done;
-	double vin = 0, vout = 0;
+	long long vin = 0, vout = 0;
 	long clamped = 0;
 	if ((err = lbm_volume_dev(c, &rep->vol_final)) != CL_SUCCESS ||
 	    (err = lbm_books(c, &vin, &vout, &clamped)) != CL_SUCCESS) {
@@ -1276,8 +1289,8 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	rep->dt = L->p.dt;
 	rep->lattice_speed = L->p.e;
 	rep->tau = L->p.tau;
-	rep->vol_in = vin * dx2;
-	rep->vol_out = vout * dx2;
+	rep->vol_in = (double)vin * L->unit * dx2;
+	rep->vol_out = (double)vout * L->unit * dx2;
 	double scale = MAXD(MAXD(rep->vol_initial, rep->vol_final),
 			    MAXD(rep->vol_in, rep->vol_out));
 	rep->balance_error =

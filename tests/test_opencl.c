@@ -16,7 +16,7 @@
  *     rounds differently), the same status as the CPU, and the same mass
  *     bookkeeping (in, out, final volume to 1e-5, balance error to 1e-6);
  *   - two device runs give identical bytes (no floating-point atomics);
- *   - the run to a steady state (convergence test, up to 2000 steps) stops
+ *   - the run to a steady state (convergence test, up to 1200 steps) stops
  *     at the same step as the CPU and matches its fields within 1e-3.
  * Scenes are generated here; tolerances are stated at each assertion.
  */
@@ -369,7 +369,7 @@ static void test_lbm_steady(void **state)
 	struct wb_sim sim;
 	scene_valley(&r, 64, 48, 0);
 	sim_defaults(&sim, WB_SOLVER_LBM);
-	sim.max_steps = 2000;
+	sim.max_steps = 1200;
 	struct wb_state cpu, gpu;
 	struct wb_solve_report rc, rg;
 	run_both(&r, &sim, 0, &cpu, &gpu, &rc, &rg);

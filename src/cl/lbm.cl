@@ -16,8 +16,10 @@
  *
  * Layout (lbm.h): structure of arrays, padded grid with a one-cell ghost
  * ring, stride W = nx + 2, cell (i, j) at n = (i + 1) + (j + 1) W; the nine
- * distributions of one time level are one buffer, f_a at a * N + n
- * (N = W (ny + 2)). Work item (i, j) of lbm_step reads f_a from its
+ * distributions of one time level are one buffer of 32-bit fixed-point
+ * integers (f = F * unit metres, lbm.h), F_a at a * N + n (N = W (ny + 2)).
+ * Masses are integer sums, so the bookkeeping slots are exact 64-bit
+ * integers and the device's mass budget is the CPU's to the last unit. Work item (i, j) of lbm_step reads f_a from its
  * upstream neighbour (pull), so every read and write of a work-group row
  * is contiguous (coalesced).
  */
@@ -65,6 +67,27 @@ inline float lbm_rcbrt(float x)
 	return y;
 }
 
+/* fixed point, round half away from zero (lbm.c fx_round) */
+inline int lbm_fx(float x)
+{
+	return (int)(x + (x < 0 ? -0.5f : 0.5f));
+}
+
+/* the kernel's rounding (lbm.c vround): clamped to |x| <= 1e9 first */
+inline int lbm_fxc(float x)
+{
+	x = MINF(x, 1e9f);
+	x = MAXF(x, -1e9f);
+	return (int)(x + (x < 0.0f ? -0.5f : 0.5f));
+}
+
+inline float lbm_bed(float hx, float zx, float hy, float zy)
+{
+	float dz = zy - zx;
+	dz = dz < -hy ? -hy : (dz > hx ? hx : dz);
+	return -(hx + hy) * dz;
+}
+
 inline int lbm_link_open(float hx, float zx, float cx, float hy, float zy,
 			 float cy, float hd)
 {
@@ -80,17 +103,18 @@ inline int lbm_is_ghost(int n, int W, int H)
 }
 
 /* pull_interior of lbm.c */
-inline float lbm_pull_interior(global const float *A, global const float *hA,
+inline float lbm_pull_interior(global const int *A, global const float *hA,
 			       global const float *z, global const float *c,
-			       int N, int W, int H, float hd, int p, int a)
+			       int N, int W, int H, float hd, float un, int p,
+			       int a)
 {
 	if (a == 0)
-		return A[p];
+		return (float)A[p] * un;
 	int y = p - lbm_cxs[a] - lbm_cys[a] * W;
 	if (!lbm_is_ghost(y, W, H) &&
 	    lbm_link_open(hA[p], z[p], c[p], hA[y], z[y], c[y], hd))
-		return A[a * N + y];
-	return A[lbm_opps[a] * N + p];
+		return (float)A[a * N + y] * un;
+	return (float)A[lbm_opps[a] * N + p] * un;
 }
 
 inline float lbm_ramped(float ginit, float gspec, real ramp)
@@ -105,11 +129,11 @@ inline float lbm_ramped(float ginit, float gspec, real ramp)
  * nyn + 1). The two passes write disjoint ghost values and read only
  * interior ones, so one launch runs both.
  */
-kernel void lbm_ghost(global float *A, global float *hA,
+kernel void lbm_ghost(global int *A, global float *hA,
 		      global const float *z, global const float *c,
 		      global const int4 *gi, global const float4 *gf,
 		      int n1, int n2, int N, int W, int H, float hd, float e,
-		      real ramp)
+		      float un, float inv, real ramp)
 {
 	int k = get_global_id(0);
 	if (k >= n1 + n2)
@@ -138,7 +162,7 @@ kernel void lbm_ghost(global float *A, global float *hA,
 	int dn = lbm_dir[(nxn + 1) + 3 * (nyn + 1)];
 	int dnt = lbm_dir[(nxn + tx + 1) + 3 * (nyn + ty + 1)];
 	int dnmt = lbm_dir[(nxn - tx + 1) + 3 * (nyn - ty + 1)];
-#define PULL(a) lbm_pull_interior(A, hA, z, c, N, W, H, hd, p, (a))
+#define PULL(a) lbm_pull_interior(A, hA, z, c, N, W, H, hd, un, p, (a))
 	float f0 = PULL(0);
 	float ft = PULL(lbm_dir[(tx + 1) + 3 * (ty + 1)]);
 	float fmt = PULL(lbm_dir[(-tx + 1) + 3 * (-ty + 1)]);
@@ -158,24 +182,27 @@ kernel void lbm_ghost(global float *A, global float *hA,
 		float hs = lbm_ramped(s.x, s.y, ramp);
 		Q = hs - known;
 	}
-	A[dn * N + g] = fmn + 2 * Q / 3;
 	int g1 = p - lbm_cxs[dnt] - lbm_cys[dnt] * W;
 	int g2 = p - lbm_cxs[dnmt] - lbm_cys[dnmt] * W;
-	A[dnt * N + g1] = fmnmt + (fmt - ft) / 2 + Q / 6;
-	A[dnmt * N + g2] = fmnt + (ft - fmt) / 2 + Q / 6;
+	A[dn * N + g] = lbm_fx((fmn + 2 * Q / 3) * inv);
+	A[dnt * N + g1] = lbm_fx((fmnmt + (fmt - ft) / 2 + Q / 6) * inv);
+	A[dnmt * N + g2] = lbm_fx((fmnt + (ft - fmt) / 2 + Q / 6) * inv);
 }
 
-/* edge_flux of lbm.c for flux ghost k; adds to its own accumulators. */
-kernel void lbm_flux(global const float *A, global const float *hA,
+/* edge_flux of lbm.c for flux ghost k, in integer units (the bed-slope
+ * transfer of the boundary cell toward the ghost counts as inflow); adds
+ * to its own accumulators. Gax: g / (6 e^2) as float. */
+kernel void lbm_flux(global const int *A, global const float *hA,
 		     global const float *z, global const float *c,
 		     global const int *fg, int nf, int N, int W, int H,
-		     float hd, global real *acc_in, global real *acc_out)
+		     float hd, float Gax, float inv, global long *acc_in,
+		     global long *acc_out)
 {
 	int k = get_global_id(0);
 	if (k >= nf)
 		return;
 	int g = fg[k];
-	real si = 0, so = 0;
+	long si = 0, so = 0;
 	for (int a = 1; a < 9; a++) {
 		int y = g + lbm_cxs[a] + lbm_cys[a] * W;
 		if (lbm_is_ghost(y, W, H))
@@ -184,6 +211,10 @@ kernel void lbm_flux(global const float *A, global const float *hA,
 			continue;
 		si += A[a * N + g];
 		so += A[lbm_opps[a] * N + y];
+		int b = lbm_opps[a];
+		float G = Gax * (lbm_ws[b] == 1.0f ? 1.0f : 0.25f);
+		float t = G * lbm_bed(hA[y], z[y], hA[g], z[g]);
+		si += lbm_fx(t * inv);
 	}
 	acc_in[k] += si;
 	acc_out[k] += so;
@@ -192,7 +223,7 @@ kernel void lbm_flux(global const float *A, global const float *hA,
 /* Parameters of lbm_step, computed on the host exactly as lbm_kernel_row
  * computes them. */
 struct lbm_kp {
-	float hd, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim;
+	float hd, hthin, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim, unit, inv;
 };
 
 /*
@@ -202,7 +233,7 @@ struct lbm_kp {
  * and marks a diverged step in *bad (atomic_min of an integer: the
  * earliest step, deterministic).
  */
-kernel void lbm_step(global const float *restrict A, global float *restrict B,
+kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		     global const float *restrict hA, global float *restrict hB,
 		     global const float *restrict z, global const float *restrict c,
 		     int N, int W, int nx, int ny, struct lbm_kp kp,
@@ -216,24 +247,18 @@ kernel void lbm_step(global const float *restrict A, global float *restrict B,
 	barrier(CLK_LOCAL_MEM_FENCE);
 	if (i < nx && j < ny) {
 		const int n = (i + 1) + (j + 1) * W;
-		const float hd = kp.hd, om = kp.om, om1 = kp.om1, ghk = kp.ghk;
-		const float Gax = kp.Gax, Gdg = kp.Gdg, umax2 = kp.umax2;
-		const float fr2 = kp.fr2, kf = kp.kf, hlim = kp.hlim;
-		const float third = 1.0f / 3.0f;
-		int nclamp = 0, nbad = 0;
+		const float hd = kp.hd, om = kp.om, om1 = kp.om1;
 		const float hx = hA[n], zx = z[n], cx = c[n], ex = zx + hx;
 		const float zxd = zx + hd;
 #define LINK(a, off)                                                        \
 	const float hy##a = hA[n + (off)], zy##a = z[n + (off)];            \
-	const float ey##a = zy##a + hy##a;                                   \
-	const float em##a = MAXF(ex, ey##a);                                 \
+	const float em##a = MAXF(ex, zy##a + hy##a);                         \
 	const float zm##a = MAXF(zxd, zy##a + hd);                           \
 	const float cm##a = MINF(cx, c[n + (off)]);                          \
 	const int o##a = (em##a > zm##a) & (cm##a > em##a);                 \
 	float dz##a = zy##a - zx;                                            \
 	dz##a = dz##a < -hy##a ? -hy##a : (dz##a > hx ? hx : dz##a);         \
-	const float t##a = -(hx + hy##a) * dz##a;                           \
-	const float s##a = t##a * (float)o##a;
+	const float s##a = o##a ? -(hx + hy##a) * dz##a : 0.0f;
 		LINK(1, 1)
 		LINK(2, 1 + W)
 		LINK(3, W)
@@ -243,65 +268,77 @@ kernel void lbm_step(global const float *restrict A, global float *restrict B,
 		LINK(7, -W)
 		LINK(8, 1 - W)
 #undef LINK
-		global const float *A0 = A, *A1 = A + N, *A2 = A + 2 * N,
+		/* pull streaming; a closed link bounces the cell's own value */
+		global const int *A0 = A, *A1 = A + N, *A2 = A + 2 * N,
 			*A3 = A + 3 * N, *A4 = A + 4 * N, *A5 = A + 5 * N,
 			*A6 = A + 6 * N, *A7 = A + 7 * N, *A8 = A + 8 * N;
-		const float f0 = A0[n];
-		const float f5 = o1 ? A5[n + 1] : A1[n];
-		const float f6 = o2 ? A6[n + 1 + W] : A2[n];
-		const float f7 = o3 ? A7[n + W] : A3[n];
-		const float f8 = o4 ? A8[n - 1 + W] : A4[n];
-		const float f1 = o5 ? A1[n - 1] : A5[n];
-		const float f2 = o6 ? A2[n - 1 - W] : A6[n];
-		const float f3 = o7 ? A3[n - W] : A7[n];
-		const float f4 = o8 ? A4[n + 1 - W] : A8[n];
+		const int F0 = A0[n];
+		const int F5 = o1 ? A5[n + 1] : A1[n];
+		const int F6 = o2 ? A6[n + 1 + W] : A2[n];
+		const int F7 = o3 ? A7[n + W] : A3[n];
+		const int F8 = o4 ? A8[n - 1 + W] : A4[n];
+		const int F1 = o5 ? A1[n - 1] : A5[n];
+		const int F2 = o6 ? A2[n - 1 - W] : A6[n];
+		const int F3 = o7 ? A3[n - W] : A7[n];
+		const int F4 = o8 ? A4[n + 1 - W] : A8[n];
+		/* exact mass received, exact (antisymmetric) bed transfers */
+		const float Gax = kp.Gax, Gdg = kp.Gdg, inv = kp.inv, un = kp.unit;
+		const int Hin = ((F0 + F1) + (F2 + F3)) + ((F4 + F5) + (F6 + F7)) + F8;
+		const int Sb = ((lbm_fxc((Gax * s1) * inv) + lbm_fxc((Gdg * s2) * inv)) +
+				(lbm_fxc((Gax * s3) * inv) + lbm_fxc((Gdg * s4) * inv))) +
+			       ((lbm_fxc((Gax * s5) * inv) + lbm_fxc((Gdg * s6) * inv)) +
+				(lbm_fxc((Gax * s7) * inv) + lbm_fxc((Gdg * s8) * inv)));
+		const float f0 = (float)F0 * un, f1 = (float)F1 * un,
+			    f2 = (float)F2 * un, f3 = (float)F3 * un,
+			    f4 = (float)F4 * un, f5 = (float)F5 * un,
+			    f6 = (float)F6 * un, f7 = (float)F7 * un,
+			    f8 = (float)F8 * un;
 		const float h = ((f0 + f1) + (f2 + f3)) + ((f4 + f5) + (f6 + f7)) + f8;
 		const float Mx = (f1 + f2 + f8) - (f4 + f5 + f6);
 		const float My = (f2 + f3 + f4) - (f6 + f7 + f8);
 		const float hf = MAXF(h, hd);
-		const float inv = 1.0f / hf;
-		const float U = Mx * inv, V = My * inv;
-		const float ghe = ghk * h;
+		const float ihf = 1.0f / MAXF(h, kp.hthin);
+		const float U = Mx * ihf, V = My * ihf;
+		const float ghe = kp.ghk * h;
 		const float sp2 = U * U + V * V;
-		const float fl2 = fr2 * ghe;
-		const float lim2 = MINF(umax2, fl2);
+		const float lim2 = MINF(kp.umax2, kp.fr2 * ghe);
 		const int cl = sp2 > lim2;
-		const float sq = MAXF(lim2, 1e-30f) * lbm_rsqrt(MAXF(lim2 * sp2, 1e-30f));
+		const float tiny = 1e-30f;
+		const float sq = MAXF(lim2, tiny) * lbm_rsqrt(MAXF(lim2 * sp2, tiny));
 		const float sc = cl ? sq : 1.0f;
 		const float Uc = sc * U, Vc = sc * V;
 		const int clv = (cl & (h > hd)) | (ghe >= 1.0f);
 		const float y3 = lbm_rcbrt(hf);
 		const float h43 = y3 * y3 * y3 * y3;
-		const float sp2c = MAXF(Uc * Uc + Vc * Vc, 1e-30f);
+		const float sp2c = MAXF(Uc * Uc + Vc * Vc, tiny);
 		const float spc = sp2c * lbm_rsqrt(sp2c);
-		const float rf = 1.0f / (1.0f + kf * spc * h43);
+		const float rf = 1.0f / (1.0f + kp.kf * spc * h43);
 		const float uu = Uc * Uc + Vc * Vc;
 		const float hb = h * (ghe - uu) * (1.0f / 6.0f);
-		const float h3 = h * third, h2 = h * 0.5f;
-		const float c1 = Uc, c2 = Uc + Vc, c3 = Vc, c4 = Vc - Uc;
-		const float q1 = hb + h3 * c1 + h2 * c1 * c1;
-		const float q5 = hb - h3 * c1 + h2 * c1 * c1;
-		const float q3 = hb + h3 * c3 + h2 * c3 * c3;
-		const float q7 = hb - h3 * c3 + h2 * c3 * c3;
+		const float h3 = h * (1.0f / 3.0f), h2 = h * 0.5f;
+		const float c2 = Uc + Vc, c4 = Vc - Uc;
+		const float q1 = hb + h3 * Uc + h2 * Uc * Uc;
+		const float q5 = hb - h3 * Uc + h2 * Uc * Uc;
+		const float q3 = hb + h3 * Vc + h2 * Vc * Vc;
+		const float q7 = hb - h3 * Vc + h2 * Vc * Vc;
 		const float q2 = 0.25f * (hb + h3 * c2 + h2 * c2 * c2);
 		const float q6 = 0.25f * (hb - h3 * c2 + h2 * c2 * c2);
 		const float q4 = 0.25f * (hb + h3 * c4 + h2 * c4 * c4);
 		const float q8 = 0.25f * (hb - h3 * c4 + h2 * c4 * c4);
-		/* rest population as the remainder (sum feq = h to round-off) */
 		const float q0 = h - (((q1 + q3) + (q5 + q7)) + ((q2 + q4) + (q6 + q8)));
 		const float dMx = h * (Uc * rf) - om1 * Mx - om * h * Uc;
 		const float dMy = h * (Vc * rf) - om1 * My - om * h * Vc;
-		const float ax = dMx * third, ay = dMy * third;
+		const float ax = dMx * (1.0f / 3.0f), ay = dMy * (1.0f / 3.0f);
 		const float dg2 = 0.25f * (ax + ay), dg4 = 0.25f * (ay - ax);
-		float p0 = f0 + om * (q0 - f0);
-		float p1 = f1 + om * (q1 - f1) + ax + Gax * s1;
-		float p2 = f2 + om * (q2 - f2) + dg2 + Gdg * s2;
-		float p3 = f3 + om * (q3 - f3) + ay + Gax * s3;
-		float p4 = f4 + om * (q4 - f4) + dg4 + Gdg * s4;
-		float p5 = f5 + om * (q5 - f5) - ax + Gax * s5;
-		float p6 = f6 + om * (q6 - f6) - dg2 + Gdg * s6;
-		float p7 = f7 + om * (q7 - f7) - ay + Gax * s7;
-		float p8 = f8 + om * (q8 - f8) - dg4 + Gdg * s8;
+		const float p0 = f0 + om * (q0 - f0);
+		const float p1 = f1 + om * (q1 - f1) + ax + Gax * s1;
+		const float p2 = f2 + om * (q2 - f2) + dg2 + Gdg * s2;
+		const float p3 = f3 + om * (q3 - f3) + ay + Gax * s3;
+		const float p4 = f4 + om * (q4 - f4) + dg4 + Gdg * s4;
+		const float p5 = f5 + om * (q5 - f5) - ax + Gax * s5;
+		const float p6 = f6 + om * (q6 - f6) - dg2 + Gdg * s6;
+		const float p7 = f7 + om * (q7 - f7) - ay + Gax * s7;
+		const float p8 = f8 + om * (q8 - f8) - dg4 + Gdg * s8;
 		const float hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
 		float rmin = MINF(p0 * 2.25f, p1 * 9.0f);
 		rmin = MINF(rmin, p3 * 9.0f);
@@ -311,23 +348,30 @@ kernel void lbm_step(global const float *restrict A, global float *restrict B,
 		rmin = MINF(rmin, p4 * 36.0f);
 		rmin = MINF(rmin, p6 * 36.0f);
 		rmin = MINF(rmin, p8 * 36.0f);
-		const int neg = rmin < 0.0f;
-		const int pos = hp > 0.0f;
-		const float r = rmin / MAXF(hp, 1e-30f);
-		const float tr = -r / (1.0f - r);
-		const float th = neg ? (pos ? tr : 1.0f) : 0.0f;
+		const int neg = rmin < 0.0f, pos = hp > 0.0f;
+		const float r = rmin / MAXF(hp, tiny);
+		const float th = neg ? (pos ? -r / (1.0f - r) : 1.0f) : 0.0f;
 		const float T = pos ? hp : 0.0f;
-		nclamp = clv | neg; /* one count per cell, as lbm.c */
-		nbad += !(hp < hlim);
-		B[n] = p0 + th * (T * (4.0f / 9) - p0);
-		B[N + n] = p1 + th * (T * (1.0f / 9) - p1);
-		B[2 * N + n] = p2 + th * (T * (1.0f / 36) - p2);
-		B[3 * N + n] = p3 + th * (T * (1.0f / 9) - p3);
-		B[4 * N + n] = p4 + th * (T * (1.0f / 36) - p4);
-		B[5 * N + n] = p5 + th * (T * (1.0f / 9) - p5);
-		B[6 * N + n] = p6 + th * (T * (1.0f / 36) - p6);
-		B[7 * N + n] = p7 + th * (T * (1.0f / 9) - p7);
-		B[8 * N + n] = p8 + th * (T * (1.0f / 36) - p8);
+		const int nclamp = clv | neg; /* one count per cell, as lbm.c */
+		const int nbad = !(hp < kp.hlim);
+		const int P1 = lbm_fxc((p1 + th * (T * (1.0f / 9) - p1)) * inv);
+		const int P2 = lbm_fxc((p2 + th * (T * (1.0f / 36) - p2)) * inv);
+		const int P3 = lbm_fxc((p3 + th * (T * (1.0f / 9) - p3)) * inv);
+		const int P4 = lbm_fxc((p4 + th * (T * (1.0f / 36) - p4)) * inv);
+		const int P5 = lbm_fxc((p5 + th * (T * (1.0f / 9) - p5)) * inv);
+		const int P6 = lbm_fxc((p6 + th * (T * (1.0f / 36) - p6)) * inv);
+		const int P7 = lbm_fxc((p7 + th * (T * (1.0f / 9) - p7)) * inv);
+		const int P8 = lbm_fxc((p8 + th * (T * (1.0f / 36) - p8)) * inv);
+		/* the rest population takes the remainder: exact mass budget */
+		B[n] = (Hin + Sb) - (((P1 + P2) + (P3 + P4)) + ((P5 + P6) + (P7 + P8)));
+		B[N + n] = P1;
+		B[2 * N + n] = P2;
+		B[3 * N + n] = P3;
+		B[4 * N + n] = P4;
+		B[5 * N + n] = P5;
+		B[6 * N + n] = P6;
+		B[7 * N + n] = P7;
+		B[8 * N + n] = P8;
 		hB[n] = h;
 		if (nbad)
 			atomic_min(bad, step);
@@ -357,13 +401,14 @@ inline void lbm_feq9(float h, float U, float V, float ghe, float *out)
 
 /*
  * specials_row of lbm.c for special k: si = (n, flags), sf = (src, level,
- * mu, mv, mk, z) at 6 k. flags: 2 fixed, 4 sink-all (WB_CELL_*).
- * Accumulates the mass it adds / removes and its clamps into its own slots.
+ * mu, mv, mk, z) at 6 k. flags: 2 fixed, 4 sink-all (WB_CELL_*). Integer
+ * mass as lbm.c; adds what it books and its clamps to its own slots.
  */
-kernel void lbm_special(global float *B, global const int2 *si,
+kernel void lbm_special(global int *B, global const int2 *si,
 			global const float *sf, int nsp, int N, real dt,
-			real e, float ghk, float hd, global real *acc_in,
-			global real *acc_out, global ulong *acc_cl)
+			real e, float ghk, float hd, float un, float inv,
+			global long *acc_in, global long *acc_out,
+			global ulong *acc_cl)
 {
 	int k = get_global_id(0);
 	if (k >= nsp)
@@ -372,29 +417,31 @@ kernel void lbm_special(global float *B, global const int2 *si,
 	const float src = sf[6 * k], level = sf[6 * k + 1], mu = sf[6 * k + 2],
 		    mv = sf[6 * k + 3], mk = sf[6 * k + 4], zn = sf[6 * k + 5];
 	float f[9];
-	real hp = 0, in = 0, out = 0;
+	long tot = 0, in = 0, out = 0;
 	uint ncl = 0;
 	for (int a = 0; a < 9; a++) {
-		f[a] = B[a * N + n];
-		hp += f[a];
+		tot += B[a * N + n];
+		f[a] = (float)B[a * N + n] * un;
 	}
+	const float hp = (float)tot * un;
 	if (flags & 4) {
-		out += hp;
+		out += tot;
 		for (int a = 0; a < 9; a++)
 			B[a * N + n] = 0;
 		acc_out[k] += out;
 		return;
 	}
+	long target = tot;
 	if (mk > 0 && hp > hd) {
 		float Mx = 0, My = 0;
 		for (int a = 1; a < 9; a++) {
 			Mx += lbm_cxs[a] * f[a];
 			My += lbm_cys[a] * f[a];
 		}
-		float U = Mx / (float)hp, V = My / (float)hp;
+		float U = Mx / hp, V = My / hp;
 		float kd = (float)(mk * dt), al = kd / (1 + kd);
-		float dMx = (float)hp * al * (mu / (float)e - U);
-		float dMy = (float)hp * al * (mv / (float)e - V);
+		float dMx = hp * al * (mu / (float)e - U);
+		float dMy = hp * al * (mv / (float)e - V);
 		float mn = 0;
 		for (int a = 1; a < 9; a++) {
 			f[a] += lbm_ws[a] * (lbm_cxs[a] * dMx + lbm_cys[a] * dMy) / 3;
@@ -404,47 +451,50 @@ kernel void lbm_special(global float *B, global const int2 *si,
 			float rmin = 0;
 			for (int a = 0; a < 9; a++)
 				rmin = MINF(rmin, f[a] / lbm_qs[a]);
-			float r = rmin / (float)hp, th = -r / (1 - r);
+			float r = rmin / hp, th = -r / (1 - r);
 			for (int a = 0; a < 9; a++)
-				f[a] += th * ((float)hp * lbm_qs[a] - f[a]);
+				f[a] += th * (hp * lbm_qs[a] - f[a]);
 			ncl++;
 		}
 	}
 	if (src > 0) {
-		float add = (float)(src * dt);
-		f[0] += add;
+		long add = lbm_fx((float)(src * dt) * inv);
+		target += add;
 		in += add;
-	} else if (src < 0 && hp > 0) {
-		real rem = MINF(-src * dt, hp);
-		float keep = (float)(1 - rem / hp);
-		real after = 0;
-		for (int a = 0; a < 9; a++) {
+	} else if (src < 0 && tot > 0) {
+		long rem = lbm_fx((float)(-src * dt) * inv);
+		if (rem > tot)
+			rem = tot;
+		float keep = (float)(1.0 - (real)rem / (real)tot);
+		for (int a = 0; a < 9; a++)
 			f[a] *= keep;
-			after += f[a];
-		}
-		out += hp - after;
+		target -= rem;
+		out += rem;
 	}
 	if (flags & 2) {
-		real h0 = 0, Mx = 0, My = 0;
-		for (int a = 0; a < 9; a++) {
-			h0 += f[a];
+		float Mx = 0, My = 0, hc = (float)target * un;
+		for (int a = 1; a < 9; a++) {
 			Mx += lbm_cxs[a] * f[a];
 			My += lbm_cys[a] * f[a];
 		}
 		float hf = MAXF(level - zn, 0.0f);
-		float U = h0 > hd ? (float)(Mx / h0) : 0.0f;
-		float V = h0 > hd ? (float)(My / h0) : 0.0f;
+		float U = hc > hd ? Mx / hc : 0.0f;
+		float V = hc > hd ? My / hc : 0.0f;
 		lbm_feq9(hf, U, V, ghk * hf, f);
-		real h1 = 0;
-		for (int a = 0; a < 9; a++)
-			h1 += f[a];
-		if (h1 > h0)
-			in += h1 - h0;
+		long t1 = lbm_fx(hf * inv);
+		if (t1 > target)
+			in += t1 - target;
 		else
-			out += h0 - h1;
+			out += target - t1;
+		target = t1;
 	}
-	for (int a = 0; a < 9; a++)
-		B[a * N + n] = f[a];
+	long rest = 0;
+	for (int a = 1; a < 9; a++) {
+		int q = lbm_fx(f[a] * inv);
+		B[a * N + n] = q;
+		rest += q;
+	}
+	B[n] = (int)(target - rest);
 	acc_in[k] += in;
 	acc_out[k] += out;
 	acc_cl[k] += ncl;
@@ -452,10 +502,10 @@ kernel void lbm_special(global float *B, global const int2 *si,
 
 /* lbm_macro of lbm.c: depth and velocity (m, m/s) of interior cell (i, j)
  * into unpadded nx*ny arrays. */
-kernel void lbm_macro(global const float *A, global const float *hA,
+kernel void lbm_macro(global const int *A, global const float *hA,
 		      global const float *z, global const float *c, int N,
-		      int W, int nx, int ny, float hd, float e, float ghk,
-		      float umax2, float fr2, global float *ho,
+		      int W, int nx, int ny, float hd, float hthin, float un,
+		      float e, float ghk, float umax2, float fr2, global float *ho,
 		      global float *uo, global float *vo)
 {
 	const int i = get_global_id(0), j = get_global_id(1);
@@ -466,17 +516,17 @@ kernel void lbm_macro(global const float *A, global const float *hA,
 	for (int a = 0; a < 9; a++) {
 		float f;
 		if (a == 0) {
-			f = A[n];
+			f = (float)A[n] * un;
 		} else {
 			int y = n - lbm_cxs[a] - lbm_cys[a] * W;
 			int o = lbm_link_open(hA[n], z[n], c[n], hA[y], z[y], c[y], hd);
-			f = o ? A[a * N + y] : A[lbm_opps[a] * N + n];
+			f = (float)(o ? A[a * N + y] : A[lbm_opps[a] * N + n]) * un;
 		}
 		h += f;
 		Mx += lbm_cxs[a] * f;
 		My += lbm_cys[a] * f;
 	}
-	float inv = 1.0f / MAXF(h, hd);
+	float inv = 1.0f / MAXF(h, hthin);
 	float U = Mx * inv, V = My * inv;
 	float sp2 = U * U + V * V;
 	float lim2 = MINF(umax2, fr2 * ghk * h);
@@ -489,15 +539,14 @@ kernel void lbm_macro(global const float *A, global const float *hA,
 	vo[k] = sc * V * e;
 }
 
-/* lbm_volume's row sums: row j of f (interior), in lbm_volume's order
- * (cell by cell, then direction). One work item per row. */
-kernel void lbm_rowsum(global const float *A, int N, int W, int nx, int ny,
-		       global real *rows)
+/* lbm_mass's row sums (exact integers). One work item per row. */
+kernel void lbm_rowsum(global const int *A, int N, int W, int nx, int ny,
+		       global long *rows)
 {
 	const int j = get_global_id(0);
 	if (j >= ny)
 		return;
-	real row = 0;
+	long row = 0;
 	for (int i = 0; i < nx; i++) {
 		int n = (i + 1) + (j + 1) * W;
 		for (int a = 0; a < 9; a++)
