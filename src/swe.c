@@ -48,11 +48,23 @@
 /* Vectorising the row kernels needs if-conversion of float compares;
  * no-trapping-math allows it and changes no result (no FP exceptions are
  * ever enabled). */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
+#endif
 
 #include "solve.h"
 #include "swe.h"
 #include "util.h"
+
+/* The row kernels are also built for x86-64-v4 (AVX-512) and picked at
+ * run time: the same IEEE operations per lane, no contraction, so results
+ * do not depend on the clone that runs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+	!defined(__SANITIZE_ADDRESS__) && !defined(SWE_NO_CLONES)
+#define SWE_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
+#else
+#define SWE_CLONES
+#endif
 
 #define P(s, i, j) ((long)(i) + 1 + ((long)(j) + 1) * (long)(s)->W)
 
@@ -268,6 +280,7 @@ static inline float bitsf(uint32_t u)
 /* 1. height integration of row j into h1; the face fluxes go to fu / fv
  * (read again by the momentum-conservative advection). Returns nonzero
  * when a new depth is not finite. */
+SWE_CLONES
 static int height_row(const struct swe_ctx *s, int j, float k, float hmax)
 {
 	const int W = s->W;
@@ -475,7 +488,7 @@ typedef void (*row_fn)(struct swe_ctx *, int, float, const struct face_par *,
 		       struct row_out *);
 
 #define ROW_FN(name, xd, md, fr)                                              \
-	static void name(struct swe_ctx *s, int j, float k,                   \
+	SWE_CLONES static void name(struct swe_ctx *s, int j, float k,                   \
 			 const struct face_par *fp, struct row_out *ro)       \
 	{                                                                     \
 		face_row_k(s, j, k, xd, md, fr, fp, ro);                      \
