@@ -29,8 +29,9 @@
  * outlive it; the reader allocates nothing itself. The only allocation is
  * zlib's inflate state (about 44 KiB through zlib's default allocator,
  * malloc), taken and released inside each wtp_page_read() of a ZLIB or
- * ZLIB_SPLIT page. Decoding needs two caller buffers of page_raw_size
- * bytes (raw: the result; work: scratch for ZLIB_SPLIT).
+ * ZLIB_DELTA_SPLIT page. Decoding needs two caller buffers of
+ * page_raw_size bytes (raw: the result; work: scratch for
+ * ZLIB_DELTA_SPLIT).
  *
  * Errors: functions return WTP_OK (0) or a negative WTP_E* code and write
  * a one-line message into p->err (wtp_open(): also on failure).
@@ -80,7 +81,7 @@ enum {
 	WTP_FMT_R16F = 1, WTP_FMT_RG16F = 2, WTP_FMT_R8_UINT = 3,
 	WTP_FMT_R8_UNORM = 4
 };
-enum { WTP_CODEC_RAW = 0, WTP_CODEC_ZLIB = 1, WTP_CODEC_ZLIB_SPLIT = 2 };
+enum { WTP_CODEC_RAW = 0, WTP_CODEC_ZLIB = 1, WTP_CODEC_ZLIB_DELTA_SPLIT = 2 };
 enum {
 	WTP_META_SCENE_NAME = 1, WTP_META_TOOL = 2, WTP_META_SOLVER = 3,
 	WTP_META_UNITS = 4, WTP_META_SCENE_SHA256 = 5,
@@ -167,7 +168,8 @@ int wtp_page_info(wtp_pack *p, uint32_t page, wtp_page_info_t *out);
 /* Decode page 'page' into raw (page_raw_size bytes). 'stored' holds its
  * stored_size payload bytes, or is NULL to take them from the buffer given
  * to wtp_open (which must then hold them). 'work' is page_raw_size bytes
- * of scratch (needed for ZLIB_SPLIT; may be NULL for other codecs). */
+ * of scratch (needed for ZLIB_DELTA_SPLIT; may be NULL for other
+ * codecs). */
 int wtp_page_read(wtp_pack *p, uint32_t page, const void *stored,
 		  size_t stored_len, void *raw, void *work);
 /* The n-th (0-based) metadata record with 'tag': value and length. */
@@ -669,7 +671,7 @@ static int wtp__check_dir(wtp_pack *p)
 		wtp_page_info_t e;
 		wtp_page_info(p, i, &e);
 		const uint8_t *b = p->data + p->page_dir_offset + 24u * i;
-		if (b[21] || b[22] || b[23] || e.codec > WTP_CODEC_ZLIB_SPLIT)
+		if (b[21] || b[22] || b[23] || e.codec > WTP_CODEC_ZLIB_DELTA_SPLIT)
 			return wtp__fail(p, WTP_ECORRUPT, "page %u: codec %u or "
 					 "reserved bytes bad", (unsigned)i,
 					 (unsigned)e.codec);
@@ -861,14 +863,14 @@ int wtp_page_read(wtp_pack *p, uint32_t page, const void *stored,
 	case WTP_CODEC_ZLIB:
 		return wtp__inflate(p, page, in, e.stored_size, out,
 				    e.raw_size);
-	case WTP_CODEC_ZLIB_SPLIT:
+	case WTP_CODEC_ZLIB_DELTA_SPLIT:
 		break;
 	default:
 		return wtp__fail(p, WTP_ECORRUPT, "page %u: codec %u",
 				 (unsigned)page, (unsigned)e.codec);
 	}
 	if (!work)
-		return wtp__fail(p, WTP_EARG, "page %u: ZLIB_SPLIT needs a work "
+		return wtp__fail(p, WTP_EARG, "page %u: ZLIB_DELTA_SPLIT needs a work "
 				 "buffer", (unsigned)page);
 	uint8_t *w = (uint8_t *)work;
 	rc = wtp__inflate(p, page, in, e.stored_size, w, e.raw_size);
@@ -881,13 +883,26 @@ int wtp_page_read(wtp_pack *p, uint32_t page, const void *stored,
 		uint32_t n = l.plane_size / cb;
 		const uint8_t *src = w + l.plane_offset;
 		uint8_t *dst = out + l.plane_offset;
-		if (cb == 1) {
-			memcpy(dst, src, l.plane_size);
-			continue;
+		/* undo the byte split and the row deltas (mod 2^(8 cb)) in one
+		   pass; version 1 formats have cb = 1 or 2 (checked at open) */
+		/* running sums per component (nc <= 2), restarted each row;
+		   they start at 0, so the first pixel of a row is kept */
+		uint32_t nc = l.components, row = p->page_side * nc;
+		for (uint32_t k0 = 0; k0 < n; k0 += row) {
+			unsigned acc[2] = { 0, 0 };
+			for (uint32_t k = k0; k < k0 + row; k += nc)
+				for (uint32_t q = 0; q < nc; q++) {
+					if (cb == 1) {
+						acc[q] += src[k + q];
+						dst[k + q] = (uint8_t)acc[q];
+						continue;
+					}
+					acc[q] += (unsigned)src[k + q] |
+						  ((unsigned)src[n + k + q] << 8);
+					dst[2 * (k + q)] = (uint8_t)acc[q];
+					dst[2 * (k + q) + 1] = (uint8_t)(acc[q] >> 8);
+				}
 		}
-		for (uint32_t j = 0; j < cb; j++)
-			for (uint32_t k = 0; k < n; k++)
-				dst[k * cb + j] = src[j * n + k];
 	}
 	return WTP_OK;
 }
@@ -904,6 +919,7 @@ int wtp_verify(wtp_pack *p, void *raw, void *work)
 		       (size_t)(p->data_offset - p->tables_size)))
 		return wtp__fail(p, WTP_ECORRUPT, "non-zero padding after the "
 				 "tables");
+	/* cheap checks first: padding, page CRCs; pages are decoded last */
 	uint64_t end = p->data_offset;
 	for (uint32_t i = 0; i < p->n_pages; i++) {
 		wtp_page_info_t e;
@@ -911,14 +927,21 @@ int wtp_verify(wtp_pack *p, void *raw, void *work)
 		if (!wtp__zero(p->data + end, (size_t)(e.offset - end)))
 			return wtp__fail(p, WTP_ECORRUPT, "non-zero padding "
 					 "before page %u", (unsigned)i);
-		int rc = wtp_page_read(p, i, NULL, 0, raw, work);
-		if (rc != WTP_OK)
-			return rc;
 		end = e.offset + e.stored_size;
 	}
 	if (!wtp__zero(p->data + end, (size_t)(p->file_size - end)))
 		return wtp__fail(p, WTP_ECORRUPT, "non-zero padding after the "
 				 "last page");
+	for (uint32_t i = 0; i < p->n_pages; i++) {
+		wtp_page_info_t e;
+		wtp_page_info(p, i, &e);
+		uint32_t c = wtp__crc(p->data + e.offset, e.stored_size);
+		if (c != e.crc32)
+			return wtp__fail(p, WTP_ECRC, "page %u: CRC mismatch "
+					 "(stored %08x, computed %08x)",
+					 (unsigned)i, (unsigned)e.crc32,
+					 (unsigned)c);
+	}
 	/* Pages by LOD: contiguous ranges, coarsest first. 'work' (now free)
 	   holds one bit per page: referenced by some VAT entry. */
 	uint8_t *seen = (uint8_t *)work;
@@ -980,6 +1003,11 @@ int wtp_verify(wtp_pack *p, void *raw, void *work)
 			return wtp__fail(p, WTP_ECORRUPT, "page %u is not "
 					 "referenced by any VAT entry",
 					 (unsigned)i);
+	for (uint32_t i = 0; i < p->n_pages; i++) {
+		int rc = wtp_page_read(p, i, NULL, 0, raw, work);
+		if (rc != WTP_OK)
+			return rc;
+	}
 	p->err[0] = 0;
 	return WTP_OK;
 }

@@ -14,7 +14,8 @@
  *      pages), deduplicate serially in file order (hash = CRC-32 and
  *      Adler-32 of the encoded bytes, then a byte compare against the
  *      earlier page re-encoded), compress the new ones in parallel
- *      (byte-split planes + zlib level 6; RAW unless that saves 1/64),
+ *      (row deltas, byte-split planes, zlib level 6; RAW unless that
+ *      saves 1/64),
  *      append them
  *      serially at aligned offsets. Each page's bytes depend on that page
  *      only and the order is fixed, so the output is identical for any
@@ -292,22 +293,38 @@ enum wb_status pack_encode_page(const struct wb_pageset *ps,
 	return WB_OK;
 }
 
-/* Byte-split planes (codec ZLIB_SPLIT, section 8). */
-static void split(const struct layer_desc *ld, int nl,
-		  const unsigned char *restrict in, unsigned char *restrict out)
+/* Codec ZLIB_DELTA_SPLIT's filters (section 8), in one pass: within each
+ * row, each component value minus the same component of the pixel to its
+ * left (mod 2^(8 cb), pixel 0 kept), stored byte-split: byte j of the
+ * plane's k-th component goes to out[offset + j*n + k]. */
+static void delta_split(const struct layer_desc *ld, int nl,
+			const unsigned char *restrict in,
+			unsigned char *restrict out)
 {
 	for (int li = 0; li < nl; li++) {
 		const struct layer_desc *l = &ld[li];
-		uint32_t cb = (uint32_t)l->cbytes, n = l->size / cb;
-		const unsigned char *s = in + l->offset;
-		unsigned char *t = out + l->offset;
-		if (cb == 1) {
-			memcpy(t, s, l->size);
-			continue;
+		uint32_t cb = (uint32_t)l->cbytes, c = (uint32_t)l->comps;
+		uint32_t n = l->size / cb, row = WB_PAGE_SIZE * c;
+		const unsigned char *restrict s = in + l->offset;
+		unsigned char *restrict t = out + l->offset;
+		for (uint32_t k0 = 0; k0 < n; k0 += row) {
+			unsigned prev[2] = { 0, 0 }; /* first pixel kept */
+			for (uint32_t k = k0; k < k0 + row; k += c)
+				for (uint32_t q = 0; q < c; q++) {
+					if (cb == 1) {
+						t[k + q] = (unsigned char)(s[k + q] - prev[q]);
+						prev[q] = s[k + q];
+						continue;
+					}
+					/* cb == 2: the 2-byte formats of version 1 */
+					unsigned v = s[2 * (k + q)] |
+						     (unsigned)s[2 * (k + q) + 1] << 8;
+					unsigned d = v - prev[q];
+					prev[q] = v;
+					t[k + q] = (unsigned char)d;
+					t[n + k + q] = (unsigned char)(d >> 8);
+				}
 		}
-		for (uint32_t j = 0; j < cb; j++)
-			for (uint32_t k = 0; k < n; k++)
-				t[j * n + k] = s[k * cb + j];
 	}
 }
 
@@ -661,7 +678,7 @@ static enum wb_status pack_pages(struct writer *w, const struct slot_ref *refs,
 			if (!fresh[i])
 				continue;
 			unsigned char *wp = work + (size_t)i * rs;
-			split(w->ld, w->nl, raw + (size_t)i * rs, wp);
+			delta_split(w->ld, w->nl, raw + (size_t)i * rs, wp);
 			clen[i] = (uLongf)cs;
 			if (compress2(comp + (size_t)i * cs, &clen[i], wp,
 				      (uLong)rs, PACK_ZLEVEL) != Z_OK)
@@ -690,7 +707,7 @@ static enum wb_status pack_pages(struct writer *w, const struct slot_ref *refs,
 			   only when it saves 1/8): a RAW page is uploaded
 			   straight from a direct read, no inflate */
 			if (clen[i] > 0 && clen[i] <= rs - rs / PACK_MIN_SAVING) {
-				e->codec = WTP_CODEC_ZLIB_SPLIT;
+				e->codec = WTP_CODEC_ZLIB_DELTA_SPLIT;
 				e->stored = (uint32_t)clen[i];
 				src = comp + (size_t)i * cs;
 			} else {

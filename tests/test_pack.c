@@ -115,6 +115,29 @@ static int open_verify(const unsigned char *b, size_t n)
 	return rc;
 }
 
+/* ZLIB_DELTA_SPLIT's filters written from the spec with integer values
+ * (the writer works byte by byte with borrows). */
+static void filter_page(const wtp_pack *p, const unsigned char *raw,
+			unsigned char *out)
+{
+	for (uint32_t li = 0; li < p->n_layers; li++) {
+		wtp_layer l;
+		wtp_layer_get(p, li, &l);
+		uint32_t c = l.components, cb = l.component_bytes;
+		uint32_t n = l.plane_size / cb, row = 130 * c;
+		const unsigned char *s = raw + l.plane_offset;
+		for (uint32_t k = 0; k < n; k++) {
+			uint32_t v = s[k * cb] | (cb > 1 ? (uint32_t)s[k * cb + 1] << 8 : 0);
+			uint32_t u = 0;
+			if (k % row >= c)
+				u = s[(k - c) * cb] | (cb > 1 ? (uint32_t)s[(k - c) * cb + 1] << 8 : 0);
+			uint32_t d = (v - u) & (cb > 1 ? 0xffffu : 0xffu);
+			for (uint32_t j = 0; j < cb; j++)
+				out[l.plane_offset + j * n + k] = (unsigned char)(d >> (8 * j));
+		}
+	}
+}
+
 /* ---- half floats ----------------------------------------------------- */
 
 static void test_half_rne(void **state)
@@ -279,7 +302,7 @@ static void test_roundtrip(void **state)
 		assert_int_equal(pi.offset % 4096, 0);
 		assert_true(pi.offset > prev_off);
 		prev_off = pi.offset;
-		assert_true(pi.codec == WTP_CODEC_ZLIB_SPLIT);
+		assert_true(pi.codec == WTP_CODEC_ZLIB_DELTA_SPLIT);
 		assert_true(pi.stored_size < pi.raw_size);
 	}
 	wtp_lod top;
@@ -592,14 +615,7 @@ static void test_raw_fallback(void **state)
 		float b0;
 		assert_int_equal(pack_encode_page(&ps, pg, ref0, &b0, NULL), WB_OK);
 		assert_true(b0 == 0.0f);
-		wtp_layer l;
-		for (uint32_t li = 0; li < p.n_layers; li++) {
-			wtp_layer_get(&p, li, &l);
-			uint32_t cb = l.component_bytes, m = l.plane_size / cb;
-			for (uint32_t j = 0; j < cb; j++)
-				for (uint32_t k = 0; k < m; k++)
-					spl[l.plane_offset + j * m + k] = ref0[l.plane_offset + k * cb + j];
-		}
+		filter_page(&p, ref0, spl);
 		assert_int_equal(compress2(z, &cl, spl, p.page_raw_size, 6), Z_OK);
 		assert_true(cl > p.page_raw_size - p.page_raw_size / 64);
 		free(ref0);
@@ -808,6 +824,69 @@ static void test_verify_structure(void **state)
 	c[121] = 1;
 	assert_int_equal(wtp_open(&p, c, n, WTP_OPEN_NOCRC), WTP_ECORRUPT);
 	free(c);
+	free(b);
+	wb_pageset_free(&ps);
+}
+
+/* The stored bytes follow docs/wtp-format.md 8: inflating a payload gives
+ * the filtered page; and the reader also decodes a plain ZLIB page. */
+static void test_codec_spec(void **state)
+{
+	(void)state;
+	mk_tmp();
+	struct wb_pageset ps;
+	synth2(&ps, 128, 128, 1, ALL_LAYERS, 0.0, 1);
+	const struct wb_page *pg = &ps.lods[0].pages[0];
+	assert_int_equal(pg->state, WB_PAGE_DATA);
+	write_pack(TMP "/pack_codec.wtp", &ps, 16, NULL);
+	size_t n;
+	unsigned char *b = load(TMP "/pack_codec.wtp", &n);
+	wtp_pack p;
+	assert_int_equal(wtp_open(&p, b, n, 0), WTP_OK);
+	assert_int_equal(p.n_pages, 1);
+	size_t rs = p.page_raw_size;
+	unsigned char *ref = malloc(rs), *filt = malloc(rs), *inf = malloc(rs),
+		      *raw = malloc(rs), *work = malloc(rs);
+	float base;
+	assert_int_equal(pack_encode_page(&ps, pg, ref, &base, NULL), WB_OK);
+	filter_page(&p, ref, filt);
+	wtp_page_info_t pi;
+	wtp_page_info(&p, 0, &pi);
+	assert_int_equal(pi.codec, WTP_CODEC_ZLIB_DELTA_SPLIT);
+	uLongf il = rs;
+	assert_int_equal(uncompress(inf, &il, b + pi.offset, pi.stored_size), Z_OK);
+	assert_int_equal(il, rs);
+	assert_memory_equal(inf, filt, rs);
+	/* the last (only) page rewritten as plain ZLIB: new size, CRC,
+	   file_size; the reader decodes the same page */
+	uLongf zl = compressBound(rs);
+	unsigned char *z = malloc(zl);
+	assert_int_equal(compress2(z, &zl, ref, rs, 9), Z_OK);
+	size_t nn = (size_t)((pi.offset + zl + 15) / 16 * 16);
+	unsigned char *c = calloc(1, nn);
+	memcpy(c, b, (size_t)pi.offset);
+	memcpy(c + pi.offset, z, zl);
+	unsigned char *de = c + p.page_dir_offset;
+	uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), z, (uInt)zl);
+	for (int i = 0; i < 4; i++) {
+		de[8 + i] = (unsigned char)(zl >> (8 * i));
+		de[16 + i] = (unsigned char)(crc >> (8 * i));
+	}
+	de[20] = WTP_CODEC_ZLIB;
+	for (int i = 0; i < 8; i++)
+		c[16 + i] = (unsigned char)((uint64_t)nn >> (8 * i));
+	recrc(c);
+	assert_int_equal(open_verify(c, nn), WTP_OK);
+	assert_int_equal(wtp_open(&p, c, nn, 0), WTP_OK);
+	assert_int_equal(wtp_page_read(&p, 0, NULL, 0, raw, NULL), WTP_OK);
+	assert_memory_equal(raw, ref, rs);
+	free(c);
+	free(z);
+	free(ref);
+	free(filt);
+	free(inf);
+	free(raw);
+	free(work);
 	free(b);
 	wb_pageset_free(&ps);
 }
@@ -1102,6 +1181,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_verify_structure),
+		cmocka_unit_test(test_codec_spec),
 		cmocka_unit_test(test_gather4_dry),
 		cmocka_unit_test(test_alloc),
 		cmocka_unit_test(test_stream_pool),

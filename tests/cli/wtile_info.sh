@@ -10,7 +10,7 @@ fail() { echo "FAIL: $*"; cat "$T/out" "$T/err"; exit 1; }
 "$W" info "$P" >"$T/out" 2>"$T/err" || fail "info exit $?"
 [ ! -s "$T/err" ] || fail "info wrote to stderr"
 for want in \
-	"$P: wtp 1.0, 35296 bytes, alignment 16" \
+	"$P: wtp 1.0, 32976 bytes, alignment 16" \
 	"scene: synthetic, tool: wbake 0.1.0, solver: lbm" \
 	"layers: height R16F (relative), material R8_UINT" \
 	"lod 0: 1100x300 px, 9x3 pages, 1 m/px: 21 data, 2 flat, 4 empty" \
@@ -24,7 +24,7 @@ do
 	grep -qF -- "$want" "$T/out" || fail "info lacks '$want'"
 done
 "$W" info "$P" --json >"$T/out" 2>"$T/err" || fail "info --json exit $?"
-for want in '"format_version":	"1.0"' '"file_bytes":	35296' '"px":	9' \
+for want in '"format_version":	"1.0"' '"file_bytes":	32976' '"px":	9' \
 	'"data":	21' '"flat":	2' '"empty":	4' '"format":	"R16F"' \
 	'"relative":	true' '"levels":	5' '"name":	"river"'
 do
