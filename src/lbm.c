@@ -342,20 +342,35 @@ static void init_ghosts(struct lbm *L, const struct wb_raster *r)
 			L->c[g] = kind == LBM_G_SOLID ? -LBM_BIG : L->c[part];
 		}
 	}
-	/* corners: periodic only when both directions are periodic */
-	int both = L->edges[WB_WEST].kind == WB_EDGE_PERIODIC &&
-		   L->edges[WB_NORTH].kind == WB_EDGE_PERIODIC;
-	const int ci[4] = { -1, L->nx, -1, L->nx }, cj[4] = { -1, -1, L->ny, L->ny };
+	/* corners: with both pairs periodic, a copy of the opposite interior
+	 * corner; with one pair periodic, a copy of the other end of the
+	 * non-periodic edge's ghost line (that edge continues periodically;
+	 * ckind keeps the kind copied, for the closures and the bookkeeping);
+	 * otherwise solid */
+	int pwe = L->edges[WB_WEST].kind == WB_EDGE_PERIODIC,
+	    pns = L->edges[WB_NORTH].kind == WB_EDGE_PERIODIC;
 	for (int q = 0; q < 4; q++) {
-		int g = PIX(L, ci[q], cj[q]);
-		int pi = ci[q] < 0 ? 0 : L->nx - 1, pj = cj[q] < 0 ? 0 : L->ny - 1;
-		int part = both ? PIX(L, ci[q] < 0 ? L->nx - 1 : 0,
-				      cj[q] < 0 ? L->ny - 1 : 0) :
-				  PIX(L, pi, pj);
-		L->gkind[g] = both ? LBM_G_PERIODIC : LBM_G_SOLID;
+		int ci = (q & 1) ? L->nx : -1, cj = (q & 2) ? L->ny : -1;
+		int g = PIX(L, ci, cj);
+		int part = PIX(L, ci < 0 ? 0 : L->nx - 1, cj < 0 ? 0 : L->ny - 1);
+		int kind = LBM_G_SOLID, ck = LBM_G_SOLID;
+		if (pwe && pns) {
+			part = PIX(L, ci < 0 ? L->nx - 1 : 0, cj < 0 ? L->ny - 1 : 0);
+			kind = ck = LBM_G_PERIODIC;
+		} else if (pns) { /* copy the W/E ghost at the other row end */
+			part = PIX(L, ci, cj < 0 ? L->ny - 1 : 0);
+			ck = L->gkind[part];
+			kind = ck == LBM_G_SOLID ? LBM_G_SOLID : LBM_G_PERIODIC;
+		} else if (pwe) {
+			part = PIX(L, ci < 0 ? L->nx - 1 : 0, cj);
+			ck = L->gkind[part];
+			kind = ck == LBM_G_SOLID ? LBM_G_SOLID : LBM_G_PERIODIC;
+		}
+		L->gkind[g] = (uint8_t)kind;
+		L->ckind[q] = (uint8_t)ck;
 		L->gpart[g] = part;
 		L->z[g] = L->z[part];
-		L->c[g] = both ? L->c[part] : -LBM_BIG;
+		L->c[g] = kind == LBM_G_SOLID ? -LBM_BIG : L->c[part];
 	}
 	(void)r;
 }
@@ -370,7 +385,9 @@ static float pull_interior(const struct lbm *L, int p, int a)
 	if (a == 0)
 		return (float)A[0][p] * u;
 	int y = p - lbm_cx[a] - lbm_cy[a] * L->W;
-	if (!is_ghost(L, y) &&
+	int real = !is_ghost(L, y) || L->gkind[y] == LBM_G_PERIODIC ||
+		   L->gkind[y] == LBM_G_MIRROR;
+	if (real &&
 	    link_open(hA[p], L->z[p], L->c[p], hA[y], L->z[y], L->c[y],
 		      (float)L->p.h_dry))
 		return (float)A[a][y] * u;
@@ -427,8 +444,7 @@ void lbm_fill_ghosts(struct lbm *L)
 		}
 	}
 	for (int q = 0; q < 4; q++) {
-		int g = q == 0 ? PIX(L, -1, -1) : q == 1 ? PIX(L, L->nx, -1) :
-			q == 2 ? PIX(L, -1, L->ny) : PIX(L, L->nx, L->ny);
+		int g = PIX(L, (q & 1) ? L->nx : -1, (q & 2) ? L->ny : -1);
 		if (L->gkind[g] == LBM_G_PERIODIC) {
 			for (int a = 0; a < LBM_Q; a++)
 				A[a][g] = A[a][L->gpart[g]];
@@ -485,11 +501,8 @@ void lbm_fill_ghosts(struct lbm *L)
 static int32_t bed_int(const struct lbm *L, int x, int y, int a)
 {
 	const float *hA = L->h[L->cur];
-	const float G = (float)(L->p.g / (6 * L->p.e * L->p.e)) *
-			(lbm_w[a] == 1.0f ? 1.0f : 0.25f);
-	const float inv = (float)(1.0 / L->unit);
-	float t = G * bed_term(hA[x], L->z[x], hA[y], L->z[y]);
-	return fx_round(t * inv);
+	float t = L->kG[a] * bed_term(hA[x], L->z[x], hA[y], L->z[y]);
+	return fx_round(t * L->kinv);
 }
 
 /* Mass crossing the ZOU / EXTRAP ghosts this step, in integer units, with
@@ -519,6 +532,22 @@ static void edge_flux(const struct lbm *L, int64_t *in, int64_t *out)
 				so += A[lbm_opp[a]][y];
 				si += bed_int(L, y, g, lbm_opp[a]);
 			}
+		}
+	}
+	for (int q = 0; q < 4; q++) {
+		int g = PIX(L, (q & 1) ? L->nx : -1, (q & 2) ? L->ny : -1);
+		if (L->gkind[g] == LBM_G_SOLID ||
+		    (L->ckind[q] != LBM_G_ZOU && L->ckind[q] != LBM_G_EXTRAP))
+			continue;
+		for (int a = 1; a < LBM_Q; a++) {
+			int y = g + lbm_cx[a] + lbm_cy[a] * L->W;
+			if (is_ghost(L, y) ||
+			    !link_open(hA[g], L->z[g], L->c[g], hA[y], L->z[y],
+				       L->c[y], hd))
+				continue;
+			si += A[a][g];
+			so += A[lbm_opp[a]][y];
+			si += bed_int(L, y, g, lbm_opp[a]);
 		}
 	}
 	*in = si;
@@ -575,6 +604,10 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 				       "lbm: periodic edges come in pairs (west/east, north/south)");
 	}
 	L->unit = 64.0 * L->p.h_deep / 2147483648.0;
+	L->kinv = (float)(1.0 / L->unit);
+	for (int a = 1; a < LBM_Q; a++) /* as the kernel's Gax, Gdg */
+		L->kG[a] = lbm_w[a] == 1.0f ? (float)(L->p.g / (6 * L->p.e * L->p.e)) :
+			   0.25f * (float)(L->p.g / (6 * L->p.e * L->p.e));
 	L->nx = r->nx;
 	L->ny = r->ny;
 	L->W = r->nx + 2;
@@ -588,6 +621,11 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 #else
 	L->threads = 1;
 #endif
+	/* a fork/join per step costs more than a small grid's work: one
+	 * thread per 64k cells at most (results do not depend on it) */
+	long maxt = ((long)r->nx * r->ny) / 65536 + 1;
+	if (L->threads > maxt)
+		L->threads = (int)maxt;
 	if (L->threads < 1)
 		L->threads = 1;
 	int fail = 0;
@@ -793,7 +831,7 @@ struct lbm_kout {
 };
 
 struct lbm_kpar {
-	float hd, hthin, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim;
+	float hd, hthin, hpos, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim;
 	float unit, inv; /* fixed point: metres per unit and its inverse */
 };
 
@@ -904,16 +942,22 @@ static inline void cell8(const struct lbm_kin *in, int n,
 	const v8f p6 = f6 + om * (q6 - f6) - dg2 + Gdg * s6;
 	const v8f p7 = f7 + om * (q7 - f7) - ay + Gax * s7;
 	const v8f p8 = f8 + om * (q8 - f8) - dg4 + Gdg * s8;
-	/* positivity: blend toward hp q_a (q = 4/9, 1/9, 1/36) just enough */
+	/* positivity where it matters: populations sent toward shallow cells
+	 * (h < h_pos) and the rest population of a shallow cell must not be
+	 * negative, or depths could go negative; there, blend toward hp q_a
+	 * (q = 4/9, 1/9, 1/36) just enough. Deeper water keeps the negative
+	 * populations the equilibrium has at Froude numbers above ~0.3. */
+	const v8f hpos = zero + k->hpos, big = zero + 1e30f;
 	const v8f hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
-	v8f rmin = vmin(p0 * 2.25f, p1 * 9.0f);
-	rmin = vmin(rmin, p3 * 9.0f);
-	rmin = vmin(rmin, p5 * 9.0f);
-	rmin = vmin(rmin, p7 * 9.0f);
-	rmin = vmin(rmin, p2 * 36.0f);
-	rmin = vmin(rmin, p4 * 36.0f);
-	rmin = vmin(rmin, p6 * 36.0f);
-	rmin = vmin(rmin, p8 * 36.0f);
+	v8f rmin = vmin(vsel(h < hpos, p0 * 2.25f, big),
+			vsel(hy1 < hpos, p1 * 9.0f, big));
+	rmin = vmin(rmin, vsel(hy3 < hpos, p3 * 9.0f, big));
+	rmin = vmin(rmin, vsel(hy5 < hpos, p5 * 9.0f, big));
+	rmin = vmin(rmin, vsel(hy7 < hpos, p7 * 9.0f, big));
+	rmin = vmin(rmin, vsel(hy2 < hpos, p2 * 36.0f, big));
+	rmin = vmin(rmin, vsel(hy4 < hpos, p4 * 36.0f, big));
+	rmin = vmin(rmin, vsel(hy6 < hpos, p6 * 36.0f, big));
+	rmin = vmin(rmin, vsel(hy8 < hpos, p8 * 36.0f, big));
 	const v8i neg = rmin < 0.0f, pos = hp > 0.0f;
 	const v8f r = rmin / vmax(hp, tiny);
 	const v8f th = vsel(neg, vsel(pos, -r / (1.0f - r), zero + 1.0f), zero);
@@ -956,6 +1000,7 @@ void lbm_kernel_row(struct lbm *L, int jj)
 	struct lbm_kpar k;
 	k.hd = (float)L->p.h_dry;
 	k.hthin = (float)(LBM_THIN * L->p.h_dry);
+	k.hpos = (float)(LBM_POS * L->p.h_dry);
 	k.om = (float)L->p.omega;
 	k.om1 = 1.0f - k.om;
 	k.ghk = (float)(L->p.g / (L->p.e * L->p.e));

@@ -42,8 +42,10 @@
  *           (sets the post-collision momentum to h U_f exactly)
  *           - w_a g / (6 e^2) (h_old(x) + h_old(y)) (z_y - z_x)  if open
  *           (bed slope, centred on the link; balances feq exactly at rest)
- *   positivity: blend toward h q_a (q = 4/9, 1/9, 1/36) just enough that
- *           every f'_a >= 0 (counted as a clamp).
+ *   positivity: if a population sent toward a cell shallower than
+ *           h_pos = LBM_POS h_dry (or the rest population of such a cell)
+ *           is negative, blend toward h q_a (q = 4/9, 1/9, 1/36) just
+ *           enough that it is not (counted as a clamp).
  * Sources, sinks, fixed-level cells and flow modifiers are applied after
  * the row's cells (lbm_special list); edges fill the ghost ring before each
  * step (lbm_fill_ghosts).
@@ -58,11 +60,13 @@
 #define LBM_Q 9
 #define LBM_BIG 1e30f
 #define LBM_BYTES_PER_CELL 88
-#define LBM_GH_RATIO 0.4    /* auto e: g h_deepest = 0.4 e^2 */
+#define LBM_GH_RATIO 0.16   /* auto e: g h_deepest = 0.16 e^2 */
 #define LBM_TAU_MIN 0.51    /* smallest relaxation time used */
 #define LBM_U_MAX 0.5       /* velocity clamp |u| <= 0.5 e */
 #define LBM_FR_MAX 1.0      /* Froude clamp |u| <= sqrt(g h) (the talk) */
 #define LBM_THIN 10.0       /* films thinner than 10 h_dry move at M / h_thin */
+#define LBM_POS 100.0       /* populations sent toward cells shallower than
+			       100 h_dry are kept >= 0 */
 
 extern const int lbm_cx[LBM_Q], lbm_cy[LBM_Q], lbm_opp[LBM_Q];
 extern const float lbm_w[LBM_Q]; /* 1 axis, 1/4 diagonal (0 for a = 0) */
@@ -127,6 +131,8 @@ struct lbm {
 	int threads;
 	int32_t *f[2][LBM_Q]; /* fixed point: f = F * unit (m) */
 	double unit;          /* metres per integer unit: 64 h_deep / 2^31 */
+	float kinv;           /* 1 / unit */
+	float kG[LBM_Q];      /* bed-slope weights w_a g / (6 e^2) (a >= 1) */
 	float *h[2];
 	float *z, *c;
 	int cur;
@@ -137,6 +143,8 @@ struct lbm {
 	float *gvel;        /* ZOU ghosts: inward velocity m/s, or NaN */
 	float *ginit;       /* ZOU ghosts: initial depth at the edge */
 	struct wb_edge edges[4];
+	uint8_t ckind[4];   /* corner q (west/east = q & 1, north/south = q & 2):
+			       kind of the ghost it copies (LBM_G_*) */
 	long ramp_steps;    /* inflow / level ramp */
 	struct lbm_special *sp;
 	int nsp;
