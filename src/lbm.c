@@ -603,7 +603,7 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 			return wb_fail(d, WB_EINPUT, NULL,
 				       "lbm: periodic edges come in pairs (west/east, north/south)");
 	}
-	L->unit = 64.0 * L->p.h_deep / 2147483648.0;
+	L->unit = 16.0 * L->p.h_deep / 2147483648.0;
 	L->kinv = (float)(1.0 / L->unit);
 	for (int a = 1; a < LBM_Q; a++) /* as the kernel's Gax, Gdg */
 		L->kG[a] = lbm_w[a] == 1.0f ? (float)(L->p.g / (6 * L->p.e * L->p.e)) :
@@ -1009,7 +1009,7 @@ void lbm_kernel_row(struct lbm *L, int jj)
 	k.umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
 	k.fr2 = (float)(L->p.fr_max * L->p.fr_max);
 	k.kf = (float)(L->p.g * L->p.manning * L->p.manning * L->p.dx);
-	k.hlim = (float)(32 * L->p.h_deep);
+	k.hlim = (float)(LBM_H_LIMIT * L->p.h_deep);
 	k.unit = (float)L->unit;
 	k.inv = (float)(1.0 / L->unit);
 	struct lbm_kin in;
@@ -1192,7 +1192,8 @@ static void locate_bad(const struct lbm *L, struct wb_diags *d)
 			    "lbm: diverged at step %ld (t = %.3f s): cell (%d, %d) at x = %.2f m, y = %.2f m: depth not finite or above %g m (e = %g m/s, tau = %g)",
 			    L->step + 1, (L->step + 1) * L->p.dt, ib, j,
 			    L->origin[0] + (ib + 0.5) * L->p.dx,
-			    L->origin[1] + (j + 0.5) * L->p.dx, 32 * L->p.h_deep,
+			    L->origin[1] + (j + 0.5) * L->p.dx,
+			    LBM_H_LIMIT * L->p.h_deep,
 			    L->p.e, L->p.tau);
 		return;
 	}

@@ -65,6 +65,7 @@
 #define LBM_U_MAX 0.5       /* velocity clamp |u| <= 0.5 e */
 #define LBM_FR_MAX 1.0      /* Froude clamp |u| <= sqrt(g h) (the talk) */
 #define LBM_THIN 10.0       /* films thinner than 10 h_dry move at M / h_thin */
+#define LBM_H_LIMIT 6.0     /* depth above 6 h_deep: diverged (g h > e^2) */
 #define LBM_POS 100.0       /* populations sent toward cells shallower than
 			       100 h_dry are kept >= 0 */
 
@@ -130,7 +131,7 @@ struct lbm {
 	struct lbm_params p;
 	int threads;
 	int32_t *f[2][LBM_Q]; /* fixed point: f = F * unit (m) */
-	double unit;          /* metres per integer unit: 64 h_deep / 2^31 */
+	double unit;          /* metres per integer unit: 16 h_deep / 2^31 */
 	float kinv;           /* 1 / unit */
 	float kG[LBM_Q];      /* bed-slope weights w_a g / (6 e^2) (a >= 1) */
 	float *h[2];
