@@ -38,6 +38,7 @@
 #include "lbm.h"
 #include "solve.h"
 #include "swe.h"
+#include "util.h"
 
 /* generated from the src/cl/ kernel files by scripts/embed.sh */
 extern const char *const wb_cl_sources[];
@@ -541,9 +542,10 @@ out:
 /* ---- LBM-SWE ------------------------------------------------------------ */
 
 /* Kernel parameters of lbm_step; layout must match struct lbm_kp in
- * src/cl/lbm.cl (thirteen floats). */
+ * src/cl/lbm.cl (fourteen floats). */
 struct lbm_kp {
-	cl_float hd, hthin, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim, unit, inv;
+	cl_float hd, hthin, hpos, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim, unit,
+		inv;
 };
 
 struct cl_lbm {
@@ -552,7 +554,8 @@ struct cl_lbm {
 	int N;               /* padded cells */
 	cl_mem f[2], h[2], z, c;
 	cl_mem gi, gf, fg;   /* ghost lists, flux ghost list */
-	int n1, n2, nf;
+	cl_mem gk;           /* ghost kind per padded cell */
+	int n1e, n1, n2, nf; /* pass-1 edge items, + corners; pass 2; flux */
 	cl_mem si, sf;       /* special cells */
 	cl_mem acc_fin, acc_fout, acc_sin, acc_sout, acc_scl, clamp_acc, bad;
 	cl_mem mh, mu[2], mv[2], rows, rnum, rden, rwet;
@@ -574,7 +577,7 @@ void cl_lbm_free(struct cl_lbm *c)
 	if (!c)
 		return;
 	cl_mem *m[] = { &c->f[0], &c->f[1], &c->h[0], &c->h[1], &c->z, &c->c,
-			&c->gi, &c->gf, &c->fg, &c->si, &c->sf, &c->acc_fin,
+			&c->gk, &c->gi, &c->gf, &c->fg, &c->si, &c->sf, &c->acc_fin,
 			&c->acc_fout, &c->acc_sin, &c->acc_sout, &c->acc_scl,
 			&c->clamp_acc, &c->bad, &c->mh, &c->mu[0], &c->mu[1],
 			&c->mv[0], &c->mv[1], &c->rows, &c->rnum, &c->rden,
@@ -658,9 +661,12 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 			n1++;
 		}
 	}
-	const int ci[4] = { -1, L->nx, -1, L->nx }, cj[4] = { -1, -1, L->ny, L->ny };
+	c->n1e = n1;
 	for (int q = 0; q < 4; q++) {
-		int g = (ci[q] + 1) + (cj[q] + 1) * L->W;
+		int g = (((q & 1) ? L->nx : -1) + 1) + (((q & 2) ? L->ny : -1) + 1) * L->W;
+		if (L->gkind[g] != LBM_G_SOLID &&
+		    (L->ckind[q] == LBM_G_ZOU || L->ckind[q] == LBM_G_EXTRAP))
+			fg[nf++] = g;
 		if (L->gkind[g] != LBM_G_PERIODIC)
 			continue;
 		gi[n1].s[0] = g;
@@ -805,6 +811,10 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 		err = buf_write(e, c->z, 0, fb, L->z);
 	if (err == CL_SUCCESS)
 		err = buf_write(e, c->c, 0, fb, L->c);
+	if (err == CL_SUCCESS && !(c->gk = buf_new(e, N, &err)))
+		err = err != CL_SUCCESS ? err : CL_OUT_OF_RESOURCES;
+	if (err == CL_SUCCESS)
+		err = buf_write(e, c->gk, 0, N, L->gkind);
 	if (err == CL_SUCCESS)
 		err = buf_zero(e, c->clamp_acc, c->ngroups * sizeof(cl_ulong));
 	cl_int big = INT_MAX;
@@ -828,6 +838,7 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	struct lbm_kp *k = &c->kp;
 	k->hd = (float)p->h_dry;
 	k->hthin = (float)(LBM_THIN * p->h_dry);
+	k->hpos = (float)(LBM_POS * p->h_dry);
 	k->om = (float)p->omega;
 	k->om1 = 1.0f - k->om;
 	k->ghk = (float)(p->g / (p->e * p->e));
@@ -846,7 +857,9 @@ fail:
 	return st;
 }
 
-/* Ghost ring (both passes) on f[cur], h[cur] at the current ramp. */
+/* Ghost ring on f[cur], h[cur] at the current ramp: pass 1 on the edges,
+ * then the corners (they may copy an edge ghost), then the closures (they
+ * read periodic and mirror ghosts), as lbm_fill_ghosts orders them. */
 static cl_int lbm_enq_ghosts(struct cl_lbm *c)
 {
 	struct cl_env *e = c->env;
@@ -860,21 +873,28 @@ static cl_int lbm_enq_ghosts(struct cl_lbm *c)
 	err |= ARG(k, 1, c->h[c->cur]);
 	err |= ARG(k, 2, c->z);
 	err |= ARG(k, 3, c->c);
-	err |= ARG(k, 4, c->gi);
-	err |= ARG(k, 5, c->gf);
-	err |= ARG(k, 6, c->n1);
-	err |= ARG(k, 7, c->n2);
-	err |= ARG(k, 8, c->N);
-	err |= ARG(k, 9, W);
-	err |= ARG(k, 10, H);
-	err |= ARG(k, 11, hd);
-	err |= ARG(k, 12, ev);
-	err |= ARG(k, 13, c->kp.unit);
-	err |= ARG(k, 14, c->kp.inv);
-	err |= set_real(e, k, 15, lbm_ramp(L));
-	if (err != CL_SUCCESS)
-		return err;
-	return run1d(e, k, (size_t)(c->n1 + c->n2));
+	err |= ARG(k, 4, c->gk);
+	err |= ARG(k, 5, c->gi);
+	err |= ARG(k, 6, c->gf);
+	err |= ARG(k, 9, c->n1);
+	err |= ARG(k, 10, c->N);
+	err |= ARG(k, 11, W);
+	err |= ARG(k, 12, H);
+	err |= ARG(k, 13, hd);
+	err |= ARG(k, 14, ev);
+	err |= ARG(k, 15, c->kp.unit);
+	err |= ARG(k, 16, c->kp.inv);
+	err |= set_real(e, k, 17, lbm_ramp(L));
+	const cl_int lim[4] = { 0, c->n1e, c->n1, c->n1 + c->n2 };
+	for (int r = 0; r < 3 && err == CL_SUCCESS; r++) {
+		if (lim[r + 1] <= lim[r])
+			continue;
+		err |= ARG(k, 7, lim[r]);
+		err |= ARG(k, 8, lim[r + 1]);
+		if (err == CL_SUCCESS)
+			err = run1d(e, k, (size_t)(lim[r + 1] - lim[r]));
+	}
+	return err;
 }
 
 static cl_int lbm_enq_step(struct cl_lbm *c)
@@ -1314,40 +1334,894 @@ done:
 
 /* ---- SWE ---------------------------------------------------------------- */
 
-struct cl_swe {
-	int unused;
+/* Layouts must match src/cl/swe.cl. */
+struct swe_fp_h {
+	cl_float gk, eps, umax, fric;
 };
+struct swe_edges_h {
+	cl_int gmode[4];
+	cl_float ga[4];
+	cl_int bkind[4];
+	cl_float bvel[4], bdis[4];
+	cl_int per_we, per_ns;
+};
+struct foam_par_h {
+	cl_float eps, alpha, decay, dt, idx, kta, kst, ta0, ta1, st0, st1, k;
+};
+
+enum { SWE_KBUF = 22 };
+
+struct cl_swe {
+	struct cl_env *env;
+	struct swe_ctx s;     /* host context: set-up, lists, falls, particles */
+	int ok_s;
+	cl_mem h, h1, H, u, v, u1, v1, ut, vt, us, vs, bb, fu, fv, foam, foam1;
+	cl_mem mu_c, mu_k, mu_t, mv_c, mv_k, mv_t;
+	cl_mem src_c, src_v, fix_c, fix_v, sink_c;
+	cl_mem a_bin, a_bout, a_sin, a_sout, a_fin, a_fout, a_kout, bc_cl,
+	       clamp_acc, stats, flags, rnum, rden;
+	cl_kernel k_mod, k_height, k_book, k_src, k_fixed, k_sink, k_gwe, k_gns,
+		  k_fg, k_mcb, k_faces, k_bc, k_fgen, k_fadv, k_resid;
+	struct swe_edges_h E;
+	size_t lx, ngroups;
+	int fall_r0, fall_r1;  /* padded rows the waterfall faces touch */
+	long transferred;      /* bytes moved for the particles (diagnostics) */
+};
+
+int cl_swe_bytes_per_cell(const struct cl_swe *c)
+{
+	/* height: read h, u, v, write h1, fu, fv; faces: read u, v, h1, H, bb,
+	 * fu, fv, write u1, v1 (+ MacCormack: forward pass reads u, v, writes
+	 * ut, vt, the correction reads ut, vt); foam: generation reads h, H,
+	 * u, v, foam, writes foam1, advection reads h, u, v, foam1, writes foam */
+	return 4 * (6 + 9 + (c->s.sim.maccormack ? 6 : 0) +
+		    (c->s.foam_on ? 11 : 0));
+}
+
+void cl_swe_free(struct cl_swe *c)
+{
+	if (!c)
+		return;
+	cl_mem *m[] = { &c->h, &c->h1, &c->H, &c->u, &c->v, &c->u1, &c->v1,
+			&c->ut, &c->vt, &c->us, &c->vs, &c->bb, &c->fu, &c->fv,
+			&c->foam, &c->foam1, &c->mu_c, &c->mu_k, &c->mu_t,
+			&c->mv_c, &c->mv_k, &c->mv_t, &c->src_c, &c->src_v,
+			&c->fix_c, &c->fix_v, &c->sink_c, &c->a_bin, &c->a_bout,
+			&c->a_sin, &c->a_sout, &c->a_fin, &c->a_fout, &c->a_kout,
+			&c->bc_cl, &c->clamp_acc, &c->stats, &c->flags, &c->rnum,
+			&c->rden };
+	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
+		buf_free(m[k]);
+	cl_kernel ks[] = { c->k_mod, c->k_height, c->k_book, c->k_src,
+			   c->k_fixed, c->k_sink, c->k_gwe, c->k_gns, c->k_fg,
+			   c->k_mcb, c->k_faces, c->k_bc, c->k_fgen, c->k_fadv,
+			   c->k_resid };
+	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
+		if (ks[k])
+			clReleaseKernel(ks[k]);
+	if (c->ok_s)
+		swe_release(&c->s);
+	free(c);
+}
+
+/* A list of padded cell indices (long on the host) as int on the device. */
+static cl_mem int_list(struct cl_env *e, const long *v, long n, cl_int *err)
+{
+	cl_int *t = malloc((size_t)(n > 0 ? n : 1) * sizeof(cl_int));
+	if (!t) {
+		*err = CL_OUT_OF_HOST_MEMORY;
+		return NULL;
+	}
+	for (long k = 0; k < n; k++)
+		t[k] = (cl_int)v[k];
+	cl_mem m = buf_new(e, (size_t)n * sizeof(cl_int), err);
+	if (m)
+		*err = buf_write(e, m, 0, (size_t)n * sizeof(cl_int), t);
+	free(t);
+	return m;
+}
+
+static cl_mem float_list(struct cl_env *e, const float *v, long n, cl_int *err)
+{
+	cl_mem m = buf_new(e, (size_t)n * sizeof(float), err);
+	if (m)
+		*err = buf_write(e, m, 0, (size_t)n * sizeof(float), v);
+	return m;
+}
+
+static void swe_edge_params(struct cl_swe *c)
+{
+	const struct wb_edge *E = c->s.r->edges;
+	struct swe_edges_h *P = &c->E;
+	memset(P, 0, sizeof(*P));
+	for (int k = 0; k < 4; k++) {
+		const struct wb_edge *e = &E[k];
+		/* ghost_depth of swe.c */
+		switch (e->kind) {
+		case WB_EDGE_INFLOW:
+			if (e->depth > 0) {
+				P->gmode[k] = 1;
+				P->ga[k] = (float)e->depth;
+			} else if (e->has_level) {
+				P->gmode[k] = 2;
+				P->ga[k] = (float)e->level;
+			} else if (e->discharge > 0) {
+				P->gmode[k] = 3;
+				P->ga[k] = (float)cbrt(e->discharge * e->discharge / c->s.g);
+			}
+			break;
+		case WB_EDGE_LEVEL:
+			P->gmode[k] = 2;
+			P->ga[k] = (float)e->level;
+			break;
+		default:
+			break;
+		}
+		/* bc_face of swe.c */
+		switch (e->kind) {
+		case WB_EDGE_WALL: P->bkind[k] = 0; break;
+		case WB_EDGE_OPEN: P->bkind[k] = 1; break;
+		case WB_EDGE_INFLOW: P->bkind[k] = 2; break;
+		default: P->bkind[k] = 3; break;
+		}
+		P->bvel[k] = e->velocity > 0 ? (float)e->velocity : 0.0f;
+		P->bdis[k] = (float)e->discharge;
+	}
+	P->per_we = E[WB_WEST].kind == WB_EDGE_PERIODIC;
+	P->per_ns = E[WB_NORTH].kind == WB_EDGE_PERIODIC;
+}
 
 enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 			     const struct wb_sim *sim, int threads,
 			     struct cl_swe **out, struct wb_diags *d)
 {
 	*out = NULL;
-	return wb_fail(d, WB_EUSAGE, NULL, "opencl: the SWE solver is not ported yet");
+	if ((double)(r->nx + 2) * (r->ny + 2) >= (double)INT_MAX)
+		return wb_fail(d, WB_EINPUT, NULL,
+			       "opencl: a %dx%d grid is too large for 32-bit indices",
+			       r->nx, r->ny);
+	struct cl_swe *c = calloc(1, sizeof(*c));
+	if (!c)
+		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+	c->env = e;
+	enum wb_status st = swe_init(&c->s, r, sim, wb_threads(threads), d);
+	if (st != WB_OK) {
+		free(c);
+		return st;
+	}
+	c->ok_s = 1;
+	struct swe_ctx *s = &c->s;
+	cl_int err = CL_SUCCESS;
+	const char *kn[] = { "swe_modify", "swe_height", "swe_book", "swe_src",
+			     "swe_fixed", "swe_sink", "swe_ghost_we",
+			     "swe_ghost_ns", "swe_face_ghosts", "swe_mc_bound",
+			     "swe_faces", "swe_bc", "foam_gen", "foam_adv",
+			     "swe_resid_rows" };
+	cl_kernel *kp[] = { &c->k_mod, &c->k_height, &c->k_book, &c->k_src,
+			    &c->k_fixed, &c->k_sink, &c->k_gwe, &c->k_gns,
+			    &c->k_fg, &c->k_mcb, &c->k_faces, &c->k_bc,
+			    &c->k_fgen, &c->k_fadv, &c->k_resid };
+	for (int k = 0; k < 15; k++)
+		if (!(*kp[k] = clCreateKernel(e->prog, kn[k], &err))) {
+			st = cl_fail(d, err, kn[k]);
+			goto fail;
+		}
+	c->lx = pick_lx(e, c->k_faces);
+	c->ngroups = round_up((size_t)s->nx, c->lx) / c->lx * (size_t)s->ny;
+	const size_t fb = (size_t)s->ncell * sizeof(float);
+	const size_t rs = e->realsz;
+	float *fl[] = { s->h, s->h1, s->H, s->u, s->v, s->u1, s->v1, s->ut, s->vt,
+			s->usnap, s->vsnap, s->bb, s->fu, s->fv, s->foam,
+			s->foam1 };
+	cl_mem *bm[] = { &c->h, &c->h1, &c->H, &c->u, &c->v, &c->u1, &c->v1,
+			 &c->ut, &c->vt, &c->us, &c->vs, &c->bb, &c->fu, &c->fv,
+			 &c->foam, &c->foam1 };
+	for (int k = 0; k < 16; k++) {
+		if (!fl[k])
+			continue; /* MacCormack or foam off */
+		if (!(*bm[k] = buf_new(e, fb, &err)) ||
+		    (err = buf_write(e, *bm[k], 0, fb, fl[k])) != CL_SUCCESS) {
+			st = cl_fail(d, err, "allocating device memory for the SWE fields");
+			goto fail;
+		}
+	}
+	long nmu = s->mod_u.n, nmv = s->mod_v.n;
+	size_t nbk = (size_t)(s->nx + s->ny);
+	if (!(c->mu_c = int_list(e, s->mod_u.c, nmu, &err)) ||
+	    !(c->mu_k = float_list(e, s->mod_u.val, nmu, &err)) ||
+	    !(c->mu_t = float_list(e, s->mod_tu, nmu, &err)) ||
+	    !(c->mv_c = int_list(e, s->mod_v.c, nmv, &err)) ||
+	    !(c->mv_k = float_list(e, s->mod_v.val, nmv, &err)) ||
+	    !(c->mv_t = float_list(e, s->mod_tv, nmv, &err)) ||
+	    !(c->src_c = int_list(e, s->src.c, s->src.n, &err)) ||
+	    !(c->src_v = float_list(e, s->src.val, s->src.n, &err)) ||
+	    !(c->fix_c = int_list(e, s->fixed.c, s->fixed.n, &err)) ||
+	    !(c->fix_v = float_list(e, s->fixed.val, s->fixed.n, &err)) ||
+	    !(c->sink_c = int_list(e, s->sink.c, s->sink.n, &err)) ||
+	    !(c->a_bin = buf_new(e, nbk * rs, &err)) ||
+	    !(c->a_bout = buf_new(e, nbk * rs, &err)) ||
+	    !(c->a_sin = buf_new(e, (size_t)s->src.n * rs, &err)) ||
+	    !(c->a_sout = buf_new(e, (size_t)s->src.n * rs, &err)) ||
+	    !(c->a_fin = buf_new(e, (size_t)s->fixed.n * rs, &err)) ||
+	    !(c->a_fout = buf_new(e, (size_t)s->fixed.n * rs, &err)) ||
+	    !(c->a_kout = buf_new(e, (size_t)s->sink.n * rs, &err)) ||
+	    !(c->bc_cl = buf_new(e, nbk * sizeof(cl_ulong), &err)) ||
+	    !(c->clamp_acc = buf_new(e, c->ngroups * sizeof(cl_ulong), &err)) ||
+	    !(c->stats = buf_new(e, 2 * sizeof(cl_uint), &err)) ||
+	    !(c->flags = buf_new(e, 3 * sizeof(cl_int), &err)) ||
+	    !(c->rnum = buf_new(e, (size_t)(s->ny + 1) * rs, &err)) ||
+	    !(c->rden = buf_new(e, (size_t)(s->ny + 1) * rs, &err))) {
+		st = cl_fail(d, err, "allocating the SWE lists");
+		goto fail;
+	}
+	err = buf_zero(e, c->a_bin, nbk * rs);
+	err |= buf_zero(e, c->a_bout, nbk * rs);
+	err |= buf_zero(e, c->a_sin, (size_t)s->src.n * rs);
+	err |= buf_zero(e, c->a_sout, (size_t)s->src.n * rs);
+	err |= buf_zero(e, c->a_fin, (size_t)s->fixed.n * rs);
+	err |= buf_zero(e, c->a_fout, (size_t)s->fixed.n * rs);
+	err |= buf_zero(e, c->a_kout, (size_t)s->sink.n * rs);
+	err |= buf_zero(e, c->bc_cl, nbk * sizeof(cl_ulong));
+	err |= buf_zero(e, c->clamp_acc, c->ngroups * sizeof(cl_ulong));
+	if (err != CL_SUCCESS) {
+		st = cl_fail(d, err, "clearing the SWE bookkeeping");
+		goto fail;
+	}
+	swe_edge_params(c);
+	/* rows the waterfall candidates touch (their cells and faces +-1) */
+	c->fall_r0 = s->ny + 2;
+	c->fall_r1 = -1;
+	for (long n = 0; n < s->n_falls; n++) {
+		const struct swe_fall *f = &s->falls[n];
+		long cells[3] = { f->up, f->dn, f->face };
+		for (int q = 0; q < 3; q++) {
+			int rw = (int)(cells[q] / s->W);
+			if (rw - 1 < c->fall_r0)
+				c->fall_r0 = rw - 1;
+			if (rw + 1 > c->fall_r1)
+				c->fall_r1 = rw + 1;
+		}
+	}
+	*out = c;
+	return WB_OK;
+fail:
+	cl_swe_free(c);
+	return st;
+}
+
+/* Padded rows [*r0, *r1] the host part of this step may touch: the
+ * waterfall candidates' rows and the rows particles can reach in one step
+ * (everything when particles can wrap across a periodic north/south edge).
+ * Returns 0 when nothing needs to move. */
+static int swe_band(const struct cl_swe *c, int *r0, int *r1)
+{
+	const struct swe_ctx *s = &c->s;
+	const struct swe_particles *p = &s->P;
+	int a = c->fall_r0, b = c->fall_r1;
+	double vmax = 0, ymin = INFINITY, ymax = -INFINITY;
+	long live = 0;
+	for (long m = 0; m < p->n; m++) {
+		if (p->hit[m] != -1)
+			continue;
+		live++;
+		double sp = sqrt(p->vx[m] * p->vx[m] + p->vy[m] * p->vy[m] +
+				 p->vz[m] * p->vz[m]);
+		vmax = sp > vmax ? sp : vmax;
+		ymin = p->y[m] < ymin ? p->y[m] : ymin;
+		ymax = p->y[m] > ymax ? p->y[m] : ymax;
+	}
+	if (live) {
+		if (c->E.per_ns) {
+			a = 0;
+			b = s->ny + 1;
+		} else {
+			double reach = (vmax + s->g * s->dt) * s->dt / s->dx + 3;
+			int pa = (int)floor(ymin / s->dx - reach) + 1;
+			int pb = (int)ceil(ymax / s->dx + reach) + 1;
+			a = pa < a ? pa : a;
+			b = pb > b ? pb : b;
+		}
+	}
+	if (a < 0)
+		a = 0;
+	if (b > s->ny + 1)
+		b = s->ny + 1;
+	*r0 = a;
+	*r1 = b;
+	return a <= b;
+}
+
+static cl_int band_io(struct cl_swe *c, cl_mem m, float *host, int r0, int r1,
+		      int write)
+{
+	size_t off = (size_t)r0 * c->s.W * sizeof(float);
+	size_t len = (size_t)(r1 - r0 + 1) * c->s.W * sizeof(float);
+	c->transferred += (long)len;
+	return write ? buf_write(c->env, m, off, len, (char *)host + off) :
+		       buf_read(c->env, m, off, len, (char *)host + off);
+}
+
+/* next_dt of swe.c */
+static void swe_next_dt(struct swe_ctx *s, float umax, float hmax)
+{
+	double dx = s->dx;
+	for (long n = 0; n < s->mod_u.n; n++)
+		umax = MAXD(umax, fabsf(s->mod_tu[n]));
+	for (long n = 0; n < s->mod_v.n; n++)
+		umax = MAXD(umax, fabsf(s->mod_tv[n]));
+	double dta = umax > 0 ? SWE_CFL_ADV * dx / umax : INFINITY;
+	double hw = hmax > 1e-3 ? hmax : 1e-3;
+	double dtw = SWE_CFL_WAVE * dx / sqrt(s->g * hw);
+	s->dt = s->sim.dt > 0 ? fmin(s->sim.dt, dta) : fmin(dta, dtw);
+}
+
+static float bits_f(cl_uint u)
+{
+	float x;
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
+#define SWAP_MEM(a, b) do { cl_mem t_ = (a); (a) = (b); (b) = t_; } while (0)
+
+static cl_int run2d(struct cl_swe *c, cl_kernel k)
+{
+	size_t gs[2] = { round_up((size_t)c->s.nx, c->lx), (size_t)c->s.ny };
+	size_t ls[2] = { c->lx, 1 };
+	return clEnqueueNDRangeKernel(c->env->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+}
+
+/* diverged() of swe.c, from the device's flags */
+static enum wb_status swe_diverged(struct cl_swe *c, struct wb_diags *d,
+				   const char *what, cl_mem m, int jrow)
+{
+	struct swe_ctx *s = &c->s;
+	float *row = malloc((size_t)s->W * sizeof(float));
+	int bi = 0;
+	if (row && buf_read(c->env, m, (size_t)(jrow + 1) * s->W * sizeof(float),
+			    (size_t)s->W * sizeof(float), row) == CL_SUCCESS) {
+		for (int i = 0; i <= s->nx; i++)
+			if (!isfinite(row[i + 1])) {
+				bi = i < s->nx ? i : s->nx - 1;
+				break;
+			}
+	}
+	free(row);
+	double x = s->r->origin[0] + (bi + 0.5) * s->dx;
+	double y = s->r->origin[1] + (jrow + 0.5) * s->dx;
+	s->bad_cell = bi + (long)jrow * s->nx;
+	return wb_fail(d, WB_ESIM, NULL,
+		       "swe (opencl): diverged at step %ld (t = %.6g s, dt = %.3g s): non-finite %s at cell (%d, %d), world (%.2f, %.2f) m",
+		       s->step, s->t, s->dt, what, bi, jrow, x, y);
+}
+
+/* One step of swe_step on the device. */
+static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
+{
+	struct cl_env *e = c->env;
+	struct swe_ctx *s = &c->s;
+	const cl_int W = s->W, nx = s->nx, ny = s->ny;
+	const float k = (float)(s->dt / s->dx);
+	const double dt = s->dt;
+	const float hmax = (float)(SWE_OVERSHOOT_BETA * s->dx * s->dx /
+				   (s->g * dt * dt));
+	const float dtf = (float)s->dt;
+	const double area = s->dx * s->dx;
+	cl_int err = CL_SUCCESS;
+	int r0, r1, band;
+	s->hmax_step = hmax;
+	/* reset the step's flags and maxima */
+	cl_int fl0[3] = { INT_MAX, INT_MAX, INT_MAX };
+	cl_uint st0[2] = { 0, 0 };
+	err |= clEnqueueWriteBuffer(e->q, c->flags, CL_FALSE, 0, sizeof(fl0), fl0, 0, NULL, NULL);
+	err |= clEnqueueWriteBuffer(e->q, c->stats, CL_FALSE, 0, sizeof(st0), st0, 0, NULL, NULL);
+	/* modifiers */
+	cl_mem lists[2][4] = { { c->u, c->mu_c, c->mu_k, c->mu_t },
+			       { c->v, c->mv_c, c->mv_k, c->mv_t } };
+	long nl[2] = { s->mod_u.n, s->mod_v.n };
+	for (int q = 0; q < 2 && err == CL_SUCCESS; q++) {
+		if (!nl[q])
+			continue;
+		cl_int n = (cl_int)nl[q];
+		cl_kernel kk = c->k_mod;
+		err |= ARG(kk, 0, lists[q][0]);
+		err |= ARG(kk, 1, lists[q][1]);
+		err |= ARG(kk, 2, lists[q][2]);
+		err |= ARG(kk, 3, lists[q][3]);
+		err |= ARG(kk, 4, n);
+		err |= ARG(kk, 5, dtf);
+		if (err == CL_SUCCESS)
+			err = run1d(e, kk, (size_t)n);
+	}
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "SWE modifiers");
+	/* waterfalls: the host needs h, u, v of the candidates' rows */
+	band = s->n_falls > 0 && swe_band(c, &r0, &r1);
+	if (band) {
+		err = band_io(c, c->h, s->h, r0, r1, 0);
+		err |= band_io(c, c->u, s->u, r0, r1, 0);
+		err |= band_io(c, c->v, s->v, r0, r1, 0);
+		if (err != CL_SUCCESS)
+			return cl_fail(d, err, "reading the waterfall rows");
+		swe_falls_activate(s);
+	}
+	/* 1. height integration and the boundary bookkeeping */
+	cl_kernel kk = c->k_height;
+	err |= ARG(kk, 0, c->h);
+	err |= ARG(kk, 1, c->u);
+	err |= ARG(kk, 2, c->v);
+	err |= ARG(kk, 3, c->h1);
+	err |= ARG(kk, 4, c->fu);
+	err |= ARG(kk, 5, c->fv);
+	err |= ARG(kk, 6, W);
+	err |= ARG(kk, 7, nx);
+	err |= ARG(kk, 8, ny);
+	err |= ARG(kk, 9, k);
+	err |= ARG(kk, 10, hmax);
+	err |= ARG(kk, 11, c->flags);
+	if (err == CL_SUCCESS)
+		err = run2d(c, kk);
+	kk = c->k_book;
+	err |= ARG(kk, 0, c->h);
+	err |= ARG(kk, 1, c->u);
+	err |= ARG(kk, 2, c->v);
+	err |= ARG(kk, 3, W);
+	err |= ARG(kk, 4, nx);
+	err |= ARG(kk, 5, ny);
+	err |= ARG(kk, 6, hmax);
+	err |= set_real(e, kk, 7, s->dt * s->dx);
+	err |= ARG(kk, 8, c->E.per_we);
+	err |= ARG(kk, 9, c->E.per_ns);
+	err |= ARG(kk, 10, c->a_bin);
+	err |= ARG(kk, 11, c->a_bout);
+	if (err == CL_SUCCESS)
+		err = run1d(e, kk, (size_t)(nx + ny));
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "SWE height integration");
+	if (band) {
+		err = band_io(c, c->h1, s->h1, r0, r1, 0);
+		if (err == CL_SUCCESS) {
+			swe_falls_emit(s);
+			err = band_io(c, c->h1, s->h1, r0, r1, 1);
+		}
+		if (err != CL_SUCCESS)
+			return cl_fail(d, err, "moving the waterfall rows");
+	}
+	/* sources, fixed levels, sinks */
+	if (s->src.n) {
+		cl_int n = (cl_int)s->src.n;
+		kk = c->k_src;
+		err |= ARG(kk, 0, c->h1);
+		err |= ARG(kk, 1, c->src_c);
+		err |= ARG(kk, 2, c->src_v);
+		err |= ARG(kk, 3, n);
+		err |= ARG(kk, 4, dtf);
+		err |= set_real(e, kk, 5, area);
+		err |= ARG(kk, 6, c->a_sin);
+		err |= ARG(kk, 7, c->a_sout);
+		if (err == CL_SUCCESS)
+			err = run1d(e, kk, (size_t)n);
+	}
+	if (s->fixed.n) {
+		cl_int n = (cl_int)s->fixed.n;
+		kk = c->k_fixed;
+		err |= ARG(kk, 0, c->h1);
+		err |= ARG(kk, 1, c->H);
+		err |= ARG(kk, 2, c->fix_c);
+		err |= ARG(kk, 3, c->fix_v);
+		err |= ARG(kk, 4, n);
+		err |= set_real(e, kk, 5, area);
+		err |= ARG(kk, 6, c->a_fin);
+		err |= ARG(kk, 7, c->a_fout);
+		if (err == CL_SUCCESS)
+			err = run1d(e, kk, (size_t)n);
+	}
+	if (s->sink.n) {
+		cl_int n = (cl_int)s->sink.n;
+		kk = c->k_sink;
+		err |= ARG(kk, 0, c->h1);
+		err |= ARG(kk, 1, c->sink_c);
+		err |= ARG(kk, 2, n);
+		err |= set_real(e, kk, 3, area);
+		err |= ARG(kk, 4, c->a_kout);
+		if (err == CL_SUCCESS)
+			err = run1d(e, kk, (size_t)n);
+	}
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "SWE sources");
+	/* particles stay on the host: they touch only the rows of the band */
+	if (s->P.n > 0 || s->n_falls > 0) {
+		band = swe_band(c, &r0, &r1);
+		if (band) {
+			err = band_io(c, c->h1, s->h1, r0, r1, 0);
+			err |= band_io(c, c->u, s->u, r0, r1, 0);
+			err |= band_io(c, c->v, s->v, r0, r1, 0);
+			if (err == CL_SUCCESS) {
+				swe_particles_step(s);
+				err = band_io(c, c->h1, s->h1, r0, r1, 1);
+				err |= band_io(c, c->u, s->u, r0, r1, 1);
+				err |= band_io(c, c->v, s->v, r0, r1, 1);
+			}
+		} else {
+			swe_particles_step(s);
+		}
+		if (err != CL_SUCCESS)
+			return cl_fail(d, err, "moving the particle rows");
+	}
+	/* ghosts of h1, ghost faces of u, v */
+	kk = c->k_gwe;
+	err |= ARG(kk, 0, c->h1);
+	err |= ARG(kk, 1, c->H);
+	err |= ARG(kk, 2, W);
+	err |= ARG(kk, 3, nx);
+	err |= ARG(kk, 4, ny);
+	err |= ARG(kk, 5, c->E);
+	if (err == CL_SUCCESS)
+		err = run1d(e, kk, (size_t)ny);
+	kk = c->k_gns;
+	err |= ARG(kk, 0, c->h1);
+	err |= ARG(kk, 1, c->H);
+	err |= ARG(kk, 2, W);
+	err |= ARG(kk, 3, nx);
+	err |= ARG(kk, 4, ny);
+	err |= ARG(kk, 5, c->E);
+	if (err == CL_SUCCESS)
+		err = run1d(e, kk, (size_t)nx + 2);
+	kk = c->k_fg;
+	err |= ARG(kk, 0, c->u);
+	err |= ARG(kk, 1, c->v);
+	err |= ARG(kk, 2, W);
+	err |= ARG(kk, 3, nx);
+	err |= ARG(kk, 4, ny);
+	if (err == CL_SUCCESS)
+		err = run1d(e, kk, (size_t)(nx + ny + 2));
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "SWE ghost cells");
+	/* 2 + 3: advection, pressure, friction, clamp, walls */
+	struct swe_fp_h fp;
+	fp.gk = (float)(s->g * dt / s->dx);
+	fp.eps = (float)fmax(s->sim.dry_depth, 1e-9);
+	fp.umax = (float)(SWE_VEL_ALPHA * s->dx / dt);
+	fp.fric = (float)(s->g * s->sim.manning * s->sim.manning * dt);
+	const int mc = s->sim.maccormack != 0;
+	cl_mem ut = mc ? c->ut : c->u, vt = mc ? c->vt : c->v;
+	if (mc) {
+		kk = c->k_mcb;
+		err |= ARG(kk, 0, c->u);
+		err |= ARG(kk, 1, c->v);
+		err |= ARG(kk, 2, c->ut);
+		err |= ARG(kk, 3, c->vt);
+		err |= ARG(kk, 4, W);
+		err |= ARG(kk, 5, nx);
+		err |= ARG(kk, 6, ny);
+		if (err == CL_SUCCESS)
+			err = run1d(e, kk, (size_t)(nx + ny));
+	}
+	for (int pass = mc ? 0 : 1; pass < 2 && err == CL_SUCCESS; pass++) {
+		cl_int mode = pass == 0 ? 1 : (mc ? 2 : 0);
+		kk = c->k_faces;
+		err |= ARG(kk, 0, c->u);
+		err |= ARG(kk, 1, c->v);
+		err |= ARG(kk, 2, ut);
+		err |= ARG(kk, 3, vt);
+		err |= ARG(kk, 4, c->fu);
+		err |= ARG(kk, 5, c->fv);
+		err |= ARG(kk, 6, c->h1);
+		err |= ARG(kk, 7, c->H);
+		err |= ARG(kk, 8, c->bb);
+		err |= ARG(kk, 9, c->u1);
+		err |= ARG(kk, 10, c->v1);
+		err |= ARG(kk, 11, W);
+		err |= ARG(kk, 12, nx);
+		err |= ARG(kk, 13, ny);
+		err |= ARG(kk, 14, k);
+		err |= ARG(kk, 15, fp);
+		err |= ARG(kk, 16, mode);
+		err |= ARG(kk, 17, c->clamp_acc);
+		err |= ARG(kk, 18, c->stats);
+		err |= ARG(kk, 19, c->flags);
+		if (err == CL_SUCCESS)
+			err = run2d(c, kk);
+		if (err == CL_SUCCESS && mode == 1) {
+			kk = c->k_fg;
+			err |= ARG(kk, 0, c->ut);
+			err |= ARG(kk, 1, c->vt);
+			err |= ARG(kk, 2, W);
+			err |= ARG(kk, 3, nx);
+			err |= ARG(kk, 4, ny);
+			if (err == CL_SUCCESS)
+				err = run1d(e, kk, (size_t)(nx + ny + 2));
+		}
+	}
+	kk = c->k_bc;
+	err |= ARG(kk, 0, c->u);
+	err |= ARG(kk, 1, c->v);
+	err |= ARG(kk, 2, c->u1);
+	err |= ARG(kk, 3, c->v1);
+	err |= ARG(kk, 4, c->h1);
+	err |= ARG(kk, 5, c->H);
+	err |= ARG(kk, 6, c->bb);
+	err |= ARG(kk, 7, W);
+	err |= ARG(kk, 8, nx);
+	err |= ARG(kk, 9, ny);
+	err |= ARG(kk, 10, fp);
+	err |= ARG(kk, 11, c->E);
+	err |= ARG(kk, 12, c->bc_cl);
+	err |= ARG(kk, 13, c->stats);
+	if (err == CL_SUCCESS)
+		err = run1d(e, kk, (size_t)(nx + ny));
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "SWE velocity update");
+	/* the step's verdict and maxima (the next dt depends on them) */
+	cl_int fl[3];
+	cl_uint stt[2];
+	err = clEnqueueReadBuffer(e->q, c->flags, CL_FALSE, 0, sizeof(fl), fl, 0, NULL, NULL);
+	if (err == CL_SUCCESS)
+		err = buf_read(e, c->stats, 0, sizeof(stt), stt);
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "running the SWE kernels");
+	if (fl[0] != INT_MAX)
+		return swe_diverged(c, d, "depth", c->h1, fl[0]);
+	if (fl[1] != INT_MAX || fl[2] != INT_MAX) {
+		if (fl[1] <= fl[2])
+			return swe_diverged(c, d, "x-velocity", c->u1, fl[1]);
+		return swe_diverged(c, d, "y-velocity", c->v1, fl[2]);
+	}
+	SWAP_MEM(c->u, c->u1);
+	SWAP_MEM(c->v, c->v1);
+	SWAP_MEM(c->h, c->h1);
+	if (s->foam_on) {
+		struct foam_par_h fpar;
+		const struct wb_sim *sm = &s->sim;
+		double al = sm->foam_diffusion * s->dt / (s->dx * s->dx);
+		fpar.eps = (float)fmax(sm->dry_depth, 1e-9);
+		fpar.alpha = (float)(al < 0.2 ? al : 0.2);
+		fpar.decay = (float)(1.0 / (1.0 + sm->foam_dissipation * s->dt));
+		fpar.dt = (float)s->dt;
+		fpar.idx = (float)(1.0 / s->dx);
+		fpar.kta = (float)sm->foam_trapped;
+		fpar.kst = (float)sm->foam_steep;
+		fpar.ta0 = (float)sm->foam_trapped_min;
+		fpar.ta1 = (float)sm->foam_trapped_max;
+		fpar.st0 = (float)sm->foam_steep_min;
+		fpar.st1 = (float)sm->foam_steep_max;
+		fpar.k = (float)(s->dt / s->dx);
+		kk = c->k_fgen;
+		err |= ARG(kk, 0, c->h);
+		err |= ARG(kk, 1, c->H);
+		err |= ARG(kk, 2, c->u);
+		err |= ARG(kk, 3, c->v);
+		err |= ARG(kk, 4, c->foam);
+		err |= ARG(kk, 5, c->foam1);
+		err |= ARG(kk, 6, W);
+		err |= ARG(kk, 7, nx);
+		err |= ARG(kk, 8, ny);
+		err |= ARG(kk, 9, fpar);
+		if (err == CL_SUCCESS)
+			err = run2d(c, kk);
+		kk = c->k_fadv;
+		err |= ARG(kk, 0, c->h);
+		err |= ARG(kk, 1, c->u);
+		err |= ARG(kk, 2, c->v);
+		err |= ARG(kk, 3, c->foam1);
+		err |= ARG(kk, 4, c->foam);
+		err |= ARG(kk, 5, W);
+		err |= ARG(kk, 6, nx);
+		err |= ARG(kk, 7, ny);
+		err |= ARG(kk, 8, fpar);
+		if (err == CL_SUCCESS)
+			err = run2d(c, kk);
+		if (err != CL_SUCCESS)
+			return cl_fail(d, err, "SWE foam");
+	}
+	s->t += dt;
+	s->t_cur += dt;
+	s->step++;
+	swe_next_dt(s, bits_f(stt[0]), bits_f(stt[1]));
+	return WB_OK;
 }
 
 enum wb_status cl_swe_run(struct cl_swe *c, long n, struct wb_diags *d)
 {
-	return wb_fail(d, WB_EUSAGE, NULL, "opencl: the SWE solver is not ported yet");
+	for (long k = 0; k < n; k++) {
+		enum wb_status st = swe_step_dev(c, d);
+		if (st != WB_OK)
+			return st;
+	}
+	return WB_OK;
 }
 
-int cl_swe_bytes_per_cell(const struct cl_swe *c)
+/* swe_residual on the device; snapshot = copy of u, v. */
+static cl_int swe_resid_dev(struct cl_swe *c, double *res)
 {
-	return 0;
+	struct cl_env *e = c->env;
+	const struct swe_ctx *s = &c->s;
+	cl_int W = s->W, nx = s->nx, ny = s->ny;
+	cl_kernel k = c->k_resid;
+	cl_int err = ARG(k, 0, c->u);
+	err |= ARG(k, 1, c->v);
+	err |= ARG(k, 2, c->us);
+	err |= ARG(k, 3, c->vs);
+	err |= ARG(k, 4, W);
+	err |= ARG(k, 5, nx);
+	err |= ARG(k, 6, ny);
+	err |= ARG(k, 7, c->rnum);
+	err |= ARG(k, 8, c->rden);
+	if (err == CL_SUCCESS)
+		err = run1d(e, k, (size_t)ny + 1);
+	double *a = malloc((size_t)(ny + 1) * sizeof(double));
+	double *b = malloc((size_t)(ny + 1) * sizeof(double));
+	if (!a || !b)
+		err = CL_OUT_OF_HOST_MEMORY;
+	if (err == CL_SUCCESS)
+		err = read_reals(e, c->rnum, (size_t)ny + 1, a);
+	if (err == CL_SUCCESS)
+		err = read_reals(e, c->rden, (size_t)ny + 1, b);
+	double sa = 0, sb = 0;
+	for (int j = 0; err == CL_SUCCESS && j <= ny; j++) {
+		sa += a[j];
+		sb += b[j];
+	}
+	free(a);
+	free(b);
+	size_t fb = (size_t)s->ncell * sizeof(float);
+	if (err == CL_SUCCESS)
+		err = clEnqueueCopyBuffer(e->q, c->u, c->us, 0, 0, fb, 0, NULL, NULL);
+	if (err == CL_SUCCESS)
+		err = clEnqueueCopyBuffer(e->q, c->v, c->vs, 0, 0, fb, 0, NULL, NULL);
+	if (res)
+		*res = sb <= 0.0 ? (sa > 0.0 ? 1.0 : 0.0) : sqrt(sa / sb);
+	return err;
 }
 
-void cl_swe_free(struct cl_swe *c)
+/* Device bookkeeping, summed in a fixed order. */
+static cl_int swe_books(struct cl_swe *c, double *in, double *out, long *clamped)
 {
-	free(c);
+	struct cl_env *e = c->env;
+	const struct swe_ctx *s = &c->s;
+	size_t nbk = (size_t)(s->nx + s->ny);
+	size_t nmax = MAXD(MAXD(nbk, c->ngroups),
+			   MAXD(MAXD((size_t)s->src.n, (size_t)s->fixed.n),
+				(size_t)s->sink.n)) + 1;
+	double *t = malloc(nmax * sizeof(double));
+	cl_ulong *u = malloc(nmax * sizeof(cl_ulong));
+	cl_int err = (!t || !u) ? CL_OUT_OF_HOST_MEMORY : CL_SUCCESS;
+	double si = 0, so = 0;
+	unsigned long long cl = 0;
+	struct { cl_mem m; size_t n; double *acc; } R[] = {
+		{ c->a_bin, nbk, &si }, { c->a_bout, nbk, &so },
+		{ c->a_sin, (size_t)s->src.n, &si }, { c->a_sout, (size_t)s->src.n, &so },
+		{ c->a_fin, (size_t)s->fixed.n, &si }, { c->a_fout, (size_t)s->fixed.n, &so },
+		{ c->a_kout, (size_t)s->sink.n, &so } };
+	for (size_t q = 0; err == CL_SUCCESS && q < sizeof(R) / sizeof(R[0]); q++) {
+		err = read_reals(e, R[q].m, R[q].n, t);
+		for (size_t k = 0; err == CL_SUCCESS && k < R[q].n; k++)
+			*R[q].acc += t[k];
+	}
+	if (err == CL_SUCCESS)
+		err = buf_read(e, c->bc_cl, 0, nbk * sizeof(cl_ulong), u);
+	for (size_t k = 0; err == CL_SUCCESS && k < nbk; k++)
+		cl += u[k];
+	if (err == CL_SUCCESS)
+		err = buf_read(e, c->clamp_acc, 0, c->ngroups * sizeof(cl_ulong), u);
+	for (size_t k = 0; err == CL_SUCCESS && k < c->ngroups; k++)
+		cl += u[k];
+	free(t);
+	free(u);
+	*in = si;
+	*out = so;
+	*clamped = (long)cl;
+	return err;
+}
+
+/* Bring the fields the export reads back to the host context. */
+static cl_int swe_download(struct cl_swe *c)
+{
+	struct swe_ctx *s = &c->s;
+	size_t fb = (size_t)s->ncell * sizeof(float);
+	cl_int err = buf_read(c->env, c->h, 0, fb, s->h);
+	if (err == CL_SUCCESS)
+		err = buf_read(c->env, c->u, 0, fb, s->u);
+	if (err == CL_SUCCESS)
+		err = buf_read(c->env, c->v, 0, fb, s->v);
+	if (err == CL_SUCCESS && s->foam_on)
+		err = buf_read(c->env, c->foam, 0, fb, s->foam);
+	return err;
 }
 
 enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			    const struct wb_solve_opts *o, struct wb_state *out,
 			    struct wb_solve_report *rep, struct wb_diags *d)
 {
+	double t0 = now_s();
 	memset(out, 0, sizeof(*out));
 	memset(rep, 0, sizeof(*rep));
-	return wb_fail(d, WB_EUSAGE, NULL, "opencl: the SWE solver is not ported yet");
+	if ((!o || o->steps <= 0) && sim->max_steps < 1)
+		return wb_fail(d, WB_EINPUT, NULL, "swe: max_steps must be >= 1");
+	struct cl_env *e = NULL;
+	struct cl_swe *c = NULL;
+	enum wb_status st = solve_env(o ? o->cl_device : 0, &e, d);
+	if (st != WB_OK)
+		return st;
+	st = cl_swe_create(e, r, sim, o ? o->threads : 0, &c, d);
+	if (st != WB_OK)
+		goto done;
+	struct swe_ctx *s = &c->s;
+	long max = o && o->steps > 0 ? o->steps : sim->max_steps;
+	long window = sim->window > 0 ? sim->window : 100;
+	double res = 1.0;
+	int conv = 0;
+	cl_int err = swe_resid_dev(c, NULL); /* snapshot the start */
+	if (err != CL_SUCCESS) {
+		st = cl_fail(d, err, "SWE snapshot");
+		goto done;
+	}
+	while (s->step < max) {
+		st = swe_step_dev(c, d);
+		if (st != WB_OK)
+			goto done;
+		if (s->step % window == 0 || s->step == max) {
+			if (s->step % window == 0) {
+				if ((err = swe_resid_dev(c, &res)) != CL_SUCCESS) {
+					st = cl_fail(d, err, "SWE residual");
+					goto done;
+				}
+				for (long n = 0; n < s->n_falls; n++) {
+					s->falls[n].emit_last = s->falls[n].emit_cur;
+					s->falls[n].emit_cur = 0.0;
+				}
+				s->t_last = s->t_cur;
+				s->t_cur = 0.0;
+			}
+			if (o && o->progress)
+				o->progress(o->progress_user, s->step, max, res);
+			if ((!o || o->steps <= 0) && s->step % window == 0 &&
+			    res < sim->tolerance) {
+				conv = 1;
+				break;
+			}
+		}
+	}
+	double din = 0, dout = 0;
+	long clamped = 0;
+	if ((err = swe_download(c)) != CL_SUCCESS ||
+	    (err = swe_books(c, &din, &dout, &clamped)) != CL_SUCCESS) {
+		st = cl_fail(d, err, "reading the SWE fields");
+		goto done;
+	}
+	double vf = swe_grid_volume(s);
+	double vp = swe_particles_volume(&s->P);
+	rep->steps = s->step;
+	rep->converged = conv;
+	rep->residual = res;
+	rep->sim_time = s->t;
+	rep->dt = s->step > 0 ? s->t / (double)s->step : s->dt;
+	rep->vol_initial = s->vol_initial;
+	rep->vol_final = vf;
+	rep->vol_in = s->vol_in + din;
+	rep->vol_out = s->vol_out + dout;
+	rep->vol_particles = vp;
+	double ref = fmax(fmax(rep->vol_initial + rep->vol_in, vf + vp), 1e-30);
+	rep->balance_error = fabs(rep->vol_initial + rep->vol_in - rep->vol_out -
+				  vf - vp) / ref;
+	rep->clamped = s->clamped + clamped;
+	rep->bytes_per_cell = cl_swe_bytes_per_cell(c);
+	if (rep->balance_error > 1e-4) {
+		st = wb_fail(d, WB_ESIM, NULL,
+			     "swe (opencl): water not conserved after %ld steps (t = %.6g s): relative balance error %.3g",
+			     s->step, s->t, rep->balance_error);
+		goto done;
+	}
+	st = swe_export(s, out, d);
+done:
+	rep->seconds = now_s() - t0;
+	if (c && st != WB_OK && rep->steps == 0) {
+		rep->steps = c->s.step;
+		rep->sim_time = c->s.t;
+	}
+	cl_swe_free(c);
+	cl_env_free(e);
+	return st;
 }
 
 #else

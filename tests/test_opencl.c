@@ -231,9 +231,10 @@ static void run_both(const struct wb_raster *r, const struct wb_sim *sim,
 	o.steps = steps;
 	o.threads = 2;
 	o.cl_device = dev_index();
-	o.opencl = 1;
 	struct wb_diags d;
 	wb_diags_init(&d);
+	memset(cpu, 0, sizeof(*cpu));
+	memset(gpu, 0, sizeof(*gpu));
 	enum wb_status s1 = sim->solver == WB_SOLVER_SWE ?
 		swe_solve(r, sim, &o, cpu, rc, &d) : lbm_solve(r, sim, &o, cpu, rc, &d);
 	for (int k = 0; k < d.n; k++)
@@ -242,6 +243,7 @@ static void run_both(const struct wb_raster *r, const struct wb_sim *sim,
 	assert_true(s1 == WB_OK || s1 == WB_ESIM);
 	wb_diags_release(&d);
 	wb_diags_init(&d);
+	o.opencl = 1;
 	enum wb_status s2 = sim->solver == WB_SOLVER_SWE ?
 		cl_swe_solve(r, sim, &o, gpu, rg, &d) : cl_lbm_solve(r, sim, &o, gpu, rg, &d);
 	for (int k = 0; k < d.n; k++)
@@ -386,6 +388,113 @@ static void test_lbm_steady(void **state)
 	wb_raster_free(&r);
 }
 
+/* ---- SWE ------------------------------------------------------------------ */
+
+/*
+ * variant 0: the valley (inflow by discharge, open outflow, walls, island,
+ * blocker, sources, sink, fixed level, modifier), foam on;
+ * variant 1: the same with MacCormack advection and inflow by velocity
+ * into a level edge;
+ * variant 2: a cliff across the channel (terrain drops 6 m at x = nx/2):
+ * waterfall particles on the host, foam on;
+ * variant 3: doubly periodic box with a bump and a modifier.
+ */
+static void swe_case(int variant, long steps, double tol)
+{
+	struct wb_raster r;
+	struct wb_sim sim;
+	scene_valley(&r, 128, 96, variant == 3 ? 2 : variant == 1 ? 1 : 0);
+	sim_defaults(&sim, WB_SOLVER_SWE);
+	if (variant == 1)
+		sim.maccormack = 1;
+	if (variant == 2)
+		for (int j = 0; j < r.ny; j++)
+			for (int i = r.nx / 2; i < r.nx; i++) {
+				size_t k = i + (size_t)j * r.nx;
+				r.z[k] -= 6.0f;
+				r.h0[k] = 0.0f;
+			}
+	struct wb_state cpu, gpu;
+	struct wb_solve_report rc, rg;
+	run_both(&r, &sim, steps, &cpu, &gpu, &rc, &rg);
+	char what[64];
+	snprintf(what, sizeof(what), "swe variant %d, %ld steps", variant, steps);
+	if (cpu.h)
+		compare_states(&cpu, &gpu, tol, what);
+	print_message("  volumes cpu %.6f + %.6f - %.6f = %.6f (+ %.6f in flight), opencl %.6f + %.6f - %.6f = %.6f (+ %.6f), clamped %ld / %ld, falls %d / %d\n",
+		      rc.vol_initial, rc.vol_in, rc.vol_out, rc.vol_final,
+		      rc.vol_particles, rg.vol_initial, rg.vol_in, rg.vol_out,
+		      rg.vol_final, rg.vol_particles, rc.clamped, rg.clamped,
+		      cpu.n_falls, gpu.n_falls);
+	assert_int_equal(rg.steps, steps);
+	assert_true(fabs(rg.sim_time - rc.sim_time) <= tol * rc.sim_time);
+	/* the same balance (the CPU's own verdict may be WB_ESIM) */
+	assert_true(fabs(rg.balance_error - rc.balance_error) <= 1e-6);
+	assert_true(fabs(rg.vol_final - rc.vol_final) <= tol * rc.vol_final);
+	assert_true(fabs(rg.vol_particles - rc.vol_particles) <=
+		    tol * rc.vol_final + 1e-9);
+	if (variant == 2)
+		assert_true(rc.vol_particles > 0 || cpu.n_falls > 0);
+	assert_int_equal(cpu.n_falls, gpu.n_falls);
+	wb_state_free(&cpu);
+	wb_state_free(&gpu);
+	wb_raster_free(&r);
+}
+
+static void test_swe_valley_foam(void **state)
+{
+	(void)state;
+	swe_case(0, 500, 1e-4);
+}
+
+static void test_swe_maccormack_level(void **state)
+{
+	(void)state;
+	swe_case(1, 500, 1e-4);
+}
+
+static void test_swe_cliff_particles(void **state)
+{
+	(void)state;
+	swe_case(2, 500, 1e-4);
+}
+
+static void test_swe_periodic(void **state)
+{
+	(void)state;
+	swe_case(3, 500, 1e-4);
+}
+
+static void test_swe_deterministic(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	struct wb_sim sim;
+	scene_valley(&r, 96, 64, 0);
+	sim_defaults(&sim, WB_SOLVER_SWE);
+	struct wb_solve_opts o = { 0 };
+	o.steps = 200;
+	o.opencl = 1;
+	o.cl_device = dev_index();
+	struct wb_state a, b;
+	struct wb_solve_report ra, rb;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(cl_swe_solve(&r, &sim, &o, &a, &ra, &d), WB_OK);
+	assert_int_equal(cl_swe_solve(&r, &sim, &o, &b, &rb, &d), WB_OK);
+	size_t n = (size_t)r.nx * r.ny * sizeof(float);
+	assert_memory_equal(a.h, b.h, n);
+	assert_memory_equal(a.u, b.u, n);
+	assert_memory_equal(a.v, b.v, n);
+	assert_memory_equal(a.foam, b.foam, n);
+	assert_true(ra.vol_in == rb.vol_in && ra.vol_out == rb.vol_out);
+	assert_true(ra.sim_time == rb.sim_time);
+	wb_state_free(&a);
+	wb_state_free(&b);
+	wb_raster_free(&r);
+	wb_diags_release(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +504,11 @@ int main(void)
 		cmocka_unit_test(test_lbm_periodic),
 		cmocka_unit_test(test_lbm_deterministic),
 		cmocka_unit_test(test_lbm_steady),
+		cmocka_unit_test(test_swe_valley_foam),
+		cmocka_unit_test(test_swe_maccormack_level),
+		cmocka_unit_test(test_swe_cliff_particles),
+		cmocka_unit_test(test_swe_periodic),
+		cmocka_unit_test(test_swe_deterministic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

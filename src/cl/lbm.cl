@@ -105,14 +105,15 @@ inline int lbm_is_ghost(int n, int W, int H)
 /* pull_interior of lbm.c */
 inline float lbm_pull_interior(global const int *A, global const float *hA,
 			       global const float *z, global const float *c,
-			       int N, int W, int H, float hd, float un, int p,
-			       int a)
+			       global const uchar *gk, int N, int W, int H,
+			       float hd, float un, int p, int a)
 {
 	if (a == 0)
 		return (float)A[p] * un;
 	int y = p - lbm_cxs[a] - lbm_cys[a] * W;
-	if (!lbm_is_ghost(y, W, H) &&
-	    lbm_link_open(hA[p], z[p], c[p], hA[y], z[y], c[y], hd))
+	int real = !lbm_is_ghost(y, W, H) || gk[y] == LBM_G_PERIODIC ||
+		   gk[y] == LBM_G_MIRROR;
+	if (real && lbm_link_open(hA[p], z[p], c[p], hA[y], z[y], c[y], hd))
 		return (float)A[a * N + y] * un;
 	return (float)A[lbm_opps[a] * N + p] * un;
 }
@@ -123,20 +124,22 @@ inline float lbm_ramped(float ginit, float gspec, real ramp)
 }
 
 /*
- * Ghost ring. Items [0, n1): pass 1, gi = (g, p, part, kind | nrm << 8)
- * with nrm = 1 when the edge's normal is along x; gf = (ginit, gspec, gq,
- * gvel). Items [n1, n1 + n2): pass 2 (Zou-He), gi = (g, p, nxn + 1,
- * nyn + 1). The two passes write disjoint ghost values and read only
- * interior ones, so one launch runs both.
+ * Ghost ring, items [k0, k1) of the list. Items [0, n1): pass 1 (edges,
+ * then corners, which may copy an edge ghost: two launches), gi = (g, p,
+ * part, kind | nrm << 8) with nrm = 1 when the edge's normal is along x;
+ * gf = (ginit, gspec, gq, gvel). Items [n1, n1 + n2): pass 2 (Zou-He,
+ * which reads periodic and mirror ghosts: a third launch), gi = (g, p,
+ * nxn + 1, nyn + 1). gk: ghost kind per padded cell.
  */
 kernel void lbm_ghost(global int *A, global float *hA,
 		      global const float *z, global const float *c,
-		      global const int4 *gi, global const float4 *gf,
-		      int n1, int n2, int N, int W, int H, float hd, float e,
-		      float un, float inv, real ramp)
+		      global const uchar *gk, global const int4 *gi,
+		      global const float4 *gf, int k0, int k1, int n1, int N,
+		      int W, int H, float hd, float e, float un, float inv,
+		      real ramp)
 {
-	int k = get_global_id(0);
-	if (k >= n1 + n2)
+	int k = k0 + (int)get_global_id(0);
+	if (k >= k1)
 		return;
 	int4 q = gi[k];
 	float4 s = gf[k];
@@ -162,7 +165,7 @@ kernel void lbm_ghost(global int *A, global float *hA,
 	int dn = lbm_dir[(nxn + 1) + 3 * (nyn + 1)];
 	int dnt = lbm_dir[(nxn + tx + 1) + 3 * (nyn + ty + 1)];
 	int dnmt = lbm_dir[(nxn - tx + 1) + 3 * (nyn - ty + 1)];
-#define PULL(a) lbm_pull_interior(A, hA, z, c, N, W, H, hd, un, p, (a))
+#define PULL(a) lbm_pull_interior(A, hA, z, c, gk, N, W, H, hd, un, p, (a))
 	float f0 = PULL(0);
 	float ft = PULL(lbm_dir[(tx + 1) + 3 * (ty + 1)]);
 	float fmt = PULL(lbm_dir[(-tx + 1) + 3 * (-ty + 1)]);
@@ -223,7 +226,8 @@ kernel void lbm_flux(global const int *A, global const float *hA,
 /* Parameters of lbm_step, computed on the host exactly as lbm_kernel_row
  * computes them. */
 struct lbm_kp {
-	float hd, hthin, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim, unit, inv;
+	float hd, hthin, hpos, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim, unit,
+		inv;
 };
 
 /*
@@ -340,14 +344,18 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		const float p7 = f7 + om * (q7 - f7) - ay + Gax * s7;
 		const float p8 = f8 + om * (q8 - f8) - dg4 + Gdg * s8;
 		const float hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
-		float rmin = MINF(p0 * 2.25f, p1 * 9.0f);
-		rmin = MINF(rmin, p3 * 9.0f);
-		rmin = MINF(rmin, p5 * 9.0f);
-		rmin = MINF(rmin, p7 * 9.0f);
-		rmin = MINF(rmin, p2 * 36.0f);
-		rmin = MINF(rmin, p4 * 36.0f);
-		rmin = MINF(rmin, p6 * 36.0f);
-		rmin = MINF(rmin, p8 * 36.0f);
+		/* positivity only where the population lands in shallow water
+		 * (destination depth below h_pos) */
+		const float hpos = kp.hpos, big = 1e30f;
+		float rmin = MINF(h < hpos ? p0 * 2.25f : big,
+				  hy1 < hpos ? p1 * 9.0f : big);
+		rmin = MINF(rmin, hy3 < hpos ? p3 * 9.0f : big);
+		rmin = MINF(rmin, hy5 < hpos ? p5 * 9.0f : big);
+		rmin = MINF(rmin, hy7 < hpos ? p7 * 9.0f : big);
+		rmin = MINF(rmin, hy2 < hpos ? p2 * 36.0f : big);
+		rmin = MINF(rmin, hy4 < hpos ? p4 * 36.0f : big);
+		rmin = MINF(rmin, hy6 < hpos ? p6 * 36.0f : big);
+		rmin = MINF(rmin, hy8 < hpos ? p8 * 36.0f : big);
 		const int neg = rmin < 0.0f, pos = hp > 0.0f;
 		const float r = rmin / MAXF(hp, tiny);
 		const float th = neg ? (pos ? -r / (1.0f - r) : 1.0f) : 0.0f;
