@@ -672,7 +672,7 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 		gi[n1].s[0] = g;
 		gi[n1].s[1] = L->gpart[g];
 		gi[n1].s[2] = L->gpart[g];
-		gi[n1].s[3] = LBM_G_PERIODIC;
+		gi[n1].s[3] = LBM_G_PERIODIC | L->cflip[q] << 10;
 		n1++;
 	}
 	int n2 = 0;
@@ -847,7 +847,7 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	k->umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
 	k->fr2 = (float)(p->fr_max * p->fr_max);
 	k->kf = (float)(p->g * p->manning * p->manning * p->dx);
-	k->hlim = (float)(32 * p->h_deep);
+	k->hlim = (float)(LBM_H_LIMIT * p->h_deep);
 	k->unit = (float)L->unit;
 	k->inv = (float)(1.0 / L->unit);
 	*out = c;
@@ -1029,7 +1029,7 @@ static void lbm_report_bad(struct cl_lbm *c, int step, struct wb_diags *d)
 	const struct lbm *L = &c->L;
 	size_t nn = (size_t)L->nx * L->ny;
 	float *h = malloc(nn * sizeof(float));
-	double hlim = 32 * L->p.h_deep;
+	double hlim = LBM_H_LIMIT * L->p.h_deep;
 	if (h && lbm_enq_macro(c, c->mcur) == CL_SUCCESS &&
 	    buf_read(c->env, c->mh, 0, nn * sizeof(float), h) == CL_SUCCESS) {
 		for (size_t k = 0; k < nn; k++) {

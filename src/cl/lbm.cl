@@ -126,7 +126,8 @@ inline float lbm_ramped(float ginit, float gspec, real ramp)
 /*
  * Ghost ring, items [k0, k1) of the list. Items [0, n1): pass 1 (edges,
  * then corners, which may copy an edge ghost: two launches), gi = (g, p,
- * part, kind | nrm << 8) with nrm = 1 when the edge's normal is along x;
+ * part, kind | nrm << 8 | flip << 10) with nrm = 1 when the edge's normal
+ * is along x and flip the corner's reflection (lbm.c cflip);
  * gf = (ginit, gspec, gq, gvel). Items [n1, n1 + n2): pass 2 (Zou-He,
  * which reads periodic and mirror ghosts: a third launch), gi = (g, p,
  * nxn + 1, nyn + 1). gk: ghost kind per padded cell.
@@ -145,10 +146,16 @@ kernel void lbm_ghost(global int *A, global float *hA,
 	float4 s = gf[k];
 	int g = q.x, p = q.y;
 	if (k < n1) {
-		int kind = q.w & 255, nrm = q.w >> 8, part = q.z;
+		int kind = q.w & 255, nrm = (q.w >> 8) & 1, flip = q.w >> 10;
+		int part = q.z;
 		if (kind == LBM_G_PERIODIC || kind == LBM_G_EXTRAP) {
-			for (int a = 0; a < 9; a++)
-				A[a * N + g] = A[a * N + part];
+			/* corners next to an open edge copy its ghost line,
+			 * reflected (flip 1: across x, 2: across y) */
+			for (int a = 0; a < 9; a++) {
+				int b = flip == 1 ? lbm_flipx[a] :
+					flip == 2 ? lbm_flipy[a] : a;
+				A[a * N + g] = A[b * N + part];
+			}
 			hA[g] = hA[part];
 		} else if (kind == LBM_G_MIRROR) {
 			for (int a = 0; a < 9; a++)
@@ -344,18 +351,19 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		const float p7 = f7 + om * (q7 - f7) - ay + Gax * s7;
 		const float p8 = f8 + om * (q8 - f8) - dg4 + Gdg * s8;
 		const float hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
-		/* positivity only where the population lands in shallow water
-		 * (destination depth below h_pos) */
+		/* positivity only for populations that go to a shallow open
+		 * neighbour, or stay (bounced back or kept) in a shallow cell */
 		const float hpos = kp.hpos, big = 1e30f;
-		float rmin = MINF(h < hpos ? p0 * 2.25f : big,
-				  hy1 < hpos ? p1 * 9.0f : big);
-		rmin = MINF(rmin, hy3 < hpos ? p3 * 9.0f : big);
-		rmin = MINF(rmin, hy5 < hpos ? p5 * 9.0f : big);
-		rmin = MINF(rmin, hy7 < hpos ? p7 * 9.0f : big);
-		rmin = MINF(rmin, hy2 < hpos ? p2 * 36.0f : big);
-		rmin = MINF(rmin, hy4 < hpos ? p4 * 36.0f : big);
-		rmin = MINF(rmin, hy6 < hpos ? p6 * 36.0f : big);
-		rmin = MINF(rmin, hy8 < hpos ? p8 * 36.0f : big);
+		const int sh = h < hpos;
+		float rmin = MINF(sh ? p0 * 2.25f : big,
+				  (sh | (o1 & (hy1 < hpos))) ? p1 * 9.0f : big);
+		rmin = MINF(rmin, (sh | (o3 & (hy3 < hpos))) ? p3 * 9.0f : big);
+		rmin = MINF(rmin, (sh | (o5 & (hy5 < hpos))) ? p5 * 9.0f : big);
+		rmin = MINF(rmin, (sh | (o7 & (hy7 < hpos))) ? p7 * 9.0f : big);
+		rmin = MINF(rmin, (sh | (o2 & (hy2 < hpos))) ? p2 * 36.0f : big);
+		rmin = MINF(rmin, (sh | (o4 & (hy4 < hpos))) ? p4 * 36.0f : big);
+		rmin = MINF(rmin, (sh | (o6 & (hy6 < hpos))) ? p6 * 36.0f : big);
+		rmin = MINF(rmin, (sh | (o8 & (hy8 < hpos))) ? p8 * 36.0f : big);
 		const int neg = rmin < 0.0f, pos = hp > 0.0f;
 		const float r = rmin / MAXF(hp, tiny);
 		const float th = neg ? (pos ? -r / (1.0f - r) : 1.0f) : 0.0f;
