@@ -192,6 +192,13 @@ enum wb_status lbm_params_choose(const struct wb_raster *r,
 	}
 	p->tau = tau;
 	p->omega = 1.0 / tau;
+	/* BGK as Zhou; close to tau = 1/2 BGK turns unstable where waves meet
+	 * boundaries, so there the antisymmetric moments relax at the TRT
+	 * rate of Ginzburg's magic parameter (tau+ - 1/2)(tau- - 1/2) = 1/4,
+	 * which keeps the viscosity and the equilibria unchanged */
+	p->omega_m = p->omega;
+	if (tau < LBM_TAU_TRT)
+		p->omega_m = 1.0 / (0.5 + 0.25 / (tau - 0.5));
 	p->nu = e * r->dx * (2 * tau - 1) / 6;
 	p->u_max = LBM_U_MAX * e;
 	return WB_OK;
@@ -365,6 +372,20 @@ static void init_ghosts(struct lbm *L, const struct wb_raster *r)
 			part = PIX(L, ci < 0 ? L->nx - 1 : 0, cj);
 			ck = L->gkind[part];
 			kind = ck == LBM_G_SOLID ? LBM_G_SOLID : LBM_G_PERIODIC;
+		} else {
+			/* next to an inflow / level / outflow edge: continue its
+			 * ghost line past the wall (a reflected copy), so that the
+			 * closure of the edge's end cell is used as computed */
+			int gx = PIX(L, ci, cj < 0 ? 0 : L->ny - 1);
+			int gy = PIX(L, ci < 0 ? 0 : L->nx - 1, cj);
+			int kx = L->gkind[gx], ky = L->gkind[gy];
+			if (kx == LBM_G_ZOU || kx == LBM_G_EXTRAP) {
+				part = gx, ck = kx, kind = LBM_G_PERIODIC;
+				L->cflip[q] = 2;
+			} else if (ky == LBM_G_ZOU || ky == LBM_G_EXTRAP) {
+				part = gy, ck = ky, kind = LBM_G_PERIODIC;
+				L->cflip[q] = 1;
+			}
 		}
 		L->gkind[g] = (uint8_t)kind;
 		L->ckind[q] = (uint8_t)ck;
@@ -446,8 +467,14 @@ void lbm_fill_ghosts(struct lbm *L)
 	for (int q = 0; q < 4; q++) {
 		int g = PIX(L, (q & 1) ? L->nx : -1, (q & 2) ? L->ny : -1);
 		if (L->gkind[g] == LBM_G_PERIODIC) {
-			for (int a = 0; a < LBM_Q; a++)
-				A[a][g] = A[a][L->gpart[g]];
+			for (int a = 0; a < LBM_Q; a++) {
+				int cx = lbm_cx[a], cy = lbm_cy[a];
+				if (L->cflip[q] == 1)
+					cx = -cx;
+				else if (L->cflip[q] == 2)
+					cy = -cy;
+				A[a][g] = A[dir_of(cx, cy)][L->gpart[g]];
+			}
 			hA[g] = hA[L->gpart[g]];
 		}
 	}
@@ -831,7 +858,7 @@ struct lbm_kout {
 };
 
 struct lbm_kpar {
-	float hd, hthin, hpos, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim;
+	float hd, hthin, hpos, om, omm, ghk, Gax, Gdg, umax2, fr2, kf, hlim;
 	float unit, inv; /* fixed point: metres per unit and its inverse */
 };
 
@@ -843,7 +870,7 @@ static inline void cell8(const struct lbm_kin *in, int n,
 {
 	const int W = in->W;
 	const float *hA = in->hA, *z = in->z, *c = in->c;
-	const float hd = k->hd, om = k->om, om1 = k->om1;
+	const float hd = k->hd, om = k->om, omm = k->omm, omm1 = 1.0f - k->omm;
 	const v8f zero = { 0 };
 	const v8f hx = vld(hA + n), zx = vld(z + n), cx = vld(c + n);
 	const v8f ex = zx + hx, zxd = zx + hd;
@@ -929,19 +956,25 @@ static inline void cell8(const struct lbm_kin *in, int n,
 	 * (rounded constants 5/6, 1/6 in feq_0 would leak mass every step) */
 	const v8f q0 = h - (((q1 + q3) + (q5 + q7)) + ((q2 + q4) + (q6 + q8)));
 	/* forcing: post-collision momentum = h U_f exactly, plus bed slope */
-	const v8f dMx = h * (Uc * rf) - om1 * Mx - om * h * Uc;
-	const v8f dMy = h * (Vc * rf) - om1 * My - om * h * Vc;
+	const v8f dMx = h * (Uc * rf) - omm1 * Mx - omm * h * Uc;
+	const v8f dMy = h * (Vc * rf) - omm1 * My - omm * h * Vc;
 	const v8f ax = dMx * (1.0f / 3.0f), ay = dMy * (1.0f / 3.0f);
 	const v8f dg2 = 0.25f * (ax + ay), dg4 = 0.25f * (ay - ax);
+	/* collision, two relaxation rates per opposite pair (a, abar):
+	 * symmetric part (f_a + f_abar)/2 with omega (viscosity), antisymmetric
+	 * part with omega_m; omega_m = omega is BGK (TRT only for tau < 0.55,
+	 * see lbm_params_choose) */
+#define PAIR(a, b, fa, fb)                                                  \
+	const v8f sy##a = om * (((q##a + q##b) - (f##a + f##b)) * 0.5f);     \
+	const v8f am##a = omm * (((q##a - q##b) - (f##a - f##b)) * 0.5f);    \
+	const v8f p##a = f##a + (sy##a + am##a) + (fa);                      \
+	const v8f p##b = f##b + (sy##a - am##a) + (fb);
 	const v8f p0 = f0 + om * (q0 - f0);
-	const v8f p1 = f1 + om * (q1 - f1) + ax + Gax * s1;
-	const v8f p2 = f2 + om * (q2 - f2) + dg2 + Gdg * s2;
-	const v8f p3 = f3 + om * (q3 - f3) + ay + Gax * s3;
-	const v8f p4 = f4 + om * (q4 - f4) + dg4 + Gdg * s4;
-	const v8f p5 = f5 + om * (q5 - f5) - ax + Gax * s5;
-	const v8f p6 = f6 + om * (q6 - f6) - dg2 + Gdg * s6;
-	const v8f p7 = f7 + om * (q7 - f7) - ay + Gax * s7;
-	const v8f p8 = f8 + om * (q8 - f8) - dg4 + Gdg * s8;
+	PAIR(1, 5, ax + Gax * s1, -ax + Gax * s5)
+	PAIR(2, 6, dg2 + Gdg * s2, -dg2 + Gdg * s6)
+	PAIR(3, 7, ay + Gax * s3, -ay + Gax * s7)
+	PAIR(4, 8, dg4 + Gdg * s4, -dg4 + Gdg * s8)
+#undef PAIR
 	/* positivity where it matters: populations sent toward shallow cells
 	 * (h < h_pos) and the rest population of a shallow cell must not be
 	 * negative, or depths could go negative; there, blend toward hp q_a
@@ -949,15 +982,18 @@ static inline void cell8(const struct lbm_kin *in, int n,
 	 * populations the equilibrium has at Froude numbers above ~0.3. */
 	const v8f hpos = zero + k->hpos, big = zero + 1e30f;
 	const v8f hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
-	v8f rmin = vmin(vsel(h < hpos, p0 * 2.25f, big),
-			vsel(hy1 < hpos, p1 * 9.0f, big));
-	rmin = vmin(rmin, vsel(hy3 < hpos, p3 * 9.0f, big));
-	rmin = vmin(rmin, vsel(hy5 < hpos, p5 * 9.0f, big));
-	rmin = vmin(rmin, vsel(hy7 < hpos, p7 * 9.0f, big));
-	rmin = vmin(rmin, vsel(hy2 < hpos, p2 * 36.0f, big));
-	rmin = vmin(rmin, vsel(hy4 < hpos, p4 * 36.0f, big));
-	rmin = vmin(rmin, vsel(hy6 < hpos, p6 * 36.0f, big));
-	rmin = vmin(rmin, vsel(hy8 < hpos, p8 * 36.0f, big));
+	/* a population matters if it goes to a shallow open neighbour, or
+	 * (bounced back or kept) if this cell is shallow */
+	const v8i sh = h < hpos;
+	v8f rmin = vmin(vsel(sh, p0 * 2.25f, big),
+			vsel(sh | (o1 & (hy1 < hpos)), p1 * 9.0f, big));
+	rmin = vmin(rmin, vsel(sh | (o3 & (hy3 < hpos)), p3 * 9.0f, big));
+	rmin = vmin(rmin, vsel(sh | (o5 & (hy5 < hpos)), p5 * 9.0f, big));
+	rmin = vmin(rmin, vsel(sh | (o7 & (hy7 < hpos)), p7 * 9.0f, big));
+	rmin = vmin(rmin, vsel(sh | (o2 & (hy2 < hpos)), p2 * 36.0f, big));
+	rmin = vmin(rmin, vsel(sh | (o4 & (hy4 < hpos)), p4 * 36.0f, big));
+	rmin = vmin(rmin, vsel(sh | (o6 & (hy6 < hpos)), p6 * 36.0f, big));
+	rmin = vmin(rmin, vsel(sh | (o8 & (hy8 < hpos)), p8 * 36.0f, big));
 	const v8i neg = rmin < 0.0f, pos = hp > 0.0f;
 	const v8f r = rmin / vmax(hp, tiny);
 	const v8f th = vsel(neg, vsel(pos, -r / (1.0f - r), zero + 1.0f), zero);
@@ -1002,7 +1038,7 @@ void lbm_kernel_row(struct lbm *L, int jj)
 	k.hthin = (float)(LBM_THIN * L->p.h_dry);
 	k.hpos = (float)(LBM_POS * L->p.h_dry);
 	k.om = (float)L->p.omega;
-	k.om1 = 1.0f - k.om;
+	k.omm = (float)L->p.omega_m;
 	k.ghk = (float)(L->p.g / (L->p.e * L->p.e));
 	k.Gax = (float)(L->p.g / (6 * L->p.e * L->p.e));
 	k.Gdg = 0.25f * k.Gax;

@@ -37,7 +37,9 @@
  *   moments h = sum f, M = sum c_a f (lattice units, hu = e M),
  *           U = M / max(h, LBM_THIN h_dry), clamped to |U| <= min(U_max, Fr_max
  *           sqrt(g h)/e); friction U_f = U_c / (1 + g n^2 dx |U_c| h^-4/3)
- *   collide f'_a = f_a + omega (feq_a(h, U_c) - f_a)
+ *   collide f'_a = f_a + omega (feq_a(h, U_c) - f_a)   (BGK; for tau <
+ *           LBM_TAU_TRT the antisymmetric part of each pair relaxes with
+ *           omega_m, the TRT magic-1/4 rate)
  *   force   + w_a c_a . dM / 3,  dM = h U_f - (1-omega) M - omega h U_c
  *           (sets the post-collision momentum to h U_f exactly)
  *           - w_a g / (6 e^2) (h_old(x) + h_old(y)) (z_y - z_x)  if open
@@ -61,7 +63,8 @@
 #define LBM_BIG 1e30f
 #define LBM_BYTES_PER_CELL 88
 #define LBM_GH_RATIO 0.16   /* auto e: g h_deepest = 0.16 e^2 */
-#define LBM_TAU_MIN 0.51    /* smallest relaxation time used */
+#define LBM_TAU_MIN 0.505   /* smallest relaxation time used */
+#define LBM_TAU_TRT 0.55    /* below: two-relaxation-time collision */
 #define LBM_U_MAX 0.5       /* velocity clamp |u| <= 0.5 e */
 #define LBM_FR_MAX 1.0      /* Froude clamp |u| <= sqrt(g h) (the talk) */
 #define LBM_THIN 10.0       /* films thinner than 10 h_dry move at M / h_thin */
@@ -77,6 +80,7 @@ struct lbm_params {
 	double g, dx;
 	double e, dt;      /* lattice speed (m/s), time step (s) */
 	double tau, omega; /* relaxation time, omega = 1 / tau */
+	double omega_m;    /* rate of the antisymmetric moments (= omega: BGK) */
 	double nu;         /* kinematic viscosity actually simulated (m^2/s) */
 	double h_dry;      /* m: below this a cell is dry */
 	double h_deep;     /* m: deepest water expected (sets e) */
@@ -146,6 +150,7 @@ struct lbm {
 	struct wb_edge edges[4];
 	uint8_t ckind[4];   /* corner q (west/east = q & 1, north/south = q & 2):
 			       kind of the ghost it copies (LBM_G_*) */
+	uint8_t cflip[4];   /* corner copy reflected: 1 in x, 2 in y, 0 not */
 	long ramp_steps;    /* inflow / level ramp */
 	struct lbm_special *sp;
 	int nsp;

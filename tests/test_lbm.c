@@ -292,6 +292,84 @@ static void test_bump_subcritical(void **state)
 	raster_release(&r);
 }
 
+/* ---- vortex shedding behind a cylinder (bridge pier) -------------------- */
+
+static void test_cylinder_strouhal(void **state)
+{
+	(void)state;
+	const double dx = 0.1, D = 1.0, U = 0.5, Re = 100, depth = 1.0;
+	const int nx = 250, ny = 80;
+	const double xc = 6.0, yc = 0.5 * ny * dx + 0.05; /* off centre: breaks symmetry */
+	struct wb_raster r;
+	raster_alloc(&r, nx, ny, dx);
+	int solid = 0;
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			size_t k = i + (size_t)j * nx;
+			double x = (i + 0.5) * dx - xc, y = (j + 0.5) * dx - yc;
+			/* a small mound beside the wake breaks the symmetry */
+			double bx = x - 1.5 * D, by = y - 0.5 * D;
+			r.h0[k] = (float)(depth + 0.02 * exp(-(bx * bx + by * by) / 0.2));
+			if (x * x + y * y <= 0.25 * D * D) { /* pier down to the bed */
+				r.block_bot[k] = r.z[k];
+				r.block_top[k] = 10;
+				r.flags[k] |= WB_CELL_BLOCKER;
+				solid++;
+			}
+		}
+	assert_true(solid > 60);
+	r.edges[WB_WEST].kind = WB_EDGE_INFLOW;
+	r.edges[WB_WEST].velocity = U;
+	r.edges[WB_WEST].depth = depth;
+	r.edges[WB_EAST].kind = WB_EDGE_LEVEL;
+	r.edges[WB_EAST].level = depth;
+	r.edges[WB_NORTH].free_slip = 1;
+	r.edges[WB_SOUTH].free_slip = 1;
+	struct wb_sim sim = sim_default();
+	sim.viscosity = U * D / Re;
+	struct lbm L;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(lbm_init(&L, &r, &sim, 0, &d), WB_OK);
+	const double T_ref = D / (0.1664 * U); /* Williamson: St = 0.2175 - 5.1064/Re */
+	const long spin = (long)(9 * T_ref / L.p.dt), every = 5;
+	const long run = (long)((quick() ? 3 : 8) * T_ref / L.p.dt);
+	const int probe = (int)((xc + 2 * D) / dx) + (int)(yc / dx) * nx;
+	float *h = malloc(sizeof(float) * nx * ny), *u = malloc(sizeof(float) * nx * ny),
+	      *v = malloc(sizeof(float) * nx * ny);
+	assert_non_null(v);
+	assert_int_equal(lbm_step(&L, spin, &d), WB_OK);
+	double prev = 0, t_first = -1, t_last = -1, vmax = 0;
+	int ups = 0;
+	for (long s = 0; s <= run; s += every) {
+		assert_int_equal(lbm_step(&L, every, &d), WB_OK);
+		lbm_macro(&L, h, u, v);
+		double vv = v[probe], t = L.step * L.p.dt;
+		vmax = fmax(vmax, fabs(vv));
+		if (s > 0 && prev < 0 && vv >= 0) { /* upward zero crossing */
+			double tc = t - every * L.p.dt * vv / (vv - prev);
+			if (ups == 0)
+				t_first = tc;
+			t_last = tc;
+			ups++;
+		}
+		prev = vv;
+	}
+	double T = ups > 1 ? (t_last - t_first) / (ups - 1) : INFINITY;
+	double St = D / (T * U), St_ref = 0.2175 - 5.1064 / Re;
+	printf("cylinder Re %.0f: tau %.3f, e %.2f m/s, %d periods, T %.2f s, St %.4f (reference %.4f), |v| probe max %.3f m/s\n",
+	       Re, L.p.tau, L.p.e, ups - 1, T, St, St_ref, vmax);
+	assert_true(vmax > 0.05 * U); /* it sheds */
+	assert_true(ups >= 2);
+	assert_true(fabs(St - St_ref) < 0.15 * St_ref);
+	free(h);
+	free(u);
+	free(v);
+	lbm_release(&L);
+	wb_diags_release(&d);
+	raster_release(&r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1) /* run only the tests matching a pattern */
@@ -301,6 +379,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_lake_emerging),
 		cmocka_unit_test(test_basin_mass),
 		cmocka_unit_test(test_bump_subcritical),
+		cmocka_unit_test(test_cylinder_strouhal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
