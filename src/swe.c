@@ -659,7 +659,7 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 			       "swe: dt, dry_depth and manning must be >= 0");
 	s->r = r;
 	s->sim = *sim;
-	s->threads = threads;
+	s->threads = threads > 0 ? threads : 1;
 	s->nx = r->nx;
 	s->ny = r->ny;
 	s->W = r->nx + 2;
@@ -1058,6 +1058,14 @@ oom:
 
 /* ---- driver -------------------------------------------------------------- */
 
+int swe_threads_for(const struct wb_raster *r, int threads)
+{
+	long per = r ? ((long)r->nx * r->ny) >> 17 : 1;
+	if (per < 1)
+		per = 1;
+	return threads < per ? threads : (int)per;
+}
+
 enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			 const struct wb_solve_opts *o, struct wb_state *out,
 			 struct wb_solve_report *rep, struct wb_diags *d)
@@ -1075,7 +1083,7 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	if (o->steps <= 0 && sim->max_steps < 1)
 		return wb_fail(d, WB_EINPUT, NULL, "swe: max_steps must be >= 1");
 	struct swe_ctx s;
-	int T = wb_threads(o->threads);
+	int T = swe_threads_for(r, wb_threads(o->threads));
 	enum wb_status st = swe_init(&s, r, sim, T, d);
 	if (st)
 		return st;
@@ -1123,9 +1131,10 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	rep->balance_error =
 		fabs(s.vol_initial + s.vol_in - s.vol_out - vf - vp) / ref;
 	rep->clamped = s.clamped;
-	/* height: read h, u, v, write h1; velocity: read u, v, h1, H, bb,
-	   write u1, v1 (+ MacCormack: write and read ut, vt) */
-	rep->bytes_per_cell = 4 * (4 + 7 + (sim->maccormack ? 4 : 0));
+	/* height: read h, u, v, write h1, fu, fv; velocity: read u, v, h1,
+	   H, bb, fu, fv, write u1, v1; MacCormack: + read u, v, write ut, vt
+	   (forward pass), read ut, vt (correction) */
+	rep->bytes_per_cell = 4 * (6 + 9 + (sim->maccormack ? 6 : 0));
 	if (rep->balance_error > 1e-4) {
 		st = wb_fail(d, WB_ESIM, NULL,
 			     "swe: water not conserved after %ld steps "

@@ -116,6 +116,10 @@ struct swe_ctx {
 enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 			const struct wb_sim *sim, int threads,
 			struct wb_diags *d);
+/* Threads worth using on this grid: at most one per 128 Ki cells (on
+ * small grids the fork/join and barriers of the passes cost more than the
+ * work; results do not depend on the thread count). */
+int swe_threads_for(const struct wb_raster *r, int threads);
 /* One full step (dt chosen from CFL unless sim.dt > 0 caps it). WB_ESIM
  * with the place and step named in d when the state becomes non-finite. */
 enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d);

@@ -271,7 +271,7 @@ void swe_particles_advance(struct swe_particles *p, const struct swe_ctx *s,
 	double *restrict vx = p->vx, *restrict vy = p->vy, *restrict vz = p->vz;
 	int32_t *restrict hit = p->hit;
 	int T = s->threads;
-#pragma omp parallel for schedule(static) num_threads(T)
+#pragma omp parallel for schedule(static) num_threads(T) if (n > 20000)
 	for (long m = 0; m < n; m++) {
 		if (hit[m] != -1)
 			continue;
