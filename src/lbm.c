@@ -1320,6 +1320,22 @@ void lbm_macro(struct lbm *L, float *hout, float *uout, float *vout)
 				vout[k] = sc * V * e;
 		}
 	}
+	/* held levels and drains show their state after the step's specials */
+	for (int q = 0; q < L->nsp; q++) {
+		const struct lbm_special *sp = &L->sp[q];
+		int i = sp->n % L->W - 1, j = sp->n / L->W - 1;
+		size_t k = i + (size_t)j * L->nx;
+		if (sp->flags & WB_CELL_SINK_ALL) {
+			if (hout)
+				hout[k] = 0;
+			if (uout)
+				uout[k] = 0;
+			if (vout)
+				vout[k] = 0;
+		} else if ((sp->flags & WB_CELL_FIXED) && hout) {
+			hout[k] = MAXF(sp->level - L->z[sp->n], 0.0f);
+		}
+	}
 }
 
 int64_t lbm_mass(const struct lbm *L)

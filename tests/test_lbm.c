@@ -370,6 +370,191 @@ static void test_cylinder_strouhal(void **state)
 	raster_release(&r);
 }
 
+/* ---- determinism: 1 and 2 threads give the same bytes ------------------- */
+
+static void river_scene(struct wb_raster *r, int nx, int ny)
+{
+	raster_alloc(r, nx, ny, 1.0);
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			size_t k = i + (size_t)j * nx;
+			double valley = 0.002 * (j - ny / 2.0) * (j - ny / 2.0);
+			r->z[k] = (float)(3.0 - 0.01 * i + valley +
+					  0.2 * sin(0.21 * i) * cos(0.17 * j));
+			r->h0[k] = (float)(j > ny / 2 - 8 && j < ny / 2 + 8 ? 0.5 : 0);
+		}
+	for (int j = ny / 2 - 3; j < ny / 2 + 3; j++) /* a spring */
+		r->src[2 + (size_t)j * nx] = 0.05f;
+	for (int j = ny / 2 - 10; j < ny / 2 + 10; j++) { /* a modifier */
+		size_t k = nx / 2 + (size_t)j * nx;
+		r->mod_u[k] = 0.3f;
+		r->mod_v[k] = 0.1f;
+		r->mod_k[k] = 0.5f;
+		r->flags[k] |= WB_CELL_MODIFIER;
+	}
+	r->edges[WB_EAST].kind = WB_EDGE_OPEN;
+}
+
+static void test_threads_identical(void **state)
+{
+	(void)state;
+	const int nx = 300, ny = 240; /* > 64k cells: really two threads */
+	struct wb_raster r;
+	river_scene(&r, nx, ny);
+	struct wb_sim sim = sim_default();
+	sim.manning = 0.035;
+	sim.viscosity = 0.05;
+	struct wb_state a, b;
+	struct wb_solve_report ra, rb;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct wb_solve_opts o = { .threads = 1, .steps = quick() ? 50 : 300 };
+	assert_int_equal(lbm_solve(&r, &sim, &o, &a, &ra, &d), WB_OK);
+	o.threads = 2;
+	assert_int_equal(lbm_solve(&r, &sim, &o, &b, &rb, &d), WB_OK);
+	size_t n = (size_t)nx * ny * sizeof(float);
+	assert_memory_equal(a.h, b.h, n);
+	assert_memory_equal(a.u, b.u, n);
+	assert_memory_equal(a.v, b.v, n);
+	assert_true(ra.vol_final == rb.vol_final && ra.clamped == rb.clamped);
+	assert_true(ra.vol_in > 0 && ra.balance_error < 1e-12);
+	wb_state_free(&a);
+	wb_state_free(&b);
+	wb_diags_release(&d);
+	raster_release(&r);
+}
+
+/* ---- wet/dry: dam break onto a dry, rough, sloping plain ----------------- */
+
+static void test_wetdry_dam_break(void **state)
+{
+	(void)state;
+	const int nx = 200, ny = 40;
+	const double h0 = 1.0;
+	struct wb_raster r;
+	raster_alloc(&r, nx, ny, 0.5);
+	int dry0 = 0;
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			size_t k = i + (size_t)j * nx;
+			r.z[k] = (float)(-0.005 * i + 0.02 * sin(0.7 * i + 0.3 * j));
+			r.h0[k] = (float)(i < 40 ? h0 - r.z[k] : 0);
+			dry0 += r.h0[k] == 0;
+		}
+	struct wb_sim sim = sim_default();
+	sim.manning = 0.03;
+	sim.viscosity = 0.05;
+	sim.dry_depth = 1e-3;
+	struct wb_solve_opts o = { .threads = 0, .steps = quick() ? 500 : 3000 };
+	struct wb_state st;
+	struct wb_solve_report rep;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	enum wb_status rc = lbm_solve(&r, &sim, &o, &st, &rep, &d);
+	print_diags(&d);
+	assert_int_equal(rc, WB_OK);
+	double hmin = 1e9, umax = 0, umax_thin = 0;
+	int wet_now = 0;
+	for (int k = 0; k < nx * ny; k++) {
+		assert_true(isfinite(st.h[k]) && isfinite(st.u[k]) && isfinite(st.v[k]));
+		hmin = fmin(hmin, st.h[k]);
+		double sp = hypot(st.u[k], st.v[k]);
+		umax = fmax(umax, sp);
+		if (st.h[k] < 0.01)
+			umax_thin = fmax(umax_thin, sp);
+		wet_now += r.h0[k] == 0 && st.h[k] > 0.01;
+	}
+	printf("dam break: min h %.3g m, max speed %.3g m/s (films < 1 cm: %.3g), %d of %d dry cells wetted, clamped %ld, balance %.2g\n",
+	       hmin, umax, umax_thin, wet_now, dry0, rep.clamped, rep.balance_error);
+	assert_true(hmin >= 0);
+	assert_true(wet_now > dry0 / 4); /* the front ran out over the plain */
+	/* no spurious fast flow: below the Ritter front speed 2 sqrt(g h0), and
+	 * films no faster than their wave speed sqrt(g 1 cm) */
+	assert_true(umax < 2 * sqrt(WB_GRAVITY * h0));
+	assert_true(umax_thin <= sqrt(WB_GRAVITY * 0.01) * 1.001);
+	assert_true(rep.balance_error < 1e-12);
+	wb_state_free(&st);
+	wb_diags_release(&d);
+	raster_release(&r);
+}
+
+/* ---- sources, sinks, drains and fixed levels: the balance closes --------- */
+
+static void test_sources_sinks(void **state)
+{
+	(void)state;
+	const int N = 48;
+	struct wb_raster r;
+	raster_alloc(&r, N, N, 2.0);
+	for (int k = 0; k < N * N; k++)
+		r.h0[k] = 0.5f;
+	double rate_in = 0, rate_out = 0;
+	for (int j = 5; j < 9; j++)
+		for (int i = 5; i < 9; i++) {
+			r.src[i + j * N] = 1e-3f;        /* spring, m/s */
+			r.src[i + 30 + j * N] = -2e-4f;  /* slow sink */
+			rate_in += 1e-3 * 4.0;
+			rate_out += 2e-4 * 4.0;
+		}
+	r.flags[40 + 40 * N] |= WB_CELL_SINK_ALL; /* a drain */
+	r.flags[10 + 40 * N] |= WB_CELL_FIXED;    /* a held level */
+	r.fixed_level[10 + 40 * N] = 0.7f;
+	struct wb_sim sim = sim_default();
+	sim.viscosity = 0.05;
+	struct wb_solve_opts o = { .threads = 0, .steps = 2000 };
+	struct wb_state st;
+	struct wb_solve_report rep;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(lbm_solve(&r, &sim, &o, &st, &rep, &d), WB_OK);
+	double T = rep.sim_time;
+	printf("sources: in %.6g m^3 (spring %.6g + level), out %.6g m^3 (sink %.6g + drain + level), final %.6g, balance %.2g\n",
+	       rep.vol_in, rate_in * T, rep.vol_out, rate_out * T, rep.vol_final,
+	       rep.balance_error);
+	/* the spring delivers its rate (the fixed cell adds a little) */
+	assert_true(rep.vol_in >= rate_in * T * (1 - 1e-5));
+	assert_true(rep.vol_out >= rate_out * T * (1 - 1e-5));
+	assert_true(rep.balance_error < 1e-12);
+	printf("held cell depth %.4f m, drain %.4f m\n", st.h[10 + 40 * N], st.h[40 + 40 * N]);
+	assert_true(fabs(st.h[10 + 40 * N] - 0.7) < 1e-6); /* held level */
+	assert_true(st.h[40 + 40 * N] == 0);                /* drained */
+	/* the held cell fed the basin (its level is above the basin's) */
+	assert_true(rep.vol_in > rate_in * T + 1.0);
+	wb_state_free(&st);
+	wb_diags_release(&d);
+	raster_release(&r);
+}
+
+/* ---- a bake that diverges stops with WB_ESIM and says where and when ----- */
+
+static void test_divergence_reported(void **state)
+{
+	(void)state;
+	const int N = 32;
+	struct wb_raster r;
+	raster_alloc(&r, N, N, 1.0);
+	for (int j = 0; j < N; j++)
+		for (int i = 0; i < N; i++)
+			r.h0[i + j * N] = (float)(1.0 + 0.9 * (i < N / 2));
+	struct wb_sim sim = sim_default();
+	sim.lattice_speed = 1.0; /* g h = 18 e^2: far outside the stable range */
+	struct wb_solve_opts o = { .threads = 0, .steps = 5000 };
+	struct wb_state st;
+	struct wb_solve_report rep;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(lbm_solve(&r, &sim, &o, &st, &rep, &d), WB_ESIM);
+	int found = 0;
+	for (int i = 0; i < d.n; i++)
+		found |= d.v[i].sev == WB_SEV_ERROR && strstr(d.v[i].msg, "diverged at step") &&
+			 strstr(d.v[i].msg, "cell (");
+	print_diags(&d);
+	assert_true(found);
+	wb_state_free(&st);
+	wb_diags_release(&d);
+	raster_release(&r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1) /* run only the tests matching a pattern */
@@ -380,6 +565,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_basin_mass),
 		cmocka_unit_test(test_bump_subcritical),
 		cmocka_unit_test(test_cylinder_strouhal),
+		cmocka_unit_test(test_threads_identical),
+		cmocka_unit_test(test_wetdry_dam_break),
+		cmocka_unit_test(test_sources_sinks),
+		cmocka_unit_test(test_divergence_reported),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
