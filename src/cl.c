@@ -259,6 +259,7 @@ struct cl_env {
 	int fp64, gpu;
 	size_t realsz;     /* sizeof(real) in the kernels */
 	cl_ulong max_alloc;
+	size_t lx;         /* requested work-group width, 0 = default */
 	char name[512];
 };
 
@@ -270,6 +271,11 @@ const char *cl_env_name(const struct cl_env *e)
 int cl_env_is_gpu(const struct cl_env *e)
 {
 	return e->gpu;
+}
+
+void cl_env_set_lx(struct cl_env *e, size_t lx)
+{
+	e->lx = lx;
 }
 
 void cl_env_free(struct cl_env *e)
@@ -488,7 +494,7 @@ static size_t pick_lx(struct cl_env *e, cl_kernel k)
 	size_t wg = 0;
 	clGetKernelWorkGroupInfo(k, e->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof(wg), &wg,
 				 NULL);
-	size_t lx = e->gpu ? 128 : 64;
+	size_t lx = e->lx ? e->lx : e->gpu ? 128 : 64;
 	while (lx > 1 && lx > wg)
 		lx /= 2;
 	return lx;
@@ -544,7 +550,7 @@ out:
 /* Kernel parameters of lbm_step; layout must match struct lbm_kp in
  * src/cl/lbm.cl (fourteen floats). */
 struct lbm_kp {
-	cl_float hd, hthin, hpos, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim, unit,
+	cl_float hd, hthin, hpos, om, omm, ghk, Gax, Gdg, umax2, fr2, kf, hlim, unit,
 		inv;
 };
 
@@ -561,7 +567,8 @@ struct cl_lbm {
 	cl_mem mh, mu[2], mv[2], rows, rnum, rden, rwet;
 	size_t lx, ngroups;
 	int mcur;            /* which of mu/mv holds the latest macro */
-	cl_kernel k_ghost, k_flux, k_step, k_spec, k_macro, k_rowsum, k_resid;
+	cl_kernel k_ghost, k_flux, k_step, k_spec, k_macro, k_mfix, k_rowsum,
+		  k_resid;
 	struct lbm_kp kp;
 	int cur;
 };
@@ -585,7 +592,7 @@ void cl_lbm_free(struct cl_lbm *c)
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
 	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
-			   c->k_macro, c->k_rowsum, c->k_resid };
+			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
@@ -770,10 +777,11 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	const size_t N = L->ncell, fb = N * sizeof(float);
 	cl_int err = CL_SUCCESS;
 	const char *kn[] = { "lbm_ghost", "lbm_flux", "lbm_step", "lbm_special",
-			     "lbm_macro", "lbm_rowsum", "wb_resid_rows" };
+			     "lbm_macro", "lbm_macro_fix", "lbm_rowsum",
+			     "wb_resid_rows" };
 	cl_kernel *kp[] = { &c->k_ghost, &c->k_flux, &c->k_step, &c->k_spec,
-			    &c->k_macro, &c->k_rowsum, &c->k_resid };
-	for (int k = 0; k < 7; k++)
+			    &c->k_macro, &c->k_mfix, &c->k_rowsum, &c->k_resid };
+	for (int k = 0; k < 8; k++)
 		if (!(*kp[k] = clCreateKernel(e->prog, kn[k], &err))) {
 			st = cl_fail(d, err, kn[k]);
 			goto fail;
@@ -840,7 +848,7 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	k->hthin = (float)(LBM_THIN * p->h_dry);
 	k->hpos = (float)(LBM_POS * p->h_dry);
 	k->om = (float)p->omega;
-	k->om1 = 1.0f - k->om;
+	k->omm = (float)p->omega_m;
 	k->ghk = (float)(p->g / (p->e * p->e));
 	k->Gax = (float)(p->g / (6 * p->e * p->e));
 	k->Gdg = 0.25f * k->Gax;
@@ -1019,7 +1027,21 @@ static cl_int lbm_enq_macro(struct cl_lbm *c, int slot)
 		return err;
 	size_t gs[2] = { round_up((size_t)nx, 16), round_up((size_t)ny, 4) };
 	size_t ls[2] = { 16, 4 };
-	return clEnqueueNDRangeKernel(c->env->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+	err = clEnqueueNDRangeKernel(c->env->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+	if (err != CL_SUCCESS || !L->nsp)
+		return err;
+	k = c->k_mfix;
+	err |= ARG(k, 0, c->si);
+	err |= ARG(k, 1, c->sf);
+	err |= ARG(k, 2, L->nsp);
+	err |= ARG(k, 3, W);
+	err |= ARG(k, 4, nx);
+	err |= ARG(k, 5, c->mh);
+	err |= ARG(k, 6, c->mu[slot]);
+	err |= ARG(k, 7, c->mv[slot]);
+	if (err == CL_SUCCESS)
+		err = run1d(c->env, k, (size_t)L->nsp);
+	return err;
 }
 
 /* Find a diverged cell for the message (after the fact: the step number is

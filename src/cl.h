@@ -60,6 +60,9 @@ void cl_env_free(struct cl_env *e);
 const char *cl_env_name(const struct cl_env *e);
 /* 1 when the device is a GPU. */
 int cl_env_is_gpu(const struct cl_env *e);
+/* Work-group width of the per-cell kernels (0: the default, 128 on GPUs,
+ * 64 otherwise); for tuning with bench_opencl --lx. */
+void cl_env_set_lx(struct cl_env *e, size_t lx);
 /* Device-to-device copy bandwidth (GB/s, read + written bytes / time) of a
  * plain float4 copy kernel over two buffers of 'bytes' each, best of
  * 'reps' runs. */

@@ -215,7 +215,8 @@ kernel void lbm_flux(global const int *A, global const float *hA,
 	long si = 0, so = 0;
 	for (int a = 1; a < 9; a++) {
 		int y = g + lbm_cxs[a] + lbm_cys[a] * W;
-		if (lbm_is_ghost(y, W, H))
+		/* corner ghosts: neighbours outside the array are no links */
+		if (y < 0 || y >= W * H || lbm_is_ghost(y, W, H))
 			continue;
 		if (!lbm_link_open(hA[g], z[g], c[g], hA[y], z[y], c[y], hd))
 			continue;
@@ -233,7 +234,7 @@ kernel void lbm_flux(global const int *A, global const float *hA,
 /* Parameters of lbm_step, computed on the host exactly as lbm_kernel_row
  * computes them. */
 struct lbm_kp {
-	float hd, hthin, hpos, om, om1, ghk, Gax, Gdg, umax2, fr2, kf, hlim, unit,
+	float hd, hthin, hpos, om, omm, ghk, Gax, Gdg, umax2, fr2, kf, hlim, unit,
 		inv;
 };
 
@@ -258,7 +259,8 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 	barrier(CLK_LOCAL_MEM_FENCE);
 	if (i < nx && j < ny) {
 		const int n = (i + 1) + (j + 1) * W;
-		const float hd = kp.hd, om = kp.om, om1 = kp.om1;
+		const float hd = kp.hd, om = kp.om, omm = kp.omm;
+		const float omm1 = 1.0f - kp.omm;
 		const float hx = hA[n], zx = z[n], cx = c[n], ex = zx + hx;
 		const float zxd = zx + hd;
 #define LINK(a, off)                                                        \
@@ -337,19 +339,24 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		const float q4 = 0.25f * (hb + h3 * c4 + h2 * c4 * c4);
 		const float q8 = 0.25f * (hb - h3 * c4 + h2 * c4 * c4);
 		const float q0 = h - (((q1 + q3) + (q5 + q7)) + ((q2 + q4) + (q6 + q8)));
-		const float dMx = h * (Uc * rf) - om1 * Mx - om * h * Uc;
-		const float dMy = h * (Vc * rf) - om1 * My - om * h * Vc;
+		const float dMx = h * (Uc * rf) - omm1 * Mx - omm * h * Uc;
+		const float dMy = h * (Vc * rf) - omm1 * My - omm * h * Vc;
 		const float ax = dMx * (1.0f / 3.0f), ay = dMy * (1.0f / 3.0f);
 		const float dg2 = 0.25f * (ax + ay), dg4 = 0.25f * (ay - ax);
+		/* collision, two rates per opposite pair (a, abar): symmetric
+		 * part with omega, antisymmetric part with omega_m (TRT below
+		 * LBM_TAU_TRT, else omega_m = omega: BGK) */
+#define PAIR(a, b, fa, fb)                                                  \
+	const float sy##a = om * (((q##a + q##b) - (f##a + f##b)) * 0.5f);   \
+	const float am##a = omm * (((q##a - q##b) - (f##a - f##b)) * 0.5f);  \
+	const float p##a = f##a + (sy##a + am##a) + (fa);                    \
+	const float p##b = f##b + (sy##a - am##a) + (fb);
 		const float p0 = f0 + om * (q0 - f0);
-		const float p1 = f1 + om * (q1 - f1) + ax + Gax * s1;
-		const float p2 = f2 + om * (q2 - f2) + dg2 + Gdg * s2;
-		const float p3 = f3 + om * (q3 - f3) + ay + Gax * s3;
-		const float p4 = f4 + om * (q4 - f4) + dg4 + Gdg * s4;
-		const float p5 = f5 + om * (q5 - f5) - ax + Gax * s5;
-		const float p6 = f6 + om * (q6 - f6) - dg2 + Gdg * s6;
-		const float p7 = f7 + om * (q7 - f7) - ay + Gax * s7;
-		const float p8 = f8 + om * (q8 - f8) - dg4 + Gdg * s8;
+		PAIR(1, 5, ax + Gax * s1, -ax + Gax * s5)
+		PAIR(2, 6, dg2 + Gdg * s2, -dg2 + Gdg * s6)
+		PAIR(3, 7, ay + Gax * s3, -ay + Gax * s7)
+		PAIR(4, 8, dg4 + Gdg * s4, -dg4 + Gdg * s8)
+#undef PAIR
 		const float hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
 		/* positivity only for populations that go to a shallow open
 		 * neighbour, or stay (bounced back or kept) in a shallow cell */
@@ -553,6 +560,27 @@ kernel void lbm_macro(global const int *A, global const float *hA,
 	ho[k] = MAXF(h, 0.0f);
 	uo[k] = sc * U * e;
 	vo[k] = sc * V * e;
+}
+
+/* The end of lbm_macro: held levels and drains show their state after the
+ * step's specials (si, sf as lbm_special). */
+kernel void lbm_macro_fix(global const int2 *si, global const float *sf,
+			  int nsp, int W, int nx, global float *ho,
+			  global float *uo, global float *vo)
+{
+	int q = get_global_id(0);
+	if (q >= nsp)
+		return;
+	const int n = si[q].x, flags = si[q].y;
+	const int i = n % W - 1, j = n / W - 1;
+	const int k = i + j * nx;
+	if (flags & 4) {
+		ho[k] = 0;
+		uo[k] = 0;
+		vo[k] = 0;
+	} else if (flags & 2) {
+		ho[k] = MAXF(sf[6 * q + 1] - sf[6 * q + 5], 0.0f);
+	}
 }
 
 /* lbm_mass's row sums (exact integers). One work item per row. */
