@@ -1080,15 +1080,18 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	if (o->opencl)
 		return wb_fail(d, WB_EUSAGE, NULL,
 			       "swe: the OpenCL path is not available for the SWE solver");
-	if (o->steps <= 0 && sim->max_steps < 1)
-		return wb_fail(d, WB_EINPUT, NULL, "swe: max_steps must be >= 1");
 	struct swe_ctx s;
 	int T = swe_threads_for(r, wb_threads(o->threads));
 	enum wb_status st = swe_init(&s, r, sim, T, d);
 	if (st)
 		return st;
-	long max = o->steps > 0 ? o->steps : sim->max_steps;
-	long window = sim->window > 0 ? sim->window : 100;
+	/* as lbm_solve: defaults for unset limits, progress every
+	   min(window, 100) steps, no convergence stop before two windows */
+	long max = o->steps > 0 ? o->steps :
+		   sim->max_steps > 0 ? sim->max_steps : 100000;
+	long window = sim->window > 0 ? sim->window : 200;
+	double tol = sim->tolerance > 0 ? sim->tolerance : 1e-4;
+	long every = window < 100 ? window : 100;
 	double res = 1.0;
 	int conv = 0;
 	swe_residual(&s); /* snapshot the start */
@@ -1096,24 +1099,24 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		st = swe_step(&s, d);
 		if (st)
 			goto done;
-		if (s.step % window == 0 || s.step == max) {
-			if (s.step % window == 0) {
-				res = swe_residual(&s);
-				for (long n = 0; n < s.n_falls; n++) {
-					s.falls[n].emit_last = s.falls[n].emit_cur;
-					s.falls[n].emit_cur = 0.0;
-				}
-				s.t_last = s.t_cur;
-				s.t_cur = 0.0;
+		if (s.step % window == 0) {
+			res = swe_residual(&s);
+			for (long n = 0; n < s.n_falls; n++) {
+				s.falls[n].emit_last = s.falls[n].emit_cur;
+				s.falls[n].emit_cur = 0.0;
 			}
-			if (o->progress)
-				o->progress(o->progress_user, s.step, max, res);
-			if (o->steps <= 0 && s.step % window == 0 &&
-			    res < sim->tolerance) {
+			s.t_last = s.t_cur;
+			s.t_cur = 0.0;
+			if (o->steps <= 0 && res < tol && s.step >= 2 * window) {
 				conv = 1;
+				if (o->progress)
+					o->progress(o->progress_user, s.step,
+						    max, res);
 				break;
 			}
 		}
+		if (o->progress && (s.step % every == 0 || s.step == max))
+			o->progress(o->progress_user, s.step, max, res);
 	}
 	double vf = swe_grid_volume(&s);
 	double vp = swe_particles_volume(&s.P);
