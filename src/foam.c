@@ -69,8 +69,7 @@ static void gen_row(struct swe_ctx *s, int j, const float *restrict h,
 		float e[4], lap = 0.0f;
 		int in[4];
 		for (int q = 0; q < 4; q++) {
-			/* ghost cells count as dry on walls: is_wet alone
-			   decides, ghosts hold the edge's depth */
+			/* ghost cells hold the edge's depth and foam */
 			in[q] = h[nb[q]] > eps;
 			e[q] = in[q] ? h[nb[q]] + H[nb[q]] : ec;
 			lap += in[q] ? f[nb[q]] - f[c] : 0.0f;
@@ -127,8 +126,18 @@ void foam_step(struct swe_ctx *s, const float *h, const float *u,
 	const float alpha = (float)(al < 0.2 ? al : 0.2);
 	const float decay = (float)(1.0 / (1.0 + s->sim.foam_dissipation * s->dt));
 	const float k = (float)(s->dt / s->dx);
-	const int ny = s->ny;
+	const int nx = s->nx, ny = s->ny;
 	int T = s->threads;
+	/* ghost ring: copies of the edge cells, so no foam diffuses out */
+	float *f = s->foam;
+	for (int i = 0; i < nx; i++) {
+		f[P(s, i, -1)] = f[P(s, i, 0)];
+		f[P(s, i, ny)] = f[P(s, i, ny - 1)];
+	}
+	for (int j = 0; j < ny; j++) {
+		f[P(s, -1, j)] = f[P(s, 0, j)];
+		f[P(s, nx, j)] = f[P(s, nx - 1, j)];
+	}
 #pragma omp parallel for schedule(static) num_threads(T)
 	for (int j = 0; j < ny; j++)
 		gen_row(s, j, h, u, v, eps, alpha, decay, dt);

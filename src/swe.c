@@ -543,9 +543,10 @@ static int build_modifier_lists(struct swe_ctx *s)
 	if (!r->mod_k)
 		return 0;
 	float *tu = NULL, *tv = NULL;
+	/* interior faces only: edge faces belong to the edge conditions */
 	for (int j = 0; j < ny; j++)
-		for (int i = 0; i <= nx; i++) {
-			int a = i > 0 ? i - 1 : 0, b = i < nx ? i : nx - 1;
+		for (int i = 1; i < nx; i++) {
+			int a = i - 1, b = i;
 			long ia = a + (long)j * nx, ib = b + (long)j * nx;
 			float kk = 0.5f * (r->mod_k[ia] + r->mod_k[ib]);
 			if (!(kk > 0.0f))
@@ -561,9 +562,9 @@ static int build_modifier_lists(struct swe_ctx *s)
 			}
 			tu[s->mod_u.n - 1] = 0.5f * (r->mod_u[ia] + r->mod_u[ib]);
 		}
-	for (int j = 0; j <= ny; j++)
+	for (int j = 1; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
-			int a = j > 0 ? j - 1 : 0, b = j < ny ? j : ny - 1;
+			int a = j - 1, b = j;
 			long ia = i + (long)a * nx, ib = i + (long)b * nx;
 			float kk = 0.5f * (r->mod_k[ia] + r->mod_k[ib]);
 			if (!(kk > 0.0f))
