@@ -30,6 +30,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __AVX__
+#include <immintrin.h>
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -88,11 +91,11 @@ static inline float rsqrt_f(float x)
 	return y;
 }
 
-/* Fixed-point rounding, half away from zero: round(-x) = -round(x), so
+/* Fixed-point rounding to nearest, ties to even: round(-x) = -round(x), so
  * antisymmetric transfers stay exactly antisymmetric. |x| < 2^30. */
 static inline int32_t fx_round(float x)
 {
-	return (int32_t)(x + (x < 0 ? -0.5f : 0.5f));
+	return (int32_t)lrintf(x); /* round half to even: symmetric */
 }
 
 /* The link rule (see lbm.h). Symmetric in its two cells, bit for bit. */
@@ -225,6 +228,7 @@ void lbm_release(struct lbm *L)
 	free(L->ginit);
 	free(L->sp);
 	free(L->sp_row);
+	free(L->blk);
 	free(L->row_clamp);
 	free(L->row_bad);
 	free(L->row_in);
@@ -277,8 +281,11 @@ static int edge_len(const struct lbm *L, int s)
  * antisymmetric in (x, y). */
 static inline float bed_term(float hx, float zx, float hy, float zy)
 {
+	hx = hx > 0.0f ? hx : 0.0f; /* a transiently negative depth counts 0 */
+	hy = hy > 0.0f ? hy : 0.0f;
 	float dz = zy - zx;
-	dz = dz < -hy ? -hy : (dz > hx ? hx : dz);
+	dz = dz < hx ? dz : hx;     /* max(-h_y, min(dz, h_x)), as the kernel */
+	dz = -hy > dz ? -hy : dz;
 	return -(hx + hy) * dz;
 }
 
@@ -735,6 +742,27 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 	}
 	L->sp_row[r->ny] = L->nsp;
 	init_ghosts(L, r);
+	/* 8-cell blocks whose 3 x 10 stencil is open sky (no blocker, solid
+	 * or solid ghost) and whose elevations are small enough that z + h
+	 * separates h_pos from h_dry: candidates for the kernel's fast path */
+	L->nb = (L->nx + 7) / 8;
+	L->blk = calloc((size_t)L->H * L->nb, 1);
+	if (!L->blk) {
+		lbm_release(L);
+		return wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
+	}
+	float zmax = 0;
+	for (size_t q = 0; q < L->ncell; q++)
+		zmax = MAXF(zmax, fabsf(L->z[q]));
+	for (int jj = 1; jj <= L->ny && zmax < 8192; jj++)
+		for (int b = 0; b * 8 + 8 <= L->nx; b++) {
+			int ok = 1;
+			for (int dj = -1; dj <= 1; dj++)
+				for (int di = 0; di < 10; di++)
+					ok &= L->c[(size_t)(jj + dj) * L->W + b * 8 + di] >=
+					      LBM_BIG;
+			L->blk[(size_t)jj * L->nb + b] = (uint8_t)ok;
+		}
 	L->cur = 0;
 	lbm_fill_ghosts(L); /* ghost depths for the link rule */
 	init_state(L);
@@ -775,9 +803,16 @@ static inline void vst(float *p, v8f v)
 	memcpy(p, &v, sizeof(v));
 }
 
+/* selects, min, max and rounding: AVX instructions where available (same
+ * results as the generic forms: masks are all ones or zero, min/max return
+ * the second operand unless the comparison holds) */
 static inline v8f vsel(v8i m, v8f a, v8f b)
 {
+#ifdef __AVX__
+	return (v8f)_mm256_blendv_ps((__m256)b, (__m256)a, (__m256)m);
+#else
 	return (v8f)((m & (v8i)a) | (~m & (v8i)b));
+#endif
 }
 
 static inline v8i vldi(const int32_t *p)
@@ -804,20 +839,47 @@ static inline v8f vcvt(v8i v)
 
 static inline v8f vmax(v8f a, v8f b)
 {
+#ifdef __AVX__
+	return (v8f)_mm256_max_ps((__m256)a, (__m256)b);
+#else
 	return vsel(a > b, a, b);
+#endif
 }
 
 static inline v8f vmin(v8f a, v8f b)
 {
+#ifdef __AVX__
+	return (v8f)_mm256_min_ps((__m256)a, (__m256)b);
+#else
 	return vsel(a < b, a, b);
+#endif
 }
 
-/* round half away from zero to fixed point (|x| clamped below 2^30) */
+/* round to nearest, ties to even, to fixed point (as fx_round); out of
+ * range values are caught by the kernel's divergence check */
 static inline v8i vround(v8f x)
 {
-	const v8f half = { 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f };
-	x = vmax(vmin(x, half * 2.0e9f), half * -2.0e9f);
-	return __builtin_convertvector(x + vsel(x < 0.0f, -half, half), v8i);
+#ifdef __AVX__
+	return (v8i)_mm256_cvtps_epi32((__m256)x);
+#else
+	v8i r;
+	for (int l = 0; l < 8; l++)
+		r[l] = (int32_t)lrintf(fminf(fmaxf(x[l], -2e9f), 2e9f));
+	return r;
+#endif
+}
+
+/* true if any lane of a mask is set */
+static inline int vany(v8i m)
+{
+#ifdef __AVX__
+	return _mm256_movemask_ps((__m256)m) != 0;
+#else
+	int a = 0;
+	for (int l = 0; l < 8; l++)
+		a |= m[l] != 0;
+	return a;
+#endif
 }
 
 /* 1/sqrt(x), x > 0: bit-level guess and three Newton steps */
@@ -864,26 +926,35 @@ struct lbm_kpar {
 
 /* Eight cells n .. n+7 of one row. Returns the clamp and bad-cell masks
  * (lanes -1 / 0) through *clamp, *bad. */
-static inline void cell8(const struct lbm_kin *in, int n,
-			 const struct lbm_kout *out, int m,
-			 const struct lbm_kpar *k, v8i *clamp, v8i *bad)
+/* fast = 1: every cell of the 3 x 10 stencil is deeper than h_pos and open
+ * sky (no blocker or solid), so every link is open and no positivity fix
+ * can trigger; the result is then bit-identical to fast = 0 (the selects
+ * would all pick the open / unchanged values), only cheaper. */
+static inline __attribute__((always_inline)) void
+cell8(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
+      const struct lbm_kpar *k, v8i *clamp, v8i *bad, const int fast)
 {
 	const int W = in->W;
 	const float *hA = in->hA, *z = in->z, *c = in->c;
 	const float hd = k->hd, om = k->om, omm = k->omm, omm1 = 1.0f - k->omm;
 	const v8f zero = { 0 };
-	const v8f hx = vld(hA + n), zx = vld(z + n), cx = vld(c + n);
+	const v8f hx = vld(hA + n), zx = vld(z + n);
+	const v8f cx = fast ? zero : vld(c + n);
 	const v8f ex = zx + hx, zxd = zx + hd;
-	/* link to y = n + off (direction a): open mask o_a, bed term s_a */
+	const v8f hxp = vmax(hx, zero); /* bed term: negative depths count 0 */
+	const v8i ones = (v8i)(zero == zero);
+	/* link to y = n + off (direction a): open mask o_a, bed term s_a with
+	 * the step clamped to [-h_y, h_x] */
 #define LINK(a, off)                                                        \
 	const v8f hy##a = vld(hA + n + (off)), zy##a = vld(z + n + (off));  \
-	const v8f em##a = vmax(ex, zy##a + hy##a);                           \
-	const v8f zm##a = vmax(zxd, zy##a + hd);                             \
-	const v8f cm##a = vmin(cx, vld(c + n + (off)));                      \
-	const v8i o##a = (em##a > zm##a) & (cm##a > em##a);                 \
-	v8f dz##a = zy##a - zx;                                              \
-	dz##a = vsel(dz##a < -hy##a, -hy##a, vsel(dz##a > hx, hx, dz##a));   \
-	const v8f s##a = vsel(o##a, -(hx + hy##a) * dz##a, zero);
+	const v8f em##a = fast ? zero : vmax(ex, zy##a + hy##a);             \
+	const v8f zm##a = fast ? zero : vmax(zxd, zy##a + hd);               \
+	const v8f cm##a = fast ? zero : vmin(cx, vld(c + n + (off)));        \
+	const v8i o##a = fast ? ones : (em##a > zm##a) & (cm##a > em##a);   \
+	const v8f hp##a = vmax(hy##a, zero);                                 \
+	const v8f dz##a = vmax(-hp##a, vmin(zy##a - zx, hxp));               \
+	const v8f t##a = -(hxp + hp##a) * dz##a;                             \
+	const v8f s##a = fast ? t##a : vsel(o##a, t##a, zero);
 	LINK(1, 1)
 	LINK(2, 1 + W)
 	LINK(3, W)
@@ -896,14 +967,18 @@ static inline void cell8(const struct lbm_kin *in, int n,
 	/* pull streaming; a closed link bounces the cell's own value back */
 	const int32_t *const *A = in->A;
 	const v8i F0 = vldi(A[0] + n);
-	const v8i F5 = vseli(o1, vldi(A[5] + n + 1), vldi(A[1] + n));
-	const v8i F6 = vseli(o2, vldi(A[6] + n + 1 + W), vldi(A[2] + n));
-	const v8i F7 = vseli(o3, vldi(A[7] + n + W), vldi(A[3] + n));
-	const v8i F8 = vseli(o4, vldi(A[8] + n - 1 + W), vldi(A[4] + n));
-	const v8i F1 = vseli(o5, vldi(A[1] + n - 1), vldi(A[5] + n));
-	const v8i F2 = vseli(o6, vldi(A[2] + n - 1 - W), vldi(A[6] + n));
-	const v8i F3 = vseli(o7, vldi(A[3] + n - W), vldi(A[7] + n));
-	const v8i F4 = vseli(o8, vldi(A[4] + n + 1 - W), vldi(A[8] + n));
+#define PULL(a, b, off)                                                     \
+	(fast ? vldi(A[a] + n + (off)) :                                     \
+		vseli(o##b, vldi(A[a] + n + (off)), vldi(A[b] + n)))
+	const v8i F5 = PULL(5, 1, 1);
+	const v8i F6 = PULL(6, 2, 1 + W);
+	const v8i F7 = PULL(7, 3, W);
+	const v8i F8 = PULL(8, 4, -1 + W);
+	const v8i F1 = PULL(1, 5, -1);
+	const v8i F2 = PULL(2, 6, -1 - W);
+	const v8i F3 = PULL(3, 7, -W);
+	const v8i F4 = PULL(4, 8, 1 - W);
+#undef PULL
 	/* exact mass received, and the exact (antisymmetric) bed transfers */
 	const float Gax = k->Gax, Gdg = k->Gdg, inv = k->inv, un = k->unit;
 	const v8i Hin = ((F0 + F1) + (F2 + F3)) + ((F4 + F5) + (F6 + F7)) + F8;
@@ -980,35 +1055,49 @@ static inline void cell8(const struct lbm_kin *in, int n,
 	 * negative, or depths could go negative; there, blend toward hp q_a
 	 * (q = 4/9, 1/9, 1/36) just enough. Deeper water keeps the negative
 	 * populations the equilibrium has at Froude numbers above ~0.3. */
-	const v8f hpos = zero + k->hpos, big = zero + 1e30f;
 	const v8f hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
-	/* a population matters if it goes to a shallow open neighbour, or
-	 * (bounced back or kept) if this cell is shallow */
-	const v8i sh = h < hpos;
-	v8f rmin = vmin(vsel(sh, p0 * 2.25f, big),
-			vsel(sh | (o1 & (hy1 < hpos)), p1 * 9.0f, big));
-	rmin = vmin(rmin, vsel(sh | (o3 & (hy3 < hpos)), p3 * 9.0f, big));
-	rmin = vmin(rmin, vsel(sh | (o5 & (hy5 < hpos)), p5 * 9.0f, big));
-	rmin = vmin(rmin, vsel(sh | (o7 & (hy7 < hpos)), p7 * 9.0f, big));
-	rmin = vmin(rmin, vsel(sh | (o2 & (hy2 < hpos)), p2 * 36.0f, big));
-	rmin = vmin(rmin, vsel(sh | (o4 & (hy4 < hpos)), p4 * 36.0f, big));
-	rmin = vmin(rmin, vsel(sh | (o6 & (hy6 < hpos)), p6 * 36.0f, big));
-	rmin = vmin(rmin, vsel(sh | (o8 & (hy8 < hpos)), p8 * 36.0f, big));
-	const v8i neg = rmin < 0.0f, pos = hp > 0.0f;
-	const v8f r = rmin / vmax(hp, tiny);
-	const v8f th = vsel(neg, vsel(pos, -r / (1.0f - r), zero + 1.0f), zero);
-	const v8f T = vsel(pos, hp, zero);
-	*clamp |= neg;
 	*bad = ~(hp < k->hlim);
+	v8f b0 = p0, b1 = p1, b2 = p2, b3 = p3, b4 = p4, b5 = p5, b6 = p6,
+	    b7 = p7, b8 = p8;
+	if (!fast) {
+		const v8f hpos = zero + k->hpos, big = zero + 1e30f;
+		/* a population matters if it goes to a shallow open neighbour,
+		 * or (bounced back or kept) if this cell is shallow */
+		const v8i sh = h < hpos;
+		v8f rmin = vmin(vsel(sh, p0 * 2.25f, big),
+				vsel(sh | (o1 & (hy1 < hpos)), p1 * 9.0f, big));
+		rmin = vmin(rmin, vsel(sh | (o3 & (hy3 < hpos)), p3 * 9.0f, big));
+		rmin = vmin(rmin, vsel(sh | (o5 & (hy5 < hpos)), p5 * 9.0f, big));
+		rmin = vmin(rmin, vsel(sh | (o7 & (hy7 < hpos)), p7 * 9.0f, big));
+		rmin = vmin(rmin, vsel(sh | (o2 & (hy2 < hpos)), p2 * 36.0f, big));
+		rmin = vmin(rmin, vsel(sh | (o4 & (hy4 < hpos)), p4 * 36.0f, big));
+		rmin = vmin(rmin, vsel(sh | (o6 & (hy6 < hpos)), p6 * 36.0f, big));
+		rmin = vmin(rmin, vsel(sh | (o8 & (hy8 < hpos)), p8 * 36.0f, big));
+		const v8i neg = rmin < 0.0f;
+		*clamp |= neg;
+		if (vany(neg)) { /* else th = 0 below: nothing changes */
+			const v8i pos = hp > 0.0f;
+			const v8f r = rmin / vmax(hp, tiny);
+			const v8f th = vsel(neg, vsel(pos, -r / (1.0f - r), zero + 1.0f),
+					    zero);
+			const v8f T = vsel(pos, hp, zero);
+			b0 = p0 + th * (T * (4.0f / 9) - p0);
+			b1 = p1 + th * (T * (1.0f / 9) - p1);
+			b2 = p2 + th * (T * (1.0f / 36) - p2);
+			b3 = p3 + th * (T * (1.0f / 9) - p3);
+			b4 = p4 + th * (T * (1.0f / 36) - p4);
+			b5 = p5 + th * (T * (1.0f / 9) - p5);
+			b6 = p6 + th * (T * (1.0f / 36) - p6);
+			b7 = p7 + th * (T * (1.0f / 9) - p7);
+			b8 = p8 + th * (T * (1.0f / 36) - p8);
+		}
+	}
+	(void)b0;
 	int32_t *const *B = out->B;
-	const v8i P1 = vround((p1 + th * (T * (1.0f / 9) - p1)) * inv);
-	const v8i P2 = vround((p2 + th * (T * (1.0f / 36) - p2)) * inv);
-	const v8i P3 = vround((p3 + th * (T * (1.0f / 9) - p3)) * inv);
-	const v8i P4 = vround((p4 + th * (T * (1.0f / 36) - p4)) * inv);
-	const v8i P5 = vround((p5 + th * (T * (1.0f / 9) - p5)) * inv);
-	const v8i P6 = vround((p6 + th * (T * (1.0f / 36) - p6)) * inv);
-	const v8i P7 = vround((p7 + th * (T * (1.0f / 9) - p7)) * inv);
-	const v8i P8 = vround((p8 + th * (T * (1.0f / 36) - p8)) * inv);
+	const v8i P1 = vround(b1 * inv), P2 = vround(b2 * inv),
+		  P3 = vround(b3 * inv), P4 = vround(b4 * inv),
+		  P5 = vround(b5 * inv), P6 = vround(b6 * inv),
+		  P7 = vround(b7 * inv), P8 = vround(b8 * inv);
 	/* the rest population takes the remainder: exact mass budget */
 	vsti(B[0] + m, (Hin + Sb) - (((P1 + P2) + (P3 + P4)) + ((P5 + P6) + (P7 + P8))));
 	vsti(B[1] + m, P1);
@@ -1063,9 +1152,27 @@ void lbm_kernel_row(struct lbm *L, int jj)
 	int nbad = 0;
 	const int n0 = jj * W + 1;
 	int i = 0;
+	const uint8_t *blk = L->blk + (size_t)jj * L->nb;
+	const v8f hpos = { k.hpos, k.hpos, k.hpos, k.hpos,
+			   k.hpos, k.hpos, k.hpos, k.hpos };
 	for (; i + 8 <= nx; i += 8) {
-		v8i cl, bd;
-		cell8(&in, n0 + i, &out, n0 + i, &k, &cl, &bd);
+		v8i cl = { 0 }, bd;
+		const int n = n0 + i;
+		int fast = 0;
+		if (blk[i / 8]) { /* open sky around: is all the stencil deep? */
+			const float *hA = in.hA;
+			v8f mn = vmin(vmin(vld(hA + n - 1 - W), vld(hA + n - W)),
+				      vld(hA + n + 1 - W));
+			mn = vmin(mn, vmin(vmin(vld(hA + n - 1), vld(hA + n)),
+					   vld(hA + n + 1)));
+			mn = vmin(mn, vmin(vmin(vld(hA + n - 1 + W), vld(hA + n + W)),
+					   vld(hA + n + 1 + W)));
+			fast = !vany(mn < hpos);
+		}
+		if (fast)
+			cell8(&in, n, &out, n, &k, &cl, &bd, 1);
+		else
+			cell8(&in, n, &out, n, &k, &cl, &bd, 0);
 		nclamp += lanes_set(cl);
 		nbad += lanes_set(bd);
 	}
@@ -1099,8 +1206,8 @@ void lbm_kernel_row(struct lbm *L, int jj)
 		tin.c = tc;
 		tin.W = TW;
 		tout.hB = thB;
-		v8i cl, bd;
-		cell8(&tin, TW + 1, &tout, 0, &k, &cl, &bd);
+		v8i cl = { 0 }, bd;
+		cell8(&tin, TW + 1, &tout, 0, &k, &cl, &bd, 0);
 		for (int l = 0; l < left; l++) {
 			for (int a = 0; a < LBM_Q; a++)
 				out.B[a][n0 + i + l] = tB[a][l];
@@ -1244,7 +1351,7 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 		int64_t ein, eout;
 		edge_flux(L, &ein, &eout);
 		const int H = L->H;
-#pragma omp parallel for num_threads(L->threads) schedule(static)
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 		for (int jj = 1; jj < H - 1; jj++) {
 			L->row_clamp[jj] = 0;
 			L->row_bad[jj] = 0;
@@ -1285,7 +1392,7 @@ void lbm_macro(struct lbm *L, float *hout, float *uout, float *vout)
 	const float ghk = (float)(L->p.g / (L->p.e * L->p.e));
 	const float umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
 	const float fr2 = (float)(L->p.fr_max * L->p.fr_max);
-#pragma omp parallel for num_threads(L->threads) schedule(static)
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 	for (int j = 0; j < L->ny; j++) {
 		for (int i = 0; i < L->nx; i++) {
 			int n = PIX(L, i, j);

@@ -152,6 +152,8 @@ struct lbm {
 			       kind of the ghost it copies (LBM_G_*) */
 	uint8_t cflip[4];   /* corner copy reflected: 1 in x, 2 in y, 0 not */
 	long ramp_steps;    /* inflow / level ramp */
+	uint8_t *blk;       /* per padded row and 8-cell block: fast path allowed */
+	int nb;             /* blocks per row */
 	struct lbm_special *sp;
 	int nsp;
 	int *sp_row;        /* specials of row j: sp[sp_row[j] .. sp_row[j+1]) */
