@@ -241,6 +241,16 @@ static inline int PIX(const struct lbm *L, int i, int j)
 	return (i + 1) + (j + 1) * L->W;
 }
 
+/* Neighbour (cx, cy) of padded cell n, or -1 unless it is an interior
+ * cell. */
+static int interior_nb(const struct lbm *L, int n, int cx, int cy)
+{
+	int i = n % L->W + cx, j = n / L->W + cy;
+	if (i < 1 || j < 1 || i > L->nx || j > L->ny)
+		return -1;
+	return i + j * L->W;
+}
+
 static int is_ghost(const struct lbm *L, int n)
 {
 	int i = n % L->W, j = n / L->W;
@@ -556,8 +566,8 @@ static void edge_flux(const struct lbm *L, int64_t *in, int64_t *out)
 			if (L->gkind[g] != LBM_G_ZOU && L->gkind[g] != LBM_G_EXTRAP)
 				continue;
 			for (int a = 1; a < LBM_Q; a++) {
-				int y = g + lbm_cx[a] + lbm_cy[a] * L->W;
-				if (is_ghost(L, y))
+				int y = interior_nb(L, g, lbm_cx[a], lbm_cy[a]);
+				if (y < 0)
 					continue;
 				if (!link_open(hA[g], L->z[g], L->c[g], hA[y], L->z[y],
 					       L->c[y], hd))
@@ -574,8 +584,8 @@ static void edge_flux(const struct lbm *L, int64_t *in, int64_t *out)
 		    (L->ckind[q] != LBM_G_ZOU && L->ckind[q] != LBM_G_EXTRAP))
 			continue;
 		for (int a = 1; a < LBM_Q; a++) {
-			int y = g + lbm_cx[a] + lbm_cy[a] * L->W;
-			if (is_ghost(L, y) ||
+			int y = interior_nb(L, g, lbm_cx[a], lbm_cy[a]);
+			if (y < 0 ||
 			    !link_open(hA[g], L->z[g], L->c[g], hA[y], L->z[y],
 				       L->c[y], hd))
 				continue;
@@ -790,6 +800,9 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
  * lane or on the thread that computes it. */
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
+/* integer sums wrap (unsigned) so that a diverging run, caught right after
+ * the step, is not undefined behaviour; in range they equal signed sums */
+typedef uint32_t v8u __attribute__((vector_size(32)));
 
 static inline v8f vld(const float *p)
 {
@@ -981,11 +994,13 @@ cell8(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 #undef PULL
 	/* exact mass received, and the exact (antisymmetric) bed transfers */
 	const float Gax = k->Gax, Gdg = k->Gdg, inv = k->inv, un = k->unit;
-	const v8i Hin = ((F0 + F1) + (F2 + F3)) + ((F4 + F5) + (F6 + F7)) + F8;
-	const v8i Sb = ((vround((Gax * s1) * inv) + vround((Gdg * s2) * inv)) +
-			(vround((Gax * s3) * inv) + vround((Gdg * s4) * inv))) +
-		       ((vround((Gax * s5) * inv) + vround((Gdg * s6) * inv)) +
-			(vround((Gax * s7) * inv) + vround((Gdg * s8) * inv)));
+#define U(x) ((v8u)(x))
+	const v8u Hin = ((U(F0) + U(F1)) + (U(F2) + U(F3))) +
+			((U(F4) + U(F5)) + (U(F6) + U(F7))) + U(F8);
+	const v8u Sb = ((U(vround((Gax * s1) * inv)) + U(vround((Gdg * s2) * inv))) +
+			(U(vround((Gax * s3) * inv)) + U(vround((Gdg * s4) * inv)))) +
+		       ((U(vround((Gax * s5) * inv)) + U(vround((Gdg * s6) * inv))) +
+			(U(vround((Gax * s7) * inv)) + U(vround((Gdg * s8) * inv))));
 	const v8f f0 = vcvt(F0) * un, f1 = vcvt(F1) * un, f2 = vcvt(F2) * un,
 		  f3 = vcvt(F3) * un, f4 = vcvt(F4) * un, f5 = vcvt(F5) * un,
 		  f6 = vcvt(F6) * un, f7 = vcvt(F7) * un, f8 = vcvt(F8) * un;
@@ -1099,7 +1114,9 @@ cell8(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 		  P5 = vround(b5 * inv), P6 = vround(b6 * inv),
 		  P7 = vround(b7 * inv), P8 = vround(b8 * inv);
 	/* the rest population takes the remainder: exact mass budget */
-	vsti(B[0] + m, (Hin + Sb) - (((P1 + P2) + (P3 + P4)) + ((P5 + P6) + (P7 + P8))));
+	vsti(B[0] + m, (v8i)((Hin + Sb) - (((U(P1) + U(P2)) + (U(P3) + U(P4))) +
+					   ((U(P5) + U(P6)) + (U(P7) + U(P8))))));
+#undef U
 	vsti(B[1] + m, P1);
 	vsti(B[2] + m, P2);
 	vsti(B[3] + m, P3);
