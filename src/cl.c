@@ -260,6 +260,7 @@ struct cl_env {
 	size_t realsz;     /* sizeof(real) in the kernels */
 	cl_ulong max_alloc;
 	size_t lx;         /* requested work-group width, 0 = default */
+	char *log;         /* compiler log */
 	char name[512];
 };
 
@@ -278,10 +279,16 @@ void cl_env_set_lx(struct cl_env *e, size_t lx)
 	e->lx = lx;
 }
 
+const char *cl_env_build_log(const struct cl_env *e)
+{
+	return e->log ? e->log : "";
+}
+
 void cl_env_free(struct cl_env *e)
 {
 	if (!e)
 		return;
+	free(e->log);
 	if (e->prog)
 		clReleaseProgram(e->prog);
 	if (e->q)
@@ -291,7 +298,8 @@ void cl_env_free(struct cl_env *e)
 	free(e);
 }
 
-static enum wb_status build_program(struct cl_env *e, struct wb_diags *d)
+static enum wb_status build_program(struct cl_env *e, const char *extra,
+				    struct wb_diags *d)
 {
 	cl_uint ns = 0;
 	while (wb_cl_sources[ns])
@@ -303,11 +311,23 @@ static enum wb_status build_program(struct cl_env *e, struct wb_diags *d)
 		return cl_fail(d, err, "clCreateProgramWithSource");
 	cl_device_fp_config fc = 0;
 	clGetDeviceInfo(e->dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fc), &fc, NULL);
-	char opts[256];
-	snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DWB_FP64=%d%s", e->fp64,
+	char opts[512];
+	snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DWB_FP64=%d%s %s", e->fp64,
 		 (fc & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ?
-			 " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+			 " -cl-fp32-correctly-rounded-divide-sqrt" : "",
+		 extra ? extra : "");
 	err = clBuildProgram(e->prog, 1, &e->dev, opts, NULL, NULL);
+	if (err == CL_SUCCESS) {
+		size_t len = 0;
+		clGetProgramBuildInfo(e->prog, e->dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &len);
+		e->log = malloc(len + 1);
+		if (e->log) {
+			e->log[0] = 0;
+			clGetProgramBuildInfo(e->prog, e->dev, CL_PROGRAM_BUILD_LOG, len,
+					      e->log, NULL);
+			e->log[len] = 0;
+		}
+	}
 	if (err != CL_SUCCESS) {
 		size_t len = 0;
 		clGetProgramBuildInfo(e->prog, e->dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &len);
@@ -333,8 +353,8 @@ static enum wb_status build_program(struct cl_env *e, struct wb_diags *d)
 	return WB_OK;
 }
 
-static enum wb_status cl_env_open_raw(int index, struct cl_env **out,
-				      struct wb_diags *d)
+static enum wb_status cl_env_open_raw(int index, const char *extra,
+				      struct cl_env **out, struct wb_diags *d)
 {
 	*out = NULL;
 	struct cl_dev *v;
@@ -385,7 +405,7 @@ static enum wb_status cl_env_open_raw(int index, struct cl_env **out,
 		cl_env_free(e);
 		return cl_fail(d, err, "clCreateCommandQueue");
 	}
-	enum wb_status st = build_program(e, d);
+	enum wb_status st = build_program(e, extra, d);
 	if (st != WB_OK) {
 		cl_env_free(e);
 		return st;
@@ -394,12 +414,18 @@ static enum wb_status cl_env_open_raw(int index, struct cl_env **out,
 	return WB_OK;
 }
 
-enum wb_status cl_env_open(int index, struct cl_env **out, struct wb_diags *d)
+enum wb_status cl_env_open_opts(int index, const char *opts,
+				struct cl_env **out, struct wb_diags *d)
 {
 	FP_SAVE();
-	enum wb_status st = cl_env_open_raw(index, out, d);
+	enum wb_status st = cl_env_open_raw(index, opts, out, d);
 	FP_RESTORE();
 	return st;
+}
+
+enum wb_status cl_env_open(int index, struct cl_env **out, struct wb_diags *d)
+{
+	return cl_env_open_opts(index, NULL, out, d);
 }
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -561,14 +587,15 @@ struct cl_lbm {
 	cl_mem f[2], h[2], z, c;
 	cl_mem gi, gf, fg;   /* ghost lists, flux ghost list */
 	cl_mem gk;           /* ghost kind per padded cell */
+	cl_mem blk, fast;    /* lbm.c's fast-path blocks: allowed, taken */
 	int n1e, n1, n2, nf; /* pass-1 edge items, + corners; pass 2; flux */
 	cl_mem si, sf;       /* special cells */
 	cl_mem acc_fin, acc_fout, acc_sin, acc_sout, acc_scl, clamp_acc, bad;
 	cl_mem mh, mu[2], mv[2], rows, rnum, rden, rwet;
 	size_t lx, ngroups;
 	int mcur;            /* which of mu/mv holds the latest macro */
-	cl_kernel k_ghost, k_flux, k_step, k_spec, k_macro, k_mfix, k_rowsum,
-		  k_resid;
+	cl_kernel k_ghost, k_flux, k_fast, k_step, k_spec, k_macro, k_mfix,
+		  k_rowsum, k_resid;
 	struct lbm_kp kp;
 	int cur;
 };
@@ -584,15 +611,16 @@ void cl_lbm_free(struct cl_lbm *c)
 	if (!c)
 		return;
 	cl_mem *m[] = { &c->f[0], &c->f[1], &c->h[0], &c->h[1], &c->z, &c->c,
-			&c->gk, &c->gi, &c->gf, &c->fg, &c->si, &c->sf, &c->acc_fin,
+			&c->gk, &c->blk, &c->fast, &c->gi, &c->gf, &c->fg, &c->si, &c->sf, &c->acc_fin,
 			&c->acc_fout, &c->acc_sin, &c->acc_sout, &c->acc_scl,
 			&c->clamp_acc, &c->bad, &c->mh, &c->mu[0], &c->mu[1],
 			&c->mv[0], &c->mv[1], &c->rows, &c->rnum, &c->rden,
 			&c->rwet };
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
-	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
-			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid };
+	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_fast, c->k_step,
+			   c->k_spec, c->k_macro, c->k_mfix, c->k_rowsum,
+			   c->k_resid };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
@@ -776,12 +804,13 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	c->cur = 0;
 	const size_t N = L->ncell, fb = N * sizeof(float);
 	cl_int err = CL_SUCCESS;
-	const char *kn[] = { "lbm_ghost", "lbm_flux", "lbm_step", "lbm_special",
-			     "lbm_macro", "lbm_macro_fix", "lbm_rowsum",
-			     "wb_resid_rows" };
-	cl_kernel *kp[] = { &c->k_ghost, &c->k_flux, &c->k_step, &c->k_spec,
-			    &c->k_macro, &c->k_mfix, &c->k_rowsum, &c->k_resid };
-	for (int k = 0; k < 8; k++)
+	const char *kn[] = { "lbm_ghost", "lbm_flux", "lbm_fast", "lbm_step",
+			     "lbm_special", "lbm_macro", "lbm_macro_fix",
+			     "lbm_rowsum", "wb_resid_rows" };
+	cl_kernel *kp[] = { &c->k_ghost, &c->k_flux, &c->k_fast, &c->k_step,
+			    &c->k_spec, &c->k_macro, &c->k_mfix, &c->k_rowsum,
+			    &c->k_resid };
+	for (int k = 0; k < 9; k++)
 		if (!(*kp[k] = clCreateKernel(e->prog, kn[k], &err))) {
 			st = cl_fail(d, err, kn[k]);
 			goto fail;
@@ -823,6 +852,14 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 		err = err != CL_SUCCESS ? err : CL_OUT_OF_RESOURCES;
 	if (err == CL_SUCCESS)
 		err = buf_write(e, c->gk, 0, N, L->gkind);
+	const size_t nblk = (size_t)L->H * (size_t)L->nb;
+	if (err == CL_SUCCESS && (!(c->blk = buf_new(e, nblk, &err)) ||
+				  !(c->fast = buf_new(e, nblk, &err))))
+		err = err != CL_SUCCESS ? err : CL_OUT_OF_RESOURCES;
+	if (err == CL_SUCCESS)
+		err = buf_write(e, c->blk, 0, nblk, L->blk);
+	if (err == CL_SUCCESS)
+		err = buf_zero(e, c->fast, nblk);
 	if (err == CL_SUCCESS)
 		err = buf_zero(e, c->clamp_acc, c->ngroups * sizeof(cl_ulong));
 	cl_int big = INT_MAX;
@@ -935,7 +972,24 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		if (err != CL_SUCCESS)
 			return err;
 	}
-	cl_kernel k = c->k_step;
+	cl_int nb = L->nb;
+	cl_kernel k = c->k_fast;
+	err |= ARG(k, 0, c->h[c->cur]);
+	err |= ARG(k, 1, c->blk);
+	err |= ARG(k, 2, c->fast);
+	err |= ARG(k, 3, W);
+	err |= ARG(k, 4, nx);
+	err |= ARG(k, 5, ny);
+	err |= ARG(k, 6, nb);
+	err |= ARG(k, 7, c->kp.hpos);
+	if (err == CL_SUCCESS) {
+		size_t fg[2] = { round_up((size_t)nb, 64), (size_t)ny };
+		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, fg, NULL, 0, NULL,
+					     NULL);
+	}
+	if (err != CL_SUCCESS)
+		return err;
+	k = c->k_step;
 	cl_int step = (cl_int)(L->step < INT_MAX ? L->step : INT_MAX - 1);
 	err |= ARG(k, 0, c->f[c->cur]);
 	err |= ARG(k, 1, c->f[!c->cur]);
@@ -948,9 +1002,11 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	err |= ARG(k, 8, nx);
 	err |= ARG(k, 9, ny);
 	err |= ARG(k, 10, c->kp);
-	err |= ARG(k, 11, c->clamp_acc);
-	err |= ARG(k, 12, c->bad);
-	err |= ARG(k, 13, step);
+	err |= ARG(k, 11, c->fast);
+	err |= ARG(k, 12, nb);
+	err |= ARG(k, 13, c->clamp_acc);
+	err |= ARG(k, 14, c->bad);
+	err |= ARG(k, 15, step);
 	if (err != CL_SUCCESS)
 		return err;
 	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)ny }, ls[2] = { c->lx, 1 };
@@ -1383,7 +1439,7 @@ struct cl_swe {
 	cl_mem a_bin, a_bout, a_sin, a_sout, a_fin, a_fout, a_kout, bc_cl,
 	       clamp_acc, stats, flags, rnum, rden;
 	cl_kernel k_mod, k_height, k_book, k_src, k_fixed, k_sink, k_gwe, k_gns,
-		  k_fg, k_mcb, k_faces, k_bc, k_fgen, k_fadv, k_resid;
+		  k_fg, k_mcb, k_faces, k_bc, k_fgh, k_fgen, k_fadv, k_resid;
 	struct swe_edges_h E;
 	size_t lx, ngroups;
 	int fall_r0, fall_r1;  /* padded rows the waterfall faces touch */
@@ -1416,8 +1472,8 @@ void cl_swe_free(struct cl_swe *c)
 		buf_free(m[k]);
 	cl_kernel ks[] = { c->k_mod, c->k_height, c->k_book, c->k_src,
 			   c->k_fixed, c->k_sink, c->k_gwe, c->k_gns, c->k_fg,
-			   c->k_mcb, c->k_faces, c->k_bc, c->k_fgen, c->k_fadv,
-			   c->k_resid };
+			   c->k_mcb, c->k_faces, c->k_bc, c->k_fgh, c->k_fgen,
+			   c->k_fadv, c->k_resid };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
@@ -1506,7 +1562,8 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 	if (!c)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 	c->env = e;
-	enum wb_status st = swe_init(&c->s, r, sim, wb_threads(threads), d);
+	enum wb_status st = swe_init(&c->s, r, sim,
+				     swe_threads_for(r, wb_threads(threads)), d);
 	if (st != WB_OK) {
 		free(c);
 		return st;
@@ -1517,13 +1574,13 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 	const char *kn[] = { "swe_modify", "swe_height", "swe_book", "swe_src",
 			     "swe_fixed", "swe_sink", "swe_ghost_we",
 			     "swe_ghost_ns", "swe_face_ghosts", "swe_mc_bound",
-			     "swe_faces", "swe_bc", "foam_gen", "foam_adv",
-			     "swe_resid_rows" };
+			     "swe_faces", "swe_bc", "foam_ghosts", "foam_gen",
+			     "foam_adv", "swe_resid_rows" };
 	cl_kernel *kp[] = { &c->k_mod, &c->k_height, &c->k_book, &c->k_src,
 			    &c->k_fixed, &c->k_sink, &c->k_gwe, &c->k_gns,
 			    &c->k_fg, &c->k_mcb, &c->k_faces, &c->k_bc,
-			    &c->k_fgen, &c->k_fadv, &c->k_resid };
-	for (int k = 0; k < 15; k++)
+			    &c->k_fgh, &c->k_fgen, &c->k_fadv, &c->k_resid };
+	for (int k = 0; k < 16; k++)
 		if (!(*kp[k] = clCreateKernel(e->prog, kn[k], &err))) {
 			st = cl_fail(d, err, kn[k]);
 			goto fail;
@@ -2008,6 +2065,13 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		fpar.st0 = (float)sm->foam_steep_min;
 		fpar.st1 = (float)sm->foam_steep_max;
 		fpar.k = (float)(s->dt / s->dx);
+		kk = c->k_fgh;
+		err |= ARG(kk, 0, c->foam);
+		err |= ARG(kk, 1, W);
+		err |= ARG(kk, 2, nx);
+		err |= ARG(kk, 3, ny);
+		if (err == CL_SUCCESS)
+			err = run1d(e, kk, (size_t)(nx + ny));
 		kk = c->k_fgen;
 		err |= ARG(kk, 0, c->h);
 		err |= ARG(kk, 1, c->H);
@@ -2158,8 +2222,6 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	double t0 = now_s();
 	memset(out, 0, sizeof(*out));
 	memset(rep, 0, sizeof(*rep));
-	if ((!o || o->steps <= 0) && sim->max_steps < 1)
-		return wb_fail(d, WB_EINPUT, NULL, "swe: max_steps must be >= 1");
 	struct cl_env *e = NULL;
 	struct cl_swe *c = NULL;
 	enum wb_status st = solve_env(o ? o->cl_device : 0, &e, d);
@@ -2169,8 +2231,12 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	if (st != WB_OK)
 		goto done;
 	struct swe_ctx *s = &c->s;
-	long max = o && o->steps > 0 ? o->steps : sim->max_steps;
-	long window = sim->window > 0 ? sim->window : 100;
+	/* as swe_solve */
+	long max = o && o->steps > 0 ? o->steps :
+		   sim->max_steps > 0 ? sim->max_steps : 100000;
+	long window = sim->window > 0 ? sim->window : 200;
+	double tol = sim->tolerance > 0 ? sim->tolerance : 1e-4;
+	long every = window < 100 ? window : 100;
 	double res = 1.0;
 	int conv = 0;
 	cl_int err = swe_resid_dev(c, NULL); /* snapshot the start */
@@ -2182,27 +2248,28 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		st = swe_step_dev(c, d);
 		if (st != WB_OK)
 			goto done;
-		if (s->step % window == 0 || s->step == max) {
-			if (s->step % window == 0) {
-				if ((err = swe_resid_dev(c, &res)) != CL_SUCCESS) {
-					st = cl_fail(d, err, "SWE residual");
-					goto done;
-				}
-				for (long n = 0; n < s->n_falls; n++) {
-					s->falls[n].emit_last = s->falls[n].emit_cur;
-					s->falls[n].emit_cur = 0.0;
-				}
-				s->t_last = s->t_cur;
-				s->t_cur = 0.0;
+		if (s->step % window == 0) {
+			if ((err = swe_resid_dev(c, &res)) != CL_SUCCESS) {
+				st = cl_fail(d, err, "SWE residual");
+				goto done;
 			}
-			if (o && o->progress)
-				o->progress(o->progress_user, s->step, max, res);
-			if ((!o || o->steps <= 0) && s->step % window == 0 &&
-			    res < sim->tolerance) {
+			for (long n = 0; n < s->n_falls; n++) {
+				s->falls[n].emit_last = s->falls[n].emit_cur;
+				s->falls[n].emit_cur = 0.0;
+			}
+			s->t_last = s->t_cur;
+			s->t_cur = 0.0;
+			if ((!o || o->steps <= 0) && res < tol &&
+			    s->step >= 2 * window) {
 				conv = 1;
+				if (o && o->progress)
+					o->progress(o->progress_user, s->step, max,
+						    res);
 				break;
 			}
 		}
+		if (o && o->progress && (s->step % every == 0 || s->step == max))
+			o->progress(o->progress_user, s->step, max, res);
 	}
 	double din = 0, dout = 0;
 	long clamped = 0;

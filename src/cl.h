@@ -55,6 +55,11 @@ int cl_default_device(void);
 /* Open device 'index' and build the embedded kernels. *out is freed with
  * cl_env_free. */
 enum wb_status cl_env_open(int index, struct cl_env **out, struct wb_diags *d);
+/* The same with extra compiler options (tuning, e.g. -cl-nv-verbose);
+ * cl_env_build_log() returns the compiler's log (owned by e, may be ""). */
+enum wb_status cl_env_open_opts(int index, const char *opts,
+				struct cl_env **out, struct wb_diags *d);
+const char *cl_env_build_log(const struct cl_env *e);
 void cl_env_free(struct cl_env *e);
 /* "<name> [<platform>]" of the open device (owned by e). */
 const char *cl_env_name(const struct cl_env *e);

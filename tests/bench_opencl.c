@@ -2,7 +2,7 @@
  * bench_opencl.c - speed of the OpenCL back end (OPENCL=1 builds only).
  *
  *   build/rel-cl/tests/bench_opencl [--size N] [--steps S] [--device K]
- *                                    [--lx L]
+ *                                    [--lx L] [--opts "compiler options"]
  *
  * Picks the first GPU (or --device K, an index of wbake --list-devices),
  * names it on stderr, and prints
@@ -80,6 +80,7 @@ static int scene(struct wb_raster *r, int n)
 int main(int argc, char **argv)
 {
 	int n = 0, dev = -2, lx = 0;
+	const char *opts = NULL;
 	long steps = 0;
 	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--size") && k + 1 < argc)
@@ -90,8 +91,10 @@ int main(int argc, char **argv)
 			dev = atoi(argv[++k]);
 		else if (!strcmp(argv[k], "--lx") && k + 1 < argc)
 			lx = atoi(argv[++k]);
+		else if (!strcmp(argv[k], "--opts") && k + 1 < argc)
+			opts = argv[++k];
 		else {
-			fprintf(stderr, "usage: %s [--size N] [--steps S] [--device K] [--lx L]\n",
+			fprintf(stderr, "usage: %s [--size N] [--steps S] [--device K] [--lx L] [--opts O]\n",
 				argv[0]);
 			return 1;
 		}
@@ -105,11 +108,13 @@ int main(int argc, char **argv)
 	struct wb_diags d;
 	wb_diags_init(&d);
 	struct cl_env *e = NULL;
-	if (cl_env_open(dev, &e, &d) != WB_OK) {
+	if (cl_env_open_opts(dev, opts, &e, &d) != WB_OK) {
 		print_diags(&d);
 		return 1;
 	}
 	int gpu = cl_env_is_gpu(e);
+	if (opts && *cl_env_build_log(e))
+		fprintf(stderr, "bench_opencl: compiler log:\n%s\n", cl_env_build_log(e));
 	if (lx > 0)
 		cl_env_set_lx(e, (size_t)lx);
 	if (n <= 0)

@@ -67,24 +67,24 @@ inline float lbm_rcbrt(float x)
 	return y;
 }
 
-/* fixed point, round half away from zero (lbm.c fx_round) */
+/* fixed point, round to nearest, ties to even (lbm.c fx_round, vround;
+ * out-of-range values are caught by the divergence check) */
 inline int lbm_fx(float x)
 {
-	return (int)(x + (x < 0 ? -0.5f : 0.5f));
+	return convert_int_rte(x);
 }
 
-/* the kernel's rounding (lbm.c vround): clamped to |x| <= 1e9 first */
-inline int lbm_fxc(float x)
-{
-	x = MINF(x, 1e9f);
-	x = MAXF(x, -1e9f);
-	return (int)(x + (x < 0.0f ? -0.5f : 0.5f));
-}
+#define lbm_fxc lbm_fx
 
+/* bed_term of lbm.c: negative depths count 0, the step clamped to
+ * [-h_y, h_x] */
 inline float lbm_bed(float hx, float zx, float hy, float zy)
 {
+	hx = hx > 0.0f ? hx : 0.0f;
+	hy = hy > 0.0f ? hy : 0.0f;
 	float dz = zy - zx;
-	dz = dz < -hy ? -hy : (dz > hx ? hx : dz);
+	dz = dz < hx ? dz : hx;
+	dz = -hy > dz ? -hy : dz;
 	return -(hx + hy) * dz;
 }
 
@@ -231,6 +231,33 @@ kernel void lbm_flux(global const int *A, global const float *hA,
 	acc_out[k] += so;
 }
 
+/*
+ * lbm.c's fast path, per 8-cell block of a row (blocks wholly inside the
+ * row): taken when the block may use it (blk: open sky around, set at
+ * init) and every old depth of its 3 x 10 stencil is at least h_pos. The
+ * CPU then skips the positivity rule; lbm_step does the same for the
+ * block's cells so that both agree bit for bit (lbm.c's comment calls the
+ * fast path identical to the general one; it is not when a new depth falls
+ * below h_pos: see docs/opencl.md).
+ */
+kernel void lbm_fast(global const float *hA, global const uchar *blk,
+		     global uchar *fast, int W, int nx, int ny, int nb,
+		     float hpos)
+{
+	const int b = get_global_id(0), j = get_global_id(1);
+	if (b >= nb || j >= ny)
+		return;
+	const int jj = j + 1;
+	int ok = b * 8 + 8 <= nx && blk[jj * nb + b];
+	if (ok) {
+		const int n = jj * W + b * 8;
+		for (int r = -1; r <= 1; r++)
+			for (int q = 0; q < 10; q++)
+				ok &= !(hA[n + r * W + q] < hpos);
+	}
+	fast[jj * nb + b] = (uchar)ok;
+}
+
 /* Parameters of lbm_step, computed on the host exactly as lbm_kernel_row
  * computes them. */
 struct lbm_kp {
@@ -249,29 +276,46 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		     global const float *restrict hA, global float *restrict hB,
 		     global const float *restrict z, global const float *restrict c,
 		     int N, int W, int nx, int ny, struct lbm_kp kp,
+		     global const uchar *fast, int nb,
 		     global ulong *clamp_acc, global int *bad, int step)
 {
-	local uint lcount;
 	const int i = get_global_id(0), j = get_global_id(1);
+#ifndef WB_NO_COUNTS
+	/* WB_NO_COUNTS (tuning only: what the clamp count costs) */
+	local uint lcount;
 	const int lid = get_local_id(0) + get_local_id(1) * get_local_size(0);
 	if (lid == 0)
 		lcount = 0;
 	barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 	if (i < nx && j < ny) {
 		const int n = (i + 1) + (j + 1) * W;
+		/* every candidate population is loaded up front (independent
+		 * loads in flight together); the link rule then picks */
+		global const int *A0 = A, *A1 = A + N, *A2 = A + 2 * N,
+			*A3 = A + 3 * N, *A4 = A + 4 * N, *A5 = A + 5 * N,
+			*A6 = A + 6 * N, *A7 = A + 7 * N, *A8 = A + 8 * N;
+		const int F0 = A0[n];
+		const int r5 = A5[n + 1], r6 = A6[n + 1 + W], r7 = A7[n + W],
+			  r8 = A8[n - 1 + W], r1 = A1[n - 1], r2 = A2[n - 1 - W],
+			  r3 = A3[n - W], r4 = A4[n + 1 - W];
+		const int b1 = A1[n], b2 = A2[n], b3 = A3[n], b4 = A4[n],
+			  b5 = A5[n], b6 = A6[n], b7 = A7[n], b8 = A8[n];
 		const float hd = kp.hd, om = kp.om, omm = kp.omm;
 		const float omm1 = 1.0f - kp.omm;
 		const float hx = hA[n], zx = z[n], cx = c[n], ex = zx + hx;
 		const float zxd = zx + hd;
+		const float hxp = MAXF(hx, 0.0f); /* negative depths count 0 */
 #define LINK(a, off)                                                        \
 	const float hy##a = hA[n + (off)], zy##a = z[n + (off)];            \
 	const float em##a = MAXF(ex, zy##a + hy##a);                         \
 	const float zm##a = MAXF(zxd, zy##a + hd);                           \
 	const float cm##a = MINF(cx, c[n + (off)]);                          \
 	const int o##a = (em##a > zm##a) & (cm##a > em##a);                 \
-	float dz##a = zy##a - zx;                                            \
-	dz##a = dz##a < -hy##a ? -hy##a : (dz##a > hx ? hx : dz##a);         \
-	const float s##a = o##a ? -(hx + hy##a) * dz##a : 0.0f;
+	const float hp##a = MAXF(hy##a, 0.0f);                               \
+	const float dz##a = MAXF(-hp##a, MINF(zy##a - zx, hxp));             \
+	const float t##a = -(hxp + hp##a) * dz##a;                           \
+	const float s##a = o##a ? t##a : 0.0f;
 		LINK(1, 1)
 		LINK(2, 1 + W)
 		LINK(3, W)
@@ -282,18 +326,14 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		LINK(8, 1 - W)
 #undef LINK
 		/* pull streaming; a closed link bounces the cell's own value */
-		global const int *A0 = A, *A1 = A + N, *A2 = A + 2 * N,
-			*A3 = A + 3 * N, *A4 = A + 4 * N, *A5 = A + 5 * N,
-			*A6 = A + 6 * N, *A7 = A + 7 * N, *A8 = A + 8 * N;
-		const int F0 = A0[n];
-		const int F5 = o1 ? A5[n + 1] : A1[n];
-		const int F6 = o2 ? A6[n + 1 + W] : A2[n];
-		const int F7 = o3 ? A7[n + W] : A3[n];
-		const int F8 = o4 ? A8[n - 1 + W] : A4[n];
-		const int F1 = o5 ? A1[n - 1] : A5[n];
-		const int F2 = o6 ? A2[n - 1 - W] : A6[n];
-		const int F3 = o7 ? A3[n - W] : A7[n];
-		const int F4 = o8 ? A4[n + 1 - W] : A8[n];
+		const int F5 = o1 ? r5 : b1;
+		const int F6 = o2 ? r6 : b2;
+		const int F7 = o3 ? r7 : b3;
+		const int F8 = o4 ? r8 : b4;
+		const int F1 = o5 ? r1 : b5;
+		const int F2 = o6 ? r2 : b6;
+		const int F3 = o7 ? r3 : b7;
+		const int F4 = o8 ? r4 : b8;
 		/* exact mass received, exact (antisymmetric) bed transfers */
 		const float Gax = kp.Gax, Gdg = kp.Gdg, inv = kp.inv, un = kp.unit;
 		const int Hin = ((F0 + F1) + (F2 + F3)) + ((F4 + F5) + (F6 + F7)) + F8;
@@ -371,7 +411,9 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		rmin = MINF(rmin, (sh | (o4 & (hy4 < hpos))) ? p4 * 36.0f : big);
 		rmin = MINF(rmin, (sh | (o6 & (hy6 < hpos))) ? p6 * 36.0f : big);
 		rmin = MINF(rmin, (sh | (o8 & (hy8 < hpos))) ? p8 * 36.0f : big);
-		const int neg = rmin < 0.0f, pos = hp > 0.0f;
+		/* lbm.c's fast path skips the rule (see lbm_fast) */
+		const int skip = fast[(j + 1) * nb + i / 8];
+		const int neg = (rmin < 0.0f) & !skip, pos = hp > 0.0f;
 		const float r = rmin / MAXF(hp, tiny);
 		const float th = neg ? (pos ? -r / (1.0f - r) : 1.0f) : 0.0f;
 		const float T = pos ? hp : 0.0f;
@@ -398,14 +440,18 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		hB[n] = h;
 		if (nbad)
 			atomic_min(bad, step);
+#ifndef WB_NO_COUNTS
 		if (nclamp)
 			atomic_add(&lcount, (uint)nclamp);
+#endif
 	}
+#ifndef WB_NO_COUNTS
 	barrier(CLK_LOCAL_MEM_FENCE);
 	if (lid == 0 && lcount) {
 		int grp = get_group_id(0) + get_group_id(1) * get_num_groups(0);
 		clamp_acc[grp] += lcount;
 	}
+#endif
 }
 
 /* Equilibrium lbm_feq of lbm.h. */

@@ -13,7 +13,7 @@
  *   swe_faces       face_row_k for the u face and the v face of one cell
  *                   (advection, pressure, friction, clamp, walls)
  *   swe_bc          set_bc_faces
- *   foam_gen, foam_adv             foam.c
+ *   foam_ghosts, foam_gen, foam_adv  foam.c
  *   swe_resid_rows  swe_residual's per-row sums
  * Layout (swe.h): padded grid, stride W = nx + 2, cell (i, j) at
  * c = (i + 1) + (j + 1) W; u[c] is the face west of cell c, v[c] the face
@@ -519,6 +519,22 @@ inline float foam_clamp(float I, float tmin, float tmax)
 inline float foam_pick(float a, float b)
 {
 	return fabs(a) > fabs(b) ? a : b;
+}
+
+/* foam_step: the ghost ring copies the edge cells (no foam diffuses
+ * out); item q < nx: north / south ghosts of column q, else west / east
+ * ghosts of row q - nx */
+kernel void foam_ghosts(global float *f, int W, int nx, int ny)
+{
+	const int q = get_global_id(0);
+	if (q < nx) {
+		f[q + 1] = f[(q + 1) + W];
+		f[(q + 1) + (ny + 1) * W] = f[(q + 1) + ny * W];
+	} else if (q < nx + ny) {
+		int j = q - nx;
+		f[(j + 1) * W] = f[1 + (j + 1) * W];
+		f[(nx + 1) + (j + 1) * W] = f[nx + (j + 1) * W];
+	}
 }
 
 kernel void foam_gen(global const float *h, global const float *H,
