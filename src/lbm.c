@@ -545,8 +545,7 @@ void lbm_fill_ghosts(struct lbm *L)
 static int32_t bed_int(const struct lbm *L, int x, int y, int a)
 {
 	const float *hA = L->h[L->cur];
-	float t = L->kG[a] * bed_term(hA[x], L->z[x], hA[y], L->z[y]);
-	return fx_round(t * L->kinv);
+	return fx_round(bed_term(hA[x], L->z[x], hA[y], L->z[y]) * L->kGi[a]);
 }
 
 /* Mass crossing the ZOU / EXTRAP ghosts this step, in integer units, with
@@ -620,10 +619,9 @@ static void init_state(struct lbm *L)
 				float sb = 0;
 				if (link_open(hA[n], L->z[n], L->c[n], hA[y], L->z[y],
 					      L->c[y], hd)) {
-					float t = G * (lbm_w[a] == 1.0f ? 1.0f : 0.25f) *
-						  bed_term(hA[n], L->z[n], hA[y], L->z[y]);
-					sb = t;
-					tot += fx_round(t * inv);
+					float bt = bed_term(hA[n], L->z[n], hA[y], L->z[y]);
+					sb = G * (lbm_w[a] == 1.0f ? 1.0f : 0.25f) * bt;
+					tot += fx_round(bt * L->kGi[a]);
 				}
 				A[a][n] = fx_round((feq[a] + sb) * inv);
 				out += A[a][n];
@@ -652,6 +650,8 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 	for (int a = 1; a < LBM_Q; a++) /* as the kernel's Gax, Gdg */
 		L->kG[a] = lbm_w[a] == 1.0f ? (float)(L->p.g / (6 * L->p.e * L->p.e)) :
 			   0.25f * (float)(L->p.g / (6 * L->p.e * L->p.e));
+	for (int a = 1; a < LBM_Q; a++)
+		L->kGi[a] = L->kG[a] * L->kinv;
 	L->nx = r->nx;
 	L->ny = r->ny;
 	L->W = r->nx + 2;
@@ -766,12 +766,21 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 		zmax = MAXF(zmax, fabsf(L->z[q]));
 	for (int jj = 1; jj <= L->ny && zmax < 8192; jj++)
 		for (int b = 0; b * 8 + 8 <= L->nx; b++) {
-			int ok = 1;
+			int ok = 1, flat = 1;
 			for (int dj = -1; dj <= 1; dj++)
 				for (int di = 0; di < 10; di++)
 					ok &= L->c[(size_t)(jj + dj) * L->W + b * 8 + di] >=
 					      LBM_BIG;
-			L->blk[(size_t)jj * L->nb + b] = (uint8_t)ok;
+			const float hpos = (float)(LBM_POS * L->p.h_dry);
+			for (int di = 1; di <= 8; di++) {
+				size_t n = (size_t)jj * L->W + b * 8 + di;
+				for (int a = 1; a < LBM_Q; a++) {
+					float dz = L->z[n + lbm_cx[a] + lbm_cy[a] * L->W] -
+						   L->z[n];
+					flat &= dz <= hpos && -dz <= hpos;
+				}
+			}
+			L->blk[(size_t)jj * L->nb + b] = (uint8_t)(ok ? 1 + flat : 0);
 		}
 	L->cur = 0;
 	lbm_fill_ghosts(L); /* ghost depths for the link rule */
@@ -895,7 +904,8 @@ static inline int vany(v8i m)
 #endif
 }
 
-/* 1/sqrt(x), x > 0: bit-level guess and three Newton steps */
+/* 1/sqrt(x), x > 0: bit-level guess and two Newton steps (0.2% -> 5e-6,
+ * enough for the clamp factor and the friction speed) */
 static inline v8f vrsqrt(v8f x)
 {
 	v8i i = (v8i)x;
@@ -903,11 +913,10 @@ static inline v8f vrsqrt(v8f x)
 	v8f y = (v8f)i;
 	y = y * (1.5f - 0.5f * x * y * y);
 	y = y * (1.5f - 0.5f * x * y * y);
-	y = y * (1.5f - 0.5f * x * y * y);
 	return y;
 }
 
-/* x^(-1/3), x > 0: bit-level guess and four Newton steps
+/* x^(-1/3), x > 0: bit-level guess and two Newton steps
  * (y <- y (4 - x y^3) / 3) */
 static inline v8f vrcbrt(v8f x)
 {
@@ -915,7 +924,7 @@ static inline v8f vrcbrt(v8f x)
 	v8f fi = __builtin_convertvector(i, v8f) * (1.0f / 3.0f);
 	i = 0x54a2fa8c - __builtin_convertvector(fi, v8i);
 	v8f y = (v8f)i;
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 2; k++) /* 3.5% -> 0.25% -> 1e-5: friction */
 		y = y * (4.0f - x * y * y * y) * (1.0f / 3.0f);
 	return y;
 }
@@ -935,6 +944,7 @@ struct lbm_kout {
 struct lbm_kpar {
 	float hd, hthin, hpos, om, omm, ghk, Gax, Gdg, umax2, fr2, kf, hlim;
 	float unit, inv; /* fixed point: metres per unit and its inverse */
+	float Gai, Gdi;  /* bed weights over the unit (as lbm.kGi) */
 };
 
 /* Eight cells n .. n+7 of one row. Returns the clamp and bad-cell masks
@@ -942,7 +952,9 @@ struct lbm_kpar {
 /* fast = 1: every cell of the 3 x 10 stencil is deeper than h_pos and open
  * sky (no blocker or solid), so every link is open and no positivity fix
  * can trigger; the result is then bit-identical to fast = 0 (the selects
- * would all pick the open / unchanged values), only cheaper. */
+ * would all pick the open / unchanged values), only cheaper. fast = 2:
+ * also no bed step in the stencil exceeds h_pos, so the step clamp of the
+ * bed term is a no-op too. */
 static inline __attribute__((always_inline)) void
 cell8(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
       const struct lbm_kpar *k, v8i *clamp, v8i *bad, const int fast)
@@ -965,7 +977,8 @@ cell8(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 	const v8f cm##a = fast ? zero : vmin(cx, vld(c + n + (off)));        \
 	const v8i o##a = fast ? ones : (em##a > zm##a) & (cm##a > em##a);   \
 	const v8f hp##a = vmax(hy##a, zero);                                 \
-	const v8f dz##a = vmax(-hp##a, vmin(zy##a - zx, hxp));               \
+	const v8f dz##a = fast == 2 ? zy##a - zx :                           \
+			  vmax(-hp##a, vmin(zy##a - zx, hxp));               \
 	const v8f t##a = -(hxp + hp##a) * dz##a;                             \
 	const v8f s##a = fast ? t##a : vsel(o##a, t##a, zero);
 	LINK(1, 1)
@@ -997,10 +1010,11 @@ cell8(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 #define U(x) ((v8u)(x))
 	const v8u Hin = ((U(F0) + U(F1)) + (U(F2) + U(F3))) +
 			((U(F4) + U(F5)) + (U(F6) + U(F7))) + U(F8);
-	const v8u Sb = ((U(vround((Gax * s1) * inv)) + U(vround((Gdg * s2) * inv))) +
-			(U(vround((Gax * s3) * inv)) + U(vround((Gdg * s4) * inv)))) +
-		       ((U(vround((Gax * s5) * inv)) + U(vround((Gdg * s6) * inv))) +
-			(U(vround((Gax * s7) * inv)) + U(vround((Gdg * s8) * inv))));
+	const float Gai = k->Gai, Gdi = k->Gdi;
+	const v8u Sb = ((U(vround(s1 * Gai)) + U(vround(s2 * Gdi))) +
+			(U(vround(s3 * Gai)) + U(vround(s4 * Gdi)))) +
+		       ((U(vround(s5 * Gai)) + U(vround(s6 * Gdi))) +
+			(U(vround(s7 * Gai)) + U(vround(s8 * Gdi))));
 	const v8f f0 = vcvt(F0) * un, f1 = vcvt(F1) * un, f2 = vcvt(F2) * un,
 		  f3 = vcvt(F3) * un, f4 = vcvt(F4) * un, f5 = vcvt(F5) * un,
 		  f6 = vcvt(F6) * un, f7 = vcvt(F7) * un, f8 = vcvt(F8) * un;
@@ -1070,15 +1084,17 @@ cell8(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 	 * negative, or depths could go negative; there, blend toward hp q_a
 	 * (q = 4/9, 1/9, 1/36) just enough. Deeper water keeps the negative
 	 * populations the equilibrium has at Froude numbers above ~0.3. */
-	const v8f hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
-	*bad = ~(hp < k->hlim);
+	*bad = ~(h < k->hlim);
 	v8f b0 = p0, b1 = p1, b2 = p2, b3 = p3, b4 = p4, b5 = p5, b6 = p6,
 	    b7 = p7, b8 = p8;
-	if (!fast) {
-		const v8f hpos = zero + k->hpos, big = zero + 1e30f;
-		/* a population matters if it goes to a shallow open neighbour,
-		 * or (bounced back or kept) if this cell is shallow */
-		const v8i sh = h < hpos;
+	const v8f hpos = zero + k->hpos;
+	/* a population matters if it goes to a shallow open neighbour, or
+	 * (bounced back or kept) if this cell is shallow; on the fast path no
+	 * neighbour is shallow, but this cell may have become so */
+	const v8i sh = h < hpos;
+	if (!fast || vany(sh)) {
+		const v8f big = zero + 1e30f;
+		const v8f hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
 		v8f rmin = vmin(vsel(sh, p0 * 2.25f, big),
 				vsel(sh | (o1 & (hy1 < hpos)), p1 * 9.0f, big));
 		rmin = vmin(rmin, vsel(sh | (o3 & (hy3 < hpos)), p3 * 9.0f, big));
@@ -1130,10 +1146,14 @@ cell8(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 
 static int lanes_set(v8i m)
 {
+#ifdef __AVX__
+	return __builtin_popcount((unsigned)_mm256_movemask_ps((__m256)m));
+#else
 	int s = 0;
 	for (int l = 0; l < 8; l++)
 		s += m[l] != 0;
 	return s;
+#endif
 }
 
 void lbm_kernel_row(struct lbm *L, int jj)
@@ -1153,6 +1173,8 @@ void lbm_kernel_row(struct lbm *L, int jj)
 	k.kf = (float)(L->p.g * L->p.manning * L->p.manning * L->p.dx);
 	k.hlim = (float)(LBM_H_LIMIT * L->p.h_deep);
 	k.unit = (float)L->unit;
+	k.Gai = L->kGi[1];
+	k.Gdi = L->kGi[2];
 	k.inv = (float)(1.0 / L->unit);
 	struct lbm_kin in;
 	struct lbm_kout out;
@@ -1186,7 +1208,9 @@ void lbm_kernel_row(struct lbm *L, int jj)
 					   vld(hA + n + 1 + W)));
 			fast = !vany(mn < hpos);
 		}
-		if (fast)
+		if (fast && blk[i / 8] == 2)
+			cell8(&in, n, &out, n, &k, &cl, &bd, 2);
+		else if (fast)
 			cell8(&in, n, &out, n, &k, &cl, &bd, 1);
 		else
 			cell8(&in, n, &out, n, &k, &cl, &bd, 0);

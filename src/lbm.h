@@ -138,6 +138,7 @@ struct lbm {
 	double unit;          /* metres per integer unit: 16 h_deep / 2^31 */
 	float kinv;           /* 1 / unit */
 	float kG[LBM_Q];      /* bed-slope weights w_a g / (6 e^2) (a >= 1) */
+	float kGi[LBM_Q];     /* kG / unit: integer bed transfer weights */
 	float *h[2];
 	float *z, *c;
 	int cur;

@@ -13,7 +13,8 @@
  *    surface within 1% of the depth of the Bernoulli solution;
  *  - flow past a cylinder at Re = 100: Strouhal number within 15% of
  *    Williamson's fit St = 0.2175 - 5.1064 / Re (0.1664);
- *  - determinism: byte-identical fields for 1 and 2 threads;
+ *  - determinism: byte-identical fields for 1 and 2 threads, and the
+ *    kernel's fast path bit-identical to its general path;
  *  - wet/dry: a dam break onto a dry slope keeps h >= 0, finite, and the
  *    mass balance closes;
  *  - sources and sinks: the reported volume in / out matches the rates.
@@ -424,6 +425,43 @@ static void test_threads_identical(void **state)
 	raster_release(&r);
 }
 
+/* ---- the kernel's fast path is bit-identical to the general path --------- */
+
+static void test_fast_path_identical(void **state)
+{
+	(void)state;
+	const int nx = 203, ny = 64; /* a tail block too */
+	struct wb_raster r;
+	river_scene(&r, nx, ny);
+	for (int j = 0; j < ny; j++) /* deep, flat-ish water in the middle */
+		for (int i = 60; i < 140; i++)
+			r.h0[i + (size_t)j * nx] = 2.0f;
+	struct wb_sim sim = sim_default();
+	sim.manning = 0.03;
+	sim.viscosity = 0.02;
+	struct lbm a, b;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(lbm_init(&a, &r, &sim, 1, &d), WB_OK);
+	assert_int_equal(lbm_init(&b, &r, &sim, 1, &d), WB_OK);
+	int nfast = 0;
+	for (size_t q = 0; q < (size_t)a.H * a.nb; q++)
+		nfast += a.blk[q] != 0;
+	assert_true(nfast > 100);
+	memset(b.blk, 0, (size_t)b.H * b.nb); /* b: general path only */
+	assert_int_equal(lbm_step(&a, 300, &d), WB_OK);
+	assert_int_equal(lbm_step(&b, 300, &d), WB_OK);
+	for (int q = 0; q < LBM_Q; q++)
+		assert_memory_equal(a.f[a.cur][q], b.f[b.cur][q],
+				    a.ncell * sizeof(int32_t));
+	assert_memory_equal(a.h[a.cur], b.h[b.cur], a.ncell * sizeof(float));
+	assert_true(a.clamped == b.clamped);
+	lbm_release(&a);
+	lbm_release(&b);
+	wb_diags_release(&d);
+	raster_release(&r);
+}
+
 /* ---- wet/dry: dam break onto a dry, rough, sloping plain ----------------- */
 
 static void test_wetdry_dam_break(void **state)
@@ -566,6 +604,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bump_subcritical),
 		cmocka_unit_test(test_cylinder_strouhal),
 		cmocka_unit_test(test_threads_identical),
+		cmocka_unit_test(test_fast_path_identical),
 		cmocka_unit_test(test_wetdry_dam_break),
 		cmocka_unit_test(test_sources_sinks),
 		cmocka_unit_test(test_divergence_reported),
