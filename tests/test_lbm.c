@@ -17,7 +17,9 @@
  *    kernel's fast path bit-identical to its general path;
  *  - wet/dry: a dam break onto a dry slope keeps h >= 0, finite, and the
  *    mass balance closes;
- *  - sources and sinks: the reported volume in / out matches the rates.
+ *  - sources and sinks: the reported volume in / out matches the rates;
+ *  - a bridge deck above the water lets the discharge pass below it, a deck
+ *    reaching into the water is a wall (flow stops, water is stored).
  * WB_TEST_QUICK=1 (set it for sanitizer builds) shortens the long runs.
  */
 #include <stdarg.h>
@@ -462,6 +464,67 @@ static void test_fast_path_identical(void **state)
 	raster_release(&r);
 }
 
+/* ---- a bridge deck: water passes below it, a low deck is a wall ---------- */
+
+static double deck_case(double bottom, double *umean_down)
+{
+	const int nx = 120, ny = 16;
+	const double q = 0.5, depth = 1.0;
+	struct wb_raster r;
+	raster_alloc(&r, nx, ny, 1.0);
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			size_t k = i + (size_t)j * nx;
+			r.h0[k] = (float)depth;
+			if (i >= 55 && i < 58) { /* deck across the channel */
+				r.block_bot[k] = (float)bottom;
+				r.block_top[k] = (float)(bottom + 1);
+				r.flags[k] |= WB_CELL_BLOCKER;
+			}
+		}
+	r.edges[WB_WEST].kind = WB_EDGE_INFLOW;
+	r.edges[WB_WEST].discharge = q;
+	r.edges[WB_EAST].kind = WB_EDGE_LEVEL;
+	r.edges[WB_EAST].level = depth;
+	r.edges[WB_NORTH].free_slip = 1;
+	r.edges[WB_SOUTH].free_slip = 1;
+	struct wb_sim sim = sim_default();
+	sim.viscosity = 0.05;
+	struct wb_solve_opts o = { .threads = 0, .steps = quick() ? 1200 : 2400 };
+	struct wb_state st;
+	struct wb_solve_report rep;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	enum wb_status rc = lbm_solve(&r, &sim, &o, &st, &rep, &d);
+	print_diags(&d);
+	assert_int_equal(rc, WB_OK);
+	double qd = 0;
+	for (int j = 0; j < ny; j++) {
+		size_t k = 90 + (size_t)j * nx;
+		qd += st.h[k] * st.u[k] / ny;
+	}
+	*umean_down = qd;
+	assert_true(rep.balance_error < 1e-12);
+	double stored = rep.vol_final - rep.vol_initial;
+	wb_state_free(&st);
+	wb_diags_release(&d);
+	raster_release(&r);
+	return stored;
+}
+
+static void test_bridge_deck(void **state)
+{
+	(void)state;
+	double q_high, q_low;
+	double s_high = deck_case(2.0, &q_high); /* deck above the water */
+	double s_low = deck_case(0.5, &q_low);   /* deck in the water: wall */
+	printf("deck: high deck passes %.3f m^2/s downstream (inflow 0.5), stored %.1f m^3; low deck passes %.4f m^2/s, stored %.1f m^3\n",
+	       q_high, s_high, q_low, s_low);
+	assert_true(fabs(q_high - 0.5) < 0.1 * 0.5);
+	assert_true(fabs(q_low) < 0.02 * 0.5);
+	assert_true(s_low > 5 * fabs(s_high) && s_low > 100);
+}
+
 /* ---- wet/dry: dam break onto a dry, rough, sloping plain ----------------- */
 
 static void test_wetdry_dam_break(void **state)
@@ -605,6 +668,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cylinder_strouhal),
 		cmocka_unit_test(test_threads_identical),
 		cmocka_unit_test(test_fast_path_identical),
+		cmocka_unit_test(test_bridge_deck),
 		cmocka_unit_test(test_wetdry_dam_break),
 		cmocka_unit_test(test_sources_sinks),
 		cmocka_unit_test(test_divergence_reported),
