@@ -574,10 +574,10 @@ out:
 /* ---- LBM-SWE ------------------------------------------------------------ */
 
 /* Kernel parameters of lbm_step; layout must match struct lbm_kp in
- * src/cl/lbm.cl (fourteen floats). */
+ * src/cl/lbm.cl (sixteen floats). */
 struct lbm_kp {
-	cl_float hd, hthin, hpos, om, omm, ghk, Gax, Gdg, umax2, fr2, kf, hlim, unit,
-		inv;
+	cl_float hd, hthin, hpos, om, omm, ghk, Gax, Gdg, Gai, Gdi, umax2, fr2, kf,
+		hlim, unit, inv;
 };
 
 struct cl_lbm {
@@ -587,15 +587,14 @@ struct cl_lbm {
 	cl_mem f[2], h[2], z, c;
 	cl_mem gi, gf, fg;   /* ghost lists, flux ghost list */
 	cl_mem gk;           /* ghost kind per padded cell */
-	cl_mem blk, fast;    /* lbm.c's fast-path blocks: allowed, taken */
 	int n1e, n1, n2, nf; /* pass-1 edge items, + corners; pass 2; flux */
 	cl_mem si, sf;       /* special cells */
 	cl_mem acc_fin, acc_fout, acc_sin, acc_sout, acc_scl, clamp_acc, bad;
 	cl_mem mh, mu[2], mv[2], rows, rnum, rden, rwet;
 	size_t lx, ngroups;
 	int mcur;            /* which of mu/mv holds the latest macro */
-	cl_kernel k_ghost, k_flux, k_fast, k_step, k_spec, k_macro, k_mfix,
-		  k_rowsum, k_resid;
+	cl_kernel k_ghost, k_flux, k_step, k_spec, k_macro, k_mfix, k_rowsum,
+		  k_resid;
 	struct lbm_kp kp;
 	int cur;
 };
@@ -611,16 +610,15 @@ void cl_lbm_free(struct cl_lbm *c)
 	if (!c)
 		return;
 	cl_mem *m[] = { &c->f[0], &c->f[1], &c->h[0], &c->h[1], &c->z, &c->c,
-			&c->gk, &c->blk, &c->fast, &c->gi, &c->gf, &c->fg, &c->si, &c->sf, &c->acc_fin,
+			&c->gk, &c->gi, &c->gf, &c->fg, &c->si, &c->sf, &c->acc_fin,
 			&c->acc_fout, &c->acc_sin, &c->acc_sout, &c->acc_scl,
 			&c->clamp_acc, &c->bad, &c->mh, &c->mu[0], &c->mu[1],
 			&c->mv[0], &c->mv[1], &c->rows, &c->rnum, &c->rden,
 			&c->rwet };
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
-	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_fast, c->k_step,
-			   c->k_spec, c->k_macro, c->k_mfix, c->k_rowsum,
-			   c->k_resid };
+	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
+			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
@@ -804,13 +802,12 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	c->cur = 0;
 	const size_t N = L->ncell, fb = N * sizeof(float);
 	cl_int err = CL_SUCCESS;
-	const char *kn[] = { "lbm_ghost", "lbm_flux", "lbm_fast", "lbm_step",
-			     "lbm_special", "lbm_macro", "lbm_macro_fix",
-			     "lbm_rowsum", "wb_resid_rows" };
-	cl_kernel *kp[] = { &c->k_ghost, &c->k_flux, &c->k_fast, &c->k_step,
-			    &c->k_spec, &c->k_macro, &c->k_mfix, &c->k_rowsum,
-			    &c->k_resid };
-	for (int k = 0; k < 9; k++)
+	const char *kn[] = { "lbm_ghost", "lbm_flux", "lbm_step", "lbm_special",
+			     "lbm_macro", "lbm_macro_fix", "lbm_rowsum",
+			     "wb_resid_rows" };
+	cl_kernel *kp[] = { &c->k_ghost, &c->k_flux, &c->k_step, &c->k_spec,
+			    &c->k_macro, &c->k_mfix, &c->k_rowsum, &c->k_resid };
+	for (int k = 0; k < 8; k++)
 		if (!(*kp[k] = clCreateKernel(e->prog, kn[k], &err))) {
 			st = cl_fail(d, err, kn[k]);
 			goto fail;
@@ -852,14 +849,6 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 		err = err != CL_SUCCESS ? err : CL_OUT_OF_RESOURCES;
 	if (err == CL_SUCCESS)
 		err = buf_write(e, c->gk, 0, N, L->gkind);
-	const size_t nblk = (size_t)L->H * (size_t)L->nb;
-	if (err == CL_SUCCESS && (!(c->blk = buf_new(e, nblk, &err)) ||
-				  !(c->fast = buf_new(e, nblk, &err))))
-		err = err != CL_SUCCESS ? err : CL_OUT_OF_RESOURCES;
-	if (err == CL_SUCCESS)
-		err = buf_write(e, c->blk, 0, nblk, L->blk);
-	if (err == CL_SUCCESS)
-		err = buf_zero(e, c->fast, nblk);
 	if (err == CL_SUCCESS)
 		err = buf_zero(e, c->clamp_acc, c->ngroups * sizeof(cl_ulong));
 	cl_int big = INT_MAX;
@@ -889,6 +878,8 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	k->ghk = (float)(p->g / (p->e * p->e));
 	k->Gax = (float)(p->g / (6 * p->e * p->e));
 	k->Gdg = 0.25f * k->Gax;
+	k->Gai = L->kGi[1];
+	k->Gdi = L->kGi[2];
 	k->umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
 	k->fr2 = (float)(p->fr_max * p->fr_max);
 	k->kf = (float)(p->g * p->manning * p->manning * p->dx);
@@ -963,8 +954,8 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		err |= ARG(k, 7, W);
 		err |= ARG(k, 8, H);
 		err |= ARG(k, 9, hd);
-		err |= ARG(k, 10, c->kp.Gax);
-		err |= ARG(k, 11, c->kp.inv);
+		err |= ARG(k, 10, c->kp.Gai);
+		err |= ARG(k, 11, c->kp.Gdi);
 		err |= ARG(k, 12, c->acc_fin);
 		err |= ARG(k, 13, c->acc_fout);
 		if (err == CL_SUCCESS)
@@ -972,23 +963,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		if (err != CL_SUCCESS)
 			return err;
 	}
-	cl_int nb = L->nb;
-	cl_kernel k = c->k_fast;
-	err |= ARG(k, 0, c->h[c->cur]);
-	err |= ARG(k, 1, c->blk);
-	err |= ARG(k, 2, c->fast);
-	err |= ARG(k, 3, W);
-	err |= ARG(k, 4, nx);
-	err |= ARG(k, 5, ny);
-	err |= ARG(k, 6, nb);
-	err |= ARG(k, 7, c->kp.hpos);
-	if (err == CL_SUCCESS) {
-		size_t fg[2] = { round_up((size_t)nb, 64), (size_t)ny };
-		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, fg, NULL, 0, NULL,
-					     NULL);
-	}
-	if (err != CL_SUCCESS)
-		return err;
+	cl_kernel k;
 	k = c->k_step;
 	cl_int step = (cl_int)(L->step < INT_MAX ? L->step : INT_MAX - 1);
 	err |= ARG(k, 0, c->f[c->cur]);
@@ -1002,11 +977,9 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	err |= ARG(k, 8, nx);
 	err |= ARG(k, 9, ny);
 	err |= ARG(k, 10, c->kp);
-	err |= ARG(k, 11, c->fast);
-	err |= ARG(k, 12, nb);
-	err |= ARG(k, 13, c->clamp_acc);
-	err |= ARG(k, 14, c->bad);
-	err |= ARG(k, 15, step);
+	err |= ARG(k, 11, c->clamp_acc);
+	err |= ARG(k, 12, c->bad);
+	err |= ARG(k, 13, step);
 	if (err != CL_SUCCESS)
 		return err;
 	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)ny }, ls[2] = { c->lx, 1 };
@@ -1837,7 +1810,9 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	err |= ARG(kk, 8, ny);
 	err |= ARG(kk, 9, k);
 	err |= ARG(kk, 10, hmax);
-	err |= ARG(kk, 11, c->flags);
+	cl_int adj = s->sim.dt > 0;
+	err |= ARG(kk, 11, adj);
+	err |= ARG(kk, 12, c->flags);
 	if (err == CL_SUCCESS)
 		err = run2d(c, kk);
 	kk = c->k_book;

@@ -50,19 +50,18 @@ inline float lbm_rsqrt(float x)
 	float y = as_float(i);
 	y = y * (1.5f - 0.5f * x * y * y);
 	y = y * (1.5f - 0.5f * x * y * y);
-	y = y * (1.5f - 0.5f * x * y * y);
 	return y;
 }
 
 /* x^(-1/3), x > 0: lbm.c's vrcbrt (guess from the integer bits divided
- * in float, four Newton steps) */
+ * in float, two Newton steps); lbm_rsqrt above: two Newton steps */
 inline float lbm_rcbrt(float x)
 {
 	int i = as_int(x);
 	float fi = (float)i * (1.0f / 3.0f);
 	i = 0x54a2fa8c - convert_int_rtz(fi);
 	float y = as_float(i);
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 2; k++)
 		y = y * (4.0f - x * y * y * y) * (1.0f / 3.0f);
 	return y;
 }
@@ -74,7 +73,6 @@ inline int lbm_fx(float x)
 	return convert_int_rte(x);
 }
 
-#define lbm_fxc lbm_fx
 
 /* bed_term of lbm.c: negative depths count 0, the step clamped to
  * [-h_y, h_x] */
@@ -201,11 +199,12 @@ kernel void lbm_ghost(global int *A, global float *hA,
 
 /* edge_flux of lbm.c for flux ghost k, in integer units (the bed-slope
  * transfer of the boundary cell toward the ghost counts as inflow); adds
- * to its own accumulators. Gax: g / (6 e^2) as float. */
+ * to its own accumulators. Gai, Gdi: lbm.c's kGi (bed weight over the
+ * unit) for axis and diagonal links. */
 kernel void lbm_flux(global const int *A, global const float *hA,
 		     global const float *z, global const float *c,
 		     global const int *fg, int nf, int N, int W, int H,
-		     float hd, float Gax, float inv, global long *acc_in,
+		     float hd, float Gai, float Gdi, global long *acc_in,
 		     global long *acc_out)
 {
 	int k = get_global_id(0);
@@ -223,46 +222,18 @@ kernel void lbm_flux(global const int *A, global const float *hA,
 		si += A[a * N + g];
 		so += A[lbm_opps[a] * N + y];
 		int b = lbm_opps[a];
-		float G = Gax * (lbm_ws[b] == 1.0f ? 1.0f : 0.25f);
-		float t = G * lbm_bed(hA[y], z[y], hA[g], z[g]);
-		si += lbm_fx(t * inv);
+		float Gi = lbm_ws[b] == 1.0f ? Gai : Gdi;
+		si += lbm_fx(lbm_bed(hA[y], z[y], hA[g], z[g]) * Gi);
 	}
 	acc_in[k] += si;
 	acc_out[k] += so;
 }
 
-/*
- * lbm.c's fast path, per 8-cell block of a row (blocks wholly inside the
- * row): taken when the block may use it (blk: open sky around, set at
- * init) and every old depth of its 3 x 10 stencil is at least h_pos. The
- * CPU then skips the positivity rule; lbm_step does the same for the
- * block's cells so that both agree bit for bit (lbm.c's comment calls the
- * fast path identical to the general one; it is not when a new depth falls
- * below h_pos: see docs/opencl.md).
- */
-kernel void lbm_fast(global const float *hA, global const uchar *blk,
-		     global uchar *fast, int W, int nx, int ny, int nb,
-		     float hpos)
-{
-	const int b = get_global_id(0), j = get_global_id(1);
-	if (b >= nb || j >= ny)
-		return;
-	const int jj = j + 1;
-	int ok = b * 8 + 8 <= nx && blk[jj * nb + b];
-	if (ok) {
-		const int n = jj * W + b * 8;
-		for (int r = -1; r <= 1; r++)
-			for (int q = 0; q < 10; q++)
-				ok &= !(hA[n + r * W + q] < hpos);
-	}
-	fast[jj * nb + b] = (uchar)ok;
-}
-
 /* Parameters of lbm_step, computed on the host exactly as lbm_kernel_row
  * computes them. */
 struct lbm_kp {
-	float hd, hthin, hpos, om, omm, ghk, Gax, Gdg, umax2, fr2, kf, hlim, unit,
-		inv;
+	float hd, hthin, hpos, om, omm, ghk, Gax, Gdg, Gai, Gdi, umax2, fr2, kf,
+		hlim, unit, inv;
 };
 
 /*
@@ -276,7 +247,6 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		     global const float *restrict hA, global float *restrict hB,
 		     global const float *restrict z, global const float *restrict c,
 		     int N, int W, int nx, int ny, struct lbm_kp kp,
-		     global const uchar *fast, int nb,
 		     global ulong *clamp_acc, global int *bad, int step)
 {
 	const int i = get_global_id(0), j = get_global_id(1);
@@ -336,11 +306,15 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		const int F4 = o8 ? r4 : b8;
 		/* exact mass received, exact (antisymmetric) bed transfers */
 		const float Gax = kp.Gax, Gdg = kp.Gdg, inv = kp.inv, un = kp.unit;
-		const int Hin = ((F0 + F1) + (F2 + F3)) + ((F4 + F5) + (F6 + F7)) + F8;
-		const int Sb = ((lbm_fxc((Gax * s1) * inv) + lbm_fxc((Gdg * s2) * inv)) +
-				(lbm_fxc((Gax * s3) * inv) + lbm_fxc((Gdg * s4) * inv))) +
-			       ((lbm_fxc((Gax * s5) * inv) + lbm_fxc((Gdg * s6) * inv)) +
-				(lbm_fxc((Gax * s7) * inv) + lbm_fxc((Gdg * s8) * inv)));
+		/* integer sums wrap (unsigned), as lbm.c's */
+#define U(x) ((uint)(x))
+		const uint Hin = ((U(F0) + U(F1)) + (U(F2) + U(F3))) +
+				 ((U(F4) + U(F5)) + (U(F6) + U(F7))) + U(F8);
+		const float Gai = kp.Gai, Gdi = kp.Gdi;
+		const uint Sb = ((U(lbm_fx(s1 * Gai)) + U(lbm_fx(s2 * Gdi))) +
+				 (U(lbm_fx(s3 * Gai)) + U(lbm_fx(s4 * Gdi)))) +
+				((U(lbm_fx(s5 * Gai)) + U(lbm_fx(s6 * Gdi))) +
+				 (U(lbm_fx(s7 * Gai)) + U(lbm_fx(s8 * Gdi))));
 		const float f0 = (float)F0 * un, f1 = (float)F1 * un,
 			    f2 = (float)F2 * un, f3 = (float)F3 * un,
 			    f4 = (float)F4 * un, f5 = (float)F5 * un,
@@ -411,24 +385,24 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		rmin = MINF(rmin, (sh | (o4 & (hy4 < hpos))) ? p4 * 36.0f : big);
 		rmin = MINF(rmin, (sh | (o6 & (hy6 < hpos))) ? p6 * 36.0f : big);
 		rmin = MINF(rmin, (sh | (o8 & (hy8 < hpos))) ? p8 * 36.0f : big);
-		/* lbm.c's fast path skips the rule (see lbm_fast) */
-		const int skip = fast[(j + 1) * nb + i / 8];
-		const int neg = (rmin < 0.0f) & !skip, pos = hp > 0.0f;
+		const int neg = rmin < 0.0f, pos = hp > 0.0f;
 		const float r = rmin / MAXF(hp, tiny);
 		const float th = neg ? (pos ? -r / (1.0f - r) : 1.0f) : 0.0f;
 		const float T = pos ? hp : 0.0f;
 		const int nclamp = clv | neg; /* one count per cell, as lbm.c */
-		const int nbad = !(hp < kp.hlim);
-		const int P1 = lbm_fxc((p1 + th * (T * (1.0f / 9) - p1)) * inv);
-		const int P2 = lbm_fxc((p2 + th * (T * (1.0f / 36) - p2)) * inv);
-		const int P3 = lbm_fxc((p3 + th * (T * (1.0f / 9) - p3)) * inv);
-		const int P4 = lbm_fxc((p4 + th * (T * (1.0f / 36) - p4)) * inv);
-		const int P5 = lbm_fxc((p5 + th * (T * (1.0f / 9) - p5)) * inv);
-		const int P6 = lbm_fxc((p6 + th * (T * (1.0f / 36) - p6)) * inv);
-		const int P7 = lbm_fxc((p7 + th * (T * (1.0f / 9) - p7)) * inv);
-		const int P8 = lbm_fxc((p8 + th * (T * (1.0f / 36) - p8)) * inv);
+		const int nbad = !(h < kp.hlim);
+		const int P1 = lbm_fx((p1 + th * (T * (1.0f / 9) - p1)) * inv);
+		const int P2 = lbm_fx((p2 + th * (T * (1.0f / 36) - p2)) * inv);
+		const int P3 = lbm_fx((p3 + th * (T * (1.0f / 9) - p3)) * inv);
+		const int P4 = lbm_fx((p4 + th * (T * (1.0f / 36) - p4)) * inv);
+		const int P5 = lbm_fx((p5 + th * (T * (1.0f / 9) - p5)) * inv);
+		const int P6 = lbm_fx((p6 + th * (T * (1.0f / 36) - p6)) * inv);
+		const int P7 = lbm_fx((p7 + th * (T * (1.0f / 9) - p7)) * inv);
+		const int P8 = lbm_fx((p8 + th * (T * (1.0f / 36) - p8)) * inv);
 		/* the rest population takes the remainder: exact mass budget */
-		B[n] = (Hin + Sb) - (((P1 + P2) + (P3 + P4)) + ((P5 + P6) + (P7 + P8)));
+		B[n] = (int)((Hin + Sb) - (((U(P1) + U(P2)) + (U(P3) + U(P4))) +
+					   ((U(P5) + U(P6)) + (U(P7) + U(P8)))));
+#undef U
 		B[N + n] = P1;
 		B[2 * N + n] = P2;
 		B[3 * N + n] = P3;

@@ -92,20 +92,25 @@ kernel void swe_modify(global float *f, global const int *lc,
 	f[c] += w * (lt[q] - f[c]);
 }
 
-/* flags[0]: first row with a non-finite depth (atomic_min) */
+/* flags[0]: first row with a non-finite depth (atomic_min). adj = 0
+ * (automatic dt): the overshoot reduction cannot act and is left out, as
+ * height_row_k does. */
 kernel void swe_height(global const float *h, global const float *u,
 		       global const float *v, global float *h1,
 		       global float *fu, global float *fv, int W, int nx,
-		       int ny, float k, float hmax, global int *flags)
+		       int ny, float k, float hmax, int adj, global int *flags)
 {
 	const int i = get_global_id(0), j = get_global_id(1);
 	if (i >= nx || j >= ny)
 		return;
 	const int c = (i + 1) + (j + 1) * W;
-	float fw = swe_face_flux(u[c], h[c - 1], h[c], hmax);
-	float fe = swe_face_flux(u[c + 1], h[c], h[c + 1], hmax);
-	float fn = swe_face_flux(v[c], h[c - W], h[c], hmax);
-	float fs = swe_face_flux(v[c + W], h[c], h[c + W], hmax);
+#define FLX(uf, hl, hr) (adj ? swe_face_flux(uf, hl, hr, hmax) : \
+			 (uf) * ((uf) > 0.0f ? (hl) : (hr)))
+	float fw = FLX(u[c], h[c - 1], h[c]);
+	float fe = FLX(u[c + 1], h[c], h[c + 1]);
+	float fn = FLX(v[c], h[c - W], h[c]);
+	float fs = FLX(v[c + W], h[c], h[c + W]);
+#undef FLX
 	float hn = h[c] - k * ((fe - fw) + (fs - fn));
 	if (!(fabs(hn) <= FLT_MAX))
 		atomic_min(&flags[0], j);
@@ -309,12 +314,8 @@ inline float swe_cons_adv(float q0, float qm, float qp, float qtm, float qtp,
 			  float hf, float k)
 {
 	float ql = 0.5f * (fm + f0), qr = 0.5f * (f0 + fq);
-	float ul = ql > 0.0f ? qm : q0;
-	float ur = qr > 0.0f ? q0 : qp;
-	float un = tm > 0.0f ? qtm : q0;
-	float us = tp > 0.0f ? q0 : qtp;
-	float adv = (qr * ur - ql * ul - q0 * (qr - ql)) +
-		    (tp * us - tm * un - q0 * (tp - tm));
+	float adv = (MAXF(ql, 0.0f) * (q0 - qm) + MINF(qr, 0.0f) * (qp - q0)) +
+		    (MAXF(tm, 0.0f) * (q0 - qtm) + MINF(tp, 0.0f) * (qtp - q0));
 	return q0 - k * adv / hf;
 }
 
