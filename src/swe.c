@@ -364,13 +364,16 @@ struct row_out {
 };
 
 /* Advection of one face velocity q0 (u on an x-face, v on a y-face) in
- * momentum-conservative upwind flux form (Stelling & Duinmeijer 2003):
+ * momentum-conservative upwind form (Stelling & Duinmeijer 2003):
  *   q -= k / h_f [ (Q+ q*+ - Q- q*-) - q (Q+ - Q-) ]    along the normal
  *              + [ (T+ q*T+ - T- q*T-) - q (T+ - T-) ]  across it,
  * Q = mass flux at the two cell centres (average of their face fluxes),
- * T = mass flux at the two face ends, q* the upwind face velocity. Used
- * where the flow compresses (q behind > q ahead): there the semi-Lagrangian
- * form, which conserves velocity instead of momentum, makes bores too slow.
+ * T = mass flux at the two face ends, q* the upwind face velocity. With the
+ * upwind choice each bracket reduces to
+ *   max(Q-, 0) (q - q_behind) + min(Q+, 0) (q_ahead - q),
+ * which is what is computed. Used where the flow compresses (q behind >
+ * q ahead): there the semi-Lagrangian form, which conserves velocity
+ * instead of momentum, makes bores too slow.
  * qm/qp: faces behind/ahead along the normal, qtm/qtp across; fm, f0, fq:
  * mass fluxes of those faces and this one; tm/tp: mass flux at the ends. */
 static inline float cons_adv(float q0, float qm, float qp, float qtm,
@@ -378,12 +381,8 @@ static inline float cons_adv(float q0, float qm, float qp, float qtm,
 			     float tm, float tp, float hf, float k)
 {
 	float ql = 0.5f * (fm + f0), qr = 0.5f * (f0 + fq);
-	float ul = ql > 0.0f ? qm : q0;
-	float ur = qr > 0.0f ? q0 : qp;
-	float un = tm > 0.0f ? qtm : q0;
-	float us = tp > 0.0f ? q0 : qtp;
-	float adv = (qr * ur - ql * ul - q0 * (qr - ql)) +
-		    (tp * us - tm * un - q0 * (tp - tm));
+	float adv = (maxf(ql, 0.0f) * (q0 - qm) + minf(qr, 0.0f) * (qp - q0)) +
+		    (maxf(tm, 0.0f) * (q0 - qtm) + minf(tp, 0.0f) * (qtp - q0));
 	return q0 - k * adv / hf;
 }
 
