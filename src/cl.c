@@ -819,7 +819,7 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	    !(c->f[1] = buf_new(e, LBM_Q * fb, &err)) ||
 	    !(c->h[0] = buf_new(e, fb, &err)) || !(c->h[1] = buf_new(e, fb, &err)) ||
 	    !(c->z = buf_new(e, fb, &err)) || !(c->c = buf_new(e, fb, &err)) ||
-	    !(c->clamp_acc = buf_new(e, c->ngroups * sizeof(cl_ulong), &err)) ||
+	    !(c->clamp_acc = buf_new(e, c->ngroups * sizeof(cl_uint), &err)) ||
 	    !(c->bad = buf_new(e, sizeof(cl_int), &err)) ||
 	    !(c->mh = buf_new(e, nn * sizeof(float), &err)) ||
 	    !(c->mu[0] = buf_new(e, nn * sizeof(float), &err)) ||
@@ -850,7 +850,7 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	if (err == CL_SUCCESS)
 		err = buf_write(e, c->gk, 0, N, L->gkind);
 	if (err == CL_SUCCESS)
-		err = buf_zero(e, c->clamp_acc, c->ngroups * sizeof(cl_ulong));
+		err = buf_zero(e, c->clamp_acc, c->ngroups * sizeof(cl_uint));
 	cl_int big = INT_MAX;
 	if (err == CL_SUCCESS)
 		err = buf_write(e, c->bad, 0, sizeof(big), &big);
@@ -1246,10 +1246,11 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
 		err = buf_read(e, c->acc_scl, 0, ns * sizeof(cl_ulong), u);
 	for (size_t k = 0; err == CL_SUCCESS && k < ns; k++)
 		cl += u[k];
+	cl_uint *u32 = (cl_uint *)u; /* nmax >= ngroups + 1 slots of 8 B */
 	if (err == CL_SUCCESS)
-		err = buf_read(e, c->clamp_acc, 0, c->ngroups * sizeof(cl_ulong), u);
+		err = buf_read(e, c->clamp_acc, 0, c->ngroups * sizeof(cl_uint), u32);
 	for (size_t k = 0; err == CL_SUCCESS && k < c->ngroups; k++)
-		cl += u[k];
+		cl += u32[k];
 	free(t);
 	free(u);
 	*in = si;

@@ -238,8 +238,8 @@ struct lbm_kp {
 
 /*
  * The fused step (lbm_kernel_row) for interior cell (i, j) =
- * (get_global_id(0), get_global_id(1)). Counts clamps per work-group into
- * clamp_acc[group] (each group owns its slot: no atomics across groups)
+ * (get_global_id(0), get_global_id(1)). Counts clamped cells into the
+ * 32-bit slot of its work-group (integer atomics within the group)
  * and marks a diverged step in *bad (atomic_min of an integer: the
  * earliest step, deterministic).
  */
@@ -247,17 +247,9 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		     global const float *restrict hA, global float *restrict hB,
 		     global const float *restrict z, global const float *restrict c,
 		     int N, int W, int nx, int ny, struct lbm_kp kp,
-		     global ulong *clamp_acc, global int *bad, int step)
+		     global uint *clamp_acc, global int *bad, int step)
 {
 	const int i = get_global_id(0), j = get_global_id(1);
-#ifndef WB_NO_COUNTS
-	/* WB_NO_COUNTS (tuning only: what the clamp count costs) */
-	local uint lcount;
-	const int lid = get_local_id(0) + get_local_id(1) * get_local_size(0);
-	if (lid == 0)
-		lcount = 0;
-	barrier(CLK_LOCAL_MEM_FENCE);
-#endif
 	if (i < nx && j < ny) {
 		const int n = (i + 1) + (j + 1) * W;
 		/* every candidate population is loaded up front (independent
@@ -414,18 +406,12 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		hB[n] = h;
 		if (nbad)
 			atomic_min(bad, step);
-#ifndef WB_NO_COUNTS
+		/* an integer count per work-group slot (deterministic; only
+		 * this group's items touch it, no barrier needed) */
 		if (nclamp)
-			atomic_add(&lcount, (uint)nclamp);
-#endif
+			atomic_inc(&clamp_acc[get_group_id(0) +
+					      get_group_id(1) * get_num_groups(0)]);
 	}
-#ifndef WB_NO_COUNTS
-	barrier(CLK_LOCAL_MEM_FENCE);
-	if (lid == 0 && lcount) {
-		int grp = get_group_id(0) + get_group_id(1) * get_num_groups(0);
-		clamp_acc[grp] += lcount;
-	}
-#endif
 }
 
 /* Equilibrium lbm_feq of lbm.h. */
