@@ -290,23 +290,25 @@ static void report_depressions(const double *z)
 
 /* ---- the terrains ------------------------------------------------------ */
 
-/* River: spring at (128, 20), 60 m; lake basin centred (128, 110), spill
- * 43 m at the outlet (128, 140); waterfall of 8 m at y = 170; straight
+/* River: spring at (128, 20), 30 m; lake basin centred (128, 110), spill
+ * 28 m at the outlet (128, 140); waterfall of 8 m at y = 170; straight
  * stretch with the bridge at y = 215; exits the south edge at (128, 255),
- * bed 5 m. */
+ * bed 17.7 m. Outside the fall the bed slopes about 0.02, so that a river
+ * with a Manning n around 0.05 stays subcritical (Froude < 1), the regime
+ * the LBM-SWE solver is built for. */
 static double river_bed(double y)
 {
 	if (y <= 20)
-		return 60;
+		return 30;
 	if (y <= 80)
-		return 60 - 16 * (y - 20) / 60;      /* 60 -> 44 */
+		return 30 - 1.2 * (y - 20) / 60;     /* 30 -> 28.8 */
 	if (y <= 110)
-		return 44 - (y - 80) / 30;           /* 44 -> 43 */
+		return 28.8 - 0.8 * (y - 80) / 30;   /* 28.8 -> 28 */
 	if (y <= 140)
-		return 43;                           /* lake sill */
+		return 28;                           /* lake sill */
 	if (y < 170)
-		return 43 - 8 * (y - 140) / 30;      /* 43 -> 35 */
-	return 27 - 22 * (y - 170) / 85;             /* 27 -> 5 */
+		return 28 - 0.6 * (y - 140) / 30;    /* 28 -> 27.4 */
+	return 19.4 - 1.7 * (y - 170) / 85;          /* 19.4 -> 17.7 */
 }
 
 static double river_x(double y)
@@ -325,18 +327,18 @@ static void gen_river(double *z)
 	for (double y = 20; y <= 262; y += 0.25)
 		course_add(&c, river_x(y), y, river_bed(y));
 	struct valley v = { 6, 28 };
-	const double lx = 128, ly = 110, R = 30, rim = 44.5;
+	const double lx = 128, ly = 110, R = 30, rim = 29.5, bed = 24;
 	for (int j = 0; j < N; j++)
 		for (int i = 0; i < N; i++) {
 			/* Plateau: falls 52 m from north to south, 38 m above
 			 * a straight line through the bed, with hills. */
-			double base = 95 - 52.0 * j / 255 +
+			double base = 72 - 20.0 * j / 255 +
 				      2.5 * fbm(i, j, 48, 11);
 			double vz = valley_z(&c, &v, i, j, base);
 			double r = hypot(i - lx, j - ly);
 			double lz;
 			if (r < R)
-				lz = 39 + (rim - 39) * (r / R) * (r / R);
+				lz = bed + (rim - bed) * (r / R) * (r / R);
 			else
 				lz = rim + (base - rim) * smooth((r - R) / v.W);
 			z[i + j * N] = vz < lz ? vz : lz;
@@ -351,36 +353,30 @@ static void gen_river(double *z)
 		if (hypot(i - lx, j - ly) < R + 1)
 			continue;
 		double zz = z[i + j * N];
-		if (zz > prev + 1e-9 && j > 20)
+		if (zz > prev + 0.02 && j > 20) /* 16-bit steps, bends */
 			ok = 0;
 		prev = zz;
 	}
 	course_free(&c);
 	printf("river: a valley from a spring in the north to the south edge\n"
-	       "  spring area: centre (128, 20), bed 60 m; valley head closed "
-	       "to the north (terrain above 80 m at y = 0)\n"
+	       "  spring area: centre (128, 20), bed 30 m; valley head closed "
+	       "to the north\n"
 	       "  upper course: S-bend x = 128 + 9 sin(2 pi (y-20)/60) for "
-	       "y 20..80, bed 60 -> 44 m (slope 0.27)\n"
-	       "  lake basin: centre (128, 110), radius 30 m (rim 44.5 m and "
-	       "higher), bed 39 m; spill level 43.0 m at the outlet sill "
-	       "(128, 110..140); at 43 m the lake is a disc of radius ~25.6 m, "
-	       "depth 4 m at the centre\n"
+	       "y 20..80, bed 30 -> 28.8 m (slope 0.02)\n"
+	       "  lake basin: centre (128, 110), radius 30 m (rim %.1f m and "
+	       "higher), bed %.0f m; spill level 28.0 m at the outlet sill "
+	       "(128, 110..140)\n"
 	       "  middle course: y 140..170, small bend to x = 123 at y = 151,"
-	       " straight along x = 128 for y 162..170, bed 43 -> 35 m (slope "
-	       "0.27)\n"
-	       "  cliff/waterfall: bed drops 8 m (35 -> 27 m) between rows "
+	       " bed 28 -> 27.4 m (slope 0.02)\n"
+	       "  cliff/waterfall: bed drops 8 m (27.4 -> 19.4 m) between rows "
 	       "y = 169 and y = 170 at x ~128, across the whole valley\n"
 	       "  lower course: straight along x = 128 from y = 170 to the "
-	       "south edge, bed 27 -> 5 m (slope 0.26)\n"
-	       "  bridge site: y = 215, bed %.1f m at x = 128; channel "
-	       "half-width 6 m (floor +0.8 m at x = 122/134), banks reach "
+	       "south edge, bed 19.4 -> 17.7 m (slope 0.02)\n"
+	       "  bridge site: y = 215, bed %.1f m at x = 128; banks reach "
 	       "%.1f m at x = 118/138 and %.1f m at x = 108/148\n"
 	       "  exit: south edge (y = 255) at x = 128, bed %.1f m\n"
-	       "  valley walls rise over ~28 m from the channel edge to the "
-	       "plateau, 25..42 m above the bed (plateau z = 95 - 52 y/255 "
-	       "+-2.5 m); no noise in the channel\n"
 	       "  check: river bed non-increasing downstream outside the "
-	       "lake: %s\n", river_bed(215),
+	       "lake: %s\n", rim, bed, river_bed(215),
 	       z[118 + 215 * N], z[108 + 215 * N], z[128 + 255 * N],
 	       ok ? "yes" : "NO");
 }
