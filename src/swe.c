@@ -692,14 +692,12 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 	int rows = r->ny + 2;
 	s->row_d = calloc((size_t)rows, sizeof(double));
 	s->row_d2 = calloc((size_t)rows, sizeof(double));
-	s->row_f = calloc((size_t)rows, sizeof(float));
-	s->row_f2 = calloc((size_t)rows, sizeof(float));
 	s->row_l = calloc((size_t)rows, sizeof(long));
 	if (!s->h || !s->h1 || !s->H || !s->u || !s->v || !s->u1 || !s->v1 ||
 	    !s->usnap || !s->vsnap || !s->bb || !s->fu || !s->fv ||
 	    (sim->maccormack && (!s->ut || !s->vt)) ||
 	    (s->foam_on && (!s->foam || !s->foam1)) || !s->row_d ||
-	    !s->row_d2 || !s->row_f || !s->row_f2 || !s->row_l)
+	    !s->row_d2 || !s->row_l)
 		goto oom;
 	for (long c = 0; c < nc; c++)
 		s->bb[c] = INFINITY;
@@ -764,8 +762,7 @@ void swe_release(struct swe_ctx *s)
 		return;
 	float **f[] = { &s->h, &s->h1, &s->H, &s->u, &s->v, &s->u1, &s->v1,
 			&s->ut, &s->vt, &s->usnap, &s->vsnap, &s->bb, &s->fu, &s->fv,
-			&s->foam, &s->foam1, &s->mod_tu, &s->mod_tv,
-			&s->row_f, &s->row_f2 };
+			&s->foam, &s->foam1, &s->mod_tu, &s->mod_tv };
 	for (size_t n = 0; n < sizeof(f) / sizeof(f[0]); n++) {
 		free(*f[n]);
 		*f[n] = NULL;

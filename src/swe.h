@@ -99,7 +99,6 @@ struct swe_ctx {
 	double t_cur, t_last; /* simulated time of the current / last window */
 	/* per-row scratch */
 	double *row_d, *row_d2;
-	float *row_f, *row_f2;
 	long *row_l;
 	/* time stepping and bookkeeping */
 	double dt, t;
