@@ -10,12 +10,14 @@
  *     boundary kind (inflow by discharge and by velocity, level, open,
  *     no-slip and free-slip walls, periodic), wet/dry fronts over an
  *     island, a blocker, sources, a sink, a fixed level and a flow
- *     modifier: depth and velocity match lbm_solve within 1e-4 of the
- *     field's largest magnitude (docs/opencl.md: the kernels repeat the CPU
- *     arithmetic operation for operation, so on PoCL the fields are in fact
- *     bit-identical; the tolerance covers devices whose division or sqrt
- *     rounds differently), the same status as the CPU, and the same mass
- *     bookkeeping (in, out, final volume to 1e-5, balance error to 1e-6);
+ *     modifier, and for SWE foam, MacCormack advection and a cliff with
+ *     waterfall particles (kept on the host): depth, velocity and foam
+ *     match lbm_solve / swe_solve within 1e-4 of the field's largest
+ *     magnitude (docs/opencl.md: the kernels repeat the CPU arithmetic
+ *     operation for operation, so most fields are in fact bit-identical,
+ *     on PoCL and on an NVIDIA H200 alike), the same status as the CPU,
+ *     and the same mass bookkeeping (final volume to 1e-5 (LBM) or the
+ *     tolerance (SWE), balance error to 1e-6);
  *   - two device runs give identical bytes (no floating-point atomics);
  *   - the run to a steady state (convergence test, up to 1200 steps) stops
  *     at the same step as the CPU and matches its fields within 1e-3.
