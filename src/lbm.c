@@ -1144,6 +1144,27 @@ cell8(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 	vst(out->hB + m, h);
 }
 
+/* Eight cells that hold no water, whose neighbours hold none and that
+ * receive nothing: every input of the update is zero (bit patterns), so
+ * its result is zero too (h = 0, all populations 0, no clamp). */
+static inline int dry8(const struct lbm_kin *in, int n)
+{
+	const int W = in->W;
+	const float *hA = in->hA;
+	const int32_t *const *A = in->A;
+	v8i acc = vldi(A[0] + n);
+	for (int dj = -1; dj <= 1; dj++)
+		for (int di = -1; di <= 1; di++)
+			acc |= (v8i)vld(hA + n + di + dj * W);
+	acc |= vldi(A[5] + n + 1) | vldi(A[6] + n + 1 + W) |
+	       vldi(A[7] + n + W) | vldi(A[8] + n - 1 + W) |
+	       vldi(A[1] + n - 1) | vldi(A[2] + n - 1 - W) |
+	       vldi(A[3] + n - W) | vldi(A[4] + n + 1 - W);
+	for (int a = 1; a < LBM_Q; a++)
+		acc |= vldi(A[a] + n);
+	return !vany(acc != 0);
+}
+
 static int lanes_set(v8i m)
 {
 #ifdef __AVX__
@@ -1198,7 +1219,7 @@ void lbm_kernel_row(struct lbm *L, int jj)
 		v8i cl = { 0 }, bd;
 		const int n = n0 + i;
 		int fast = 0;
-		if (blk[i / 8]) { /* open sky around: is all the stencil deep? */
+		if (blk[i / 8] && !L->no_shortcuts) { /* open sky: stencil deep? */
 			const float *hA = in.hA;
 			v8f mn = vmin(vmin(vld(hA + n - 1 - W), vld(hA + n - W)),
 				      vld(hA + n + 1 - W));
@@ -1207,6 +1228,15 @@ void lbm_kernel_row(struct lbm *L, int jj)
 			mn = vmin(mn, vmin(vmin(vld(hA + n - 1 + W), vld(hA + n + W)),
 					   vld(hA + n + 1 + W)));
 			fast = !vany(mn < hpos);
+		}
+		if (!fast && !L->no_shortcuts && dry8(&in, n)) {
+			/* dry and nothing arriving: the update gives zeros */
+			const v8i zi = { 0 };
+			const v8f zf = { 0 };
+			for (int a = 0; a < LBM_Q; a++)
+				vsti(out.B[a] + n, zi);
+			vst(out.hB + n, zf);
+			continue;
 		}
 		if (fast && blk[i / 8] == 2)
 			cell8(&in, n, &out, n, &k, &cl, &bd, 2);

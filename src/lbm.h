@@ -154,6 +154,7 @@ struct lbm {
 	uint8_t cflip[4];   /* corner copy reflected: 1 in x, 2 in y, 0 not */
 	long ramp_steps;    /* inflow / level ramp */
 	uint8_t *blk;       /* per padded row and 8-cell block: fast path allowed */
+	int no_shortcuts;   /* tests: no fast path, no dry-block skip */
 	int nb;             /* blocks per row */
 	struct lbm_special *sp;
 	int nsp;
