@@ -1811,9 +1811,7 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	err |= ARG(kk, 8, ny);
 	err |= ARG(kk, 9, k);
 	err |= ARG(kk, 10, hmax);
-	cl_int adj = s->sim.dt > 0;
-	err |= ARG(kk, 11, adj);
-	err |= ARG(kk, 12, c->flags);
+	err |= ARG(kk, 11, c->flags);
 	if (err == CL_SUCCESS)
 		err = run2d(c, kk);
 	kk = c->k_book;

@@ -92,25 +92,20 @@ kernel void swe_modify(global float *f, global const int *lc,
 	f[c] += w * (lt[q] - f[c]);
 }
 
-/* flags[0]: first row with a non-finite depth (atomic_min). adj = 0
- * (automatic dt): the overshoot reduction cannot act and is left out, as
- * height_row_k does. */
+/* flags[0]: first row with a non-finite depth (atomic_min) */
 kernel void swe_height(global const float *h, global const float *u,
 		       global const float *v, global float *h1,
 		       global float *fu, global float *fv, int W, int nx,
-		       int ny, float k, float hmax, int adj, global int *flags)
+		       int ny, float k, float hmax, global int *flags)
 {
 	const int i = get_global_id(0), j = get_global_id(1);
 	if (i >= nx || j >= ny)
 		return;
 	const int c = (i + 1) + (j + 1) * W;
-#define FLX(uf, hl, hr) (adj ? swe_face_flux(uf, hl, hr, hmax) : \
-			 (uf) * ((uf) > 0.0f ? (hl) : (hr)))
-	float fw = FLX(u[c], h[c - 1], h[c]);
-	float fe = FLX(u[c + 1], h[c], h[c + 1]);
-	float fn = FLX(v[c], h[c - W], h[c]);
-	float fs = FLX(v[c + W], h[c], h[c + W]);
-#undef FLX
+	float fw = swe_face_flux(u[c], h[c - 1], h[c], hmax);
+	float fe = swe_face_flux(u[c + 1], h[c], h[c + 1], hmax);
+	float fn = swe_face_flux(v[c], h[c - W], h[c], hmax);
+	float fs = swe_face_flux(v[c + W], h[c], h[c + W], hmax);
 	float hn = h[c] - k * ((fe - fw) + (fs - fn));
 	if (!(fabs(hn) <= FLT_MAX))
 		atomic_min(&flags[0], j);
