@@ -377,20 +377,32 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		rmin = MINF(rmin, (sh | (o4 & (hy4 < hpos))) ? p4 * 36.0f : big);
 		rmin = MINF(rmin, (sh | (o6 & (hy6 < hpos))) ? p6 * 36.0f : big);
 		rmin = MINF(rmin, (sh | (o8 & (hy8 < hpos))) ? p8 * 36.0f : big);
-		const int neg = rmin < 0.0f, pos = hp > 0.0f;
-		const float r = rmin / MAXF(hp, tiny);
-		const float th = neg ? (pos ? -r / (1.0f - r) : 1.0f) : 0.0f;
-		const float T = pos ? hp : 0.0f;
+		const int neg = rmin < 0.0f;
 		const int nclamp = clv | neg; /* one count per cell, as lbm.c */
 		const int nbad = !(h < kp.hlim);
-		const int P1 = lbm_fx((p1 + th * (T * (1.0f / 9) - p1)) * inv);
-		const int P2 = lbm_fx((p2 + th * (T * (1.0f / 36) - p2)) * inv);
-		const int P3 = lbm_fx((p3 + th * (T * (1.0f / 9) - p3)) * inv);
-		const int P4 = lbm_fx((p4 + th * (T * (1.0f / 36) - p4)) * inv);
-		const int P5 = lbm_fx((p5 + th * (T * (1.0f / 9) - p5)) * inv);
-		const int P6 = lbm_fx((p6 + th * (T * (1.0f / 36) - p6)) * inv);
-		const int P7 = lbm_fx((p7 + th * (T * (1.0f / 9) - p7)) * inv);
-		const int P8 = lbm_fx((p8 + th * (T * (1.0f / 36) - p8)) * inv);
+		/* positivity blend only where needed (lbm.c: only when a lane
+		 * of the 8 needs it; th = 0 leaves finite populations as they
+		 * are, so skipping it is the same) */
+		float g1 = p1, g2 = p2, g3 = p3, g4 = p4, g5 = p5, g6 = p6, g7 = p7,
+		      g8 = p8;
+		if (neg) {
+			const int pos = hp > 0.0f;
+			const float r = rmin / MAXF(hp, tiny);
+			const float th = pos ? -r / (1.0f - r) : 1.0f;
+			const float T = pos ? hp : 0.0f;
+			g1 = p1 + th * (T * (1.0f / 9) - p1);
+			g2 = p2 + th * (T * (1.0f / 36) - p2);
+			g3 = p3 + th * (T * (1.0f / 9) - p3);
+			g4 = p4 + th * (T * (1.0f / 36) - p4);
+			g5 = p5 + th * (T * (1.0f / 9) - p5);
+			g6 = p6 + th * (T * (1.0f / 36) - p6);
+			g7 = p7 + th * (T * (1.0f / 9) - p7);
+			g8 = p8 + th * (T * (1.0f / 36) - p8);
+		}
+		const int P1 = lbm_fx(g1 * inv), P2 = lbm_fx(g2 * inv),
+			  P3 = lbm_fx(g3 * inv), P4 = lbm_fx(g4 * inv),
+			  P5 = lbm_fx(g5 * inv), P6 = lbm_fx(g6 * inv),
+			  P7 = lbm_fx(g7 * inv), P8 = lbm_fx(g8 * inv);
 		/* the rest population takes the remainder: exact mass budget */
 		B[n] = (int)((Hin + Sb) - (((U(P1) + U(P2)) + (U(P3) + U(P4))) +
 					   ((U(P5) + U(P6)) + (U(P7) + U(P8)))));
