@@ -239,6 +239,11 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 			      const char *dir, struct wb_scene *sc,
 			      struct wb_diags *d);
 void wb_scene_free(struct wb_scene *sc);
+/* Give diagnostics d->v[from..] that name a JSON path of 'file' but no line
+ * (those of later steps, such as the rasteriser) the line and column of
+ * that path in the scene text. */
+void wb_scene_locate(const char *text, size_t len, const char *file,
+		     struct wb_diags *d, int from);
 
 /* ---- terrain ----------------------------------------------------------- */
 

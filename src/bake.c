@@ -2,6 +2,7 @@
  * bake.c - the pipeline steps shared by wbake, tests and benchmarks
  * (see bake.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "bake.h"
@@ -9,6 +10,7 @@
 #include "cl.h"
 #endif
 #include "solve.h"
+#include "util.h"
 
 enum wb_status wb_bake_load(struct wb_bake *b, const char *scene_path,
 			    struct wb_diags *d)
@@ -17,8 +19,22 @@ enum wb_status wb_bake_load(struct wb_bake *b, const char *scene_path,
 	enum wb_status st = wb_scene_load(scene_path, &b->sc, d);
 	if (!st)
 		st = wb_heightmap_load(&b->sc.terrain, &b->hm, d);
-	if (!st)
+	if (!st) {
+		int from = d->n;
 		st = wb_raster_build(&b->sc, &b->hm, &b->r, d);
+		if (d->n > from) {
+			/* point the rasteriser's messages at their lines */
+			struct wb_diags quiet;
+			unsigned char *text;
+			size_t len;
+			wb_diags_init(&quiet);
+			if (wb_read_file(scene_path, &text, &len, &quiet) == WB_OK) {
+				wb_scene_locate((const char *)text, len, b->sc.file, d, from);
+				free(text);
+			}
+			wb_diags_release(&quiet);
+		}
+	}
 	b->loaded = st == WB_OK;
 	return st;
 }

@@ -1357,6 +1357,21 @@ enum wb_status wb_scene_load(const char *path, struct wb_scene *sc,
 	return st;
 }
 
+void wb_scene_locate(const char *text, size_t len, const char *file,
+		     struct wb_diags *d, int from)
+{
+	for (int i = from; i < d->n; i++) {
+		struct wb_diag *g = &d->v[i];
+		if (!g->path || g->line || !g->file || !file ||
+		    strcmp(g->file, file) != 0)
+			continue;
+		long off = locate_path(text, len, g->path);
+		if (off >= 0)
+			offset_to_linecol(text, len, (size_t)off, &g->line,
+					  &g->col);
+	}
+}
+
 static void poly_free(struct wb_polygon *p)
 {
 	if (p)

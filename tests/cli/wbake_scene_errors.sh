@@ -53,5 +53,5 @@ cat > "$T/off.json" <<'J'
  "sources": [{"type": "spring", "point": [9999, 5], "discharge": 1, "material": "w"}]}
 J
 run 2 $W "$T/off.json" --check
-expect_err_has "error: sources[0].point: expected a point on the terrain (0..256, 0..256 m), found (9999, 5)"
+expect_err "$T/off.json:3:42: error: sources[0].point: expected a point on the terrain (0..256, 0..256 m), found (9999, 5)"
 finish
