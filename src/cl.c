@@ -1408,7 +1408,8 @@ struct cl_swe {
 	struct swe_ctx s;     /* host context: set-up, lists, falls, particles */
 	int ok_s;
 	cl_mem h, h1, H, u, v, u1, v1, ut, vt, us, vs, bb, fu, fv, foam, foam1;
-	cl_mem mu_c, mu_k, mu_t, mv_c, mv_k, mv_t;
+	cl_mem mu_c, mu_k, mu_t, mv_c, mv_k, mv_t; /* faces, weights, targets */
+	float *wmod[2];       /* this step's modifier weights 1 - expf(-k dt) */
 	cl_mem src_c, src_v, fix_c, fix_v, sink_c;
 	cl_mem a_bin, a_bout, a_sin, a_sout, a_fin, a_fout, a_kout, bc_cl,
 	       clamp_acc, stats, flags, rnum, rden;
@@ -1453,6 +1454,8 @@ void cl_swe_free(struct cl_swe *c)
 			clReleaseKernel(ks[k]);
 	if (c->ok_s)
 		swe_release(&c->s);
+	free(c->wmod[0]);
+	free(c->wmod[1]);
 	free(c);
 }
 
@@ -1579,6 +1582,12 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 		}
 	}
 	long nmu = s->mod_u.n, nmv = s->mod_v.n;
+	c->wmod[0] = malloc((size_t)(nmu > 0 ? nmu : 1) * sizeof(float));
+	c->wmod[1] = malloc((size_t)(nmv > 0 ? nmv : 1) * sizeof(float));
+	if (!c->wmod[0] || !c->wmod[1]) {
+		st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+		goto fail;
+	}
 	size_t nbk = (size_t)(s->nx + s->ny);
 	if (!(c->mu_c = int_list(e, s->mod_u.c, nmu, &err)) ||
 	    !(c->mu_k = float_list(e, s->mod_u.val, nmu, &err)) ||
@@ -1772,9 +1781,18 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	cl_mem lists[2][4] = { { c->u, c->mu_c, c->mu_k, c->mu_t },
 			       { c->v, c->mv_c, c->mv_k, c->mv_t } };
 	long nl[2] = { s->mod_u.n, s->mod_v.n };
+	const float *rate[2] = { s->mod_u.val, s->mod_v.val };
 	for (int q = 0; q < 2 && err == CL_SUCCESS; q++) {
 		if (!nl[q])
 			continue;
+		/* the weights are libm's expf, as apply_modifiers computes them
+		 * (a device exp may round differently); the previous step's
+		 * blocking read guarantees the last upload has completed */
+		for (long k2 = 0; k2 < nl[q]; k2++)
+			c->wmod[q][k2] = 1.0f - expf(-rate[q][k2] * dtf);
+		err = clEnqueueWriteBuffer(e->q, lists[q][2], CL_FALSE, 0,
+					   (size_t)nl[q] * sizeof(float), c->wmod[q],
+					   0, NULL, NULL);
 		cl_int n = (cl_int)nl[q];
 		cl_kernel kk = c->k_mod;
 		err |= ARG(kk, 0, lists[q][0]);
@@ -1782,7 +1800,6 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err |= ARG(kk, 2, lists[q][2]);
 		err |= ARG(kk, 3, lists[q][3]);
 		err |= ARG(kk, 4, n);
-		err |= ARG(kk, 5, dtf);
 		if (err == CL_SUCCESS)
 			err = run1d(e, kk, (size_t)n);
 	}

@@ -78,18 +78,16 @@ inline float swe_finish(float ua, float hl, float hr, float Hl, float Hr,
 	return wall ? 0.0f : un;
 }
 
+/* lw: this step's weights 1 - expf(-k dt), computed on the host with the
+ * CPU's libm (a device exp may round differently) */
 kernel void swe_modify(global float *f, global const int *lc,
-		       global const float *lk, global const float *lt, int n,
-		       float dt)
+		       global const float *lw, global const float *lt, int n)
 {
 	int q = get_global_id(0);
 	if (q >= n)
 		return;
 	int c = lc[q];
-	/* expf of glibc is correctly rounded in all but rare cases; so is
-	 * exp in double rounded to float (where the device has doubles) */
-	float w = 1.0f - (float)exp((real)(-lk[q] * dt));
-	f[c] += w * (lt[q] - f[c]);
+	f[c] += lw[q] * (lt[q] - f[c]);
 }
 
 /* flags[0]: first row with a non-finite depth (atomic_min) */
