@@ -1417,8 +1417,17 @@ struct cl_swe {
 		  k_fg, k_mcb, k_faces, k_bc, k_fgh, k_fgen, k_fadv, k_resid;
 	struct swe_edges_h E;
 	size_t lx, ngroups;
-	int fall_r0, fall_r1;  /* padded rows the waterfall faces touch */
-	long transferred;      /* bytes moved for the particles (diagnostics) */
+	/* the cells the host's waterfall and particle code touches this step:
+	 * 16 x 16 tiles of the padded grid marked around the candidates' cells
+	 * and within a step's reach of every particle */
+	int ntx, nty;
+	uint8_t *tmark;
+	cl_int *cells;
+	float *vals;
+	long ncells, capcells;
+	cl_mem dcells, dvals;
+	cl_kernel k_gather, k_scatter;
+	long long transferred; /* bytes moved for the particles (diagnostics) */
 };
 
 int cl_swe_bytes_per_cell(const struct cl_swe *c)
@@ -1429,6 +1438,16 @@ int cl_swe_bytes_per_cell(const struct cl_swe *c)
 	 * u, v, foam, writes foam1, advection reads h, u, v, foam1, writes foam */
 	return 4 * (6 + 9 + (c->s.sim.maccormack ? 6 : 0) +
 		    (c->s.foam_on ? 11 : 0));
+}
+
+long long cl_swe_bytes_moved(const struct cl_swe *c)
+{
+	return c->transferred;
+}
+
+long cl_swe_particles(const struct cl_swe *c)
+{
+	return c->s.P.n;
 }
 
 void cl_swe_free(struct cl_swe *c)
@@ -1456,6 +1475,15 @@ void cl_swe_free(struct cl_swe *c)
 		swe_release(&c->s);
 	free(c->wmod[0]);
 	free(c->wmod[1]);
+	free(c->tmark);
+	free(c->cells);
+	free(c->vals);
+	buf_free(&c->dcells);
+	buf_free(&c->dvals);
+	if (c->k_gather)
+		clReleaseKernel(c->k_gather);
+	if (c->k_scatter)
+		clReleaseKernel(c->k_scatter);
 	free(c);
 }
 
@@ -1630,18 +1658,18 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 		goto fail;
 	}
 	swe_edge_params(c);
-	/* rows the waterfall candidates touch (their cells and faces +-1) */
-	c->fall_r0 = s->ny + 2;
-	c->fall_r1 = -1;
-	for (long n = 0; n < s->n_falls; n++) {
-		const struct swe_fall *f = &s->falls[n];
-		long cells[3] = { f->up, f->dn, f->face };
-		for (int q = 0; q < 3; q++) {
-			int rw = (int)(cells[q] / s->W);
-			if (rw - 1 < c->fall_r0)
-				c->fall_r0 = rw - 1;
-			if (rw + 1 > c->fall_r1)
-				c->fall_r1 = rw + 1;
+	if (s->n_falls > 0) {
+		c->ntx = (s->W + 15) / 16;
+		c->nty = (s->ny + 2 + 15) / 16;
+		c->tmark = calloc((size_t)c->ntx * c->nty, 1);
+		if (!c->tmark) {
+			st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+			goto fail;
+		}
+		if (!(c->k_gather = clCreateKernel(e->prog, "wb_gather", &err)) ||
+		    !(c->k_scatter = clCreateKernel(e->prog, "wb_scatter", &err))) {
+			st = cl_fail(d, err, "wb_gather / wb_scatter");
+			goto fail;
 		}
 	}
 	*out = c;
@@ -1651,16 +1679,31 @@ fail:
 	return st;
 }
 
-/* Padded rows [*r0, *r1] the host part of this step may touch: the
- * waterfall candidates' rows and the rows particles can reach in one step
- * (everything when particles can wrap across a periodic north/south edge).
- * Returns 0 when nothing needs to move. */
-static int swe_band(const struct cl_swe *c, int *r0, int *r1)
+/* Mark the tiles covering padded cells [i0, i1] x [j0, j1]. */
+static void mark_box(struct cl_swe *c, int i0, int i1, int j0, int j1)
+{
+	const struct swe_ctx *s = &c->s;
+	i0 = i0 < 0 ? 0 : i0;
+	j0 = j0 < 0 ? 0 : j0;
+	i1 = i1 > s->W - 1 ? s->W - 1 : i1;
+	j1 = j1 > s->ny + 1 ? s->ny + 1 : j1;
+	for (int tj = j0 / 16; tj <= j1 / 16; tj++)
+		for (int ti = i0 / 16; ti <= i1 / 16; ti++)
+			c->tmark[ti + (size_t)tj * c->ntx] = 1;
+}
+
+/* The cell list of this step (see struct cl_swe): every cell the host's
+ * swe_falls_activate / _emit and swe_particles_step can read or write,
+ * with margins: R = a step's reach of the fastest particle (or of a new
+ * one, |u| <= alpha dx/dt) plus 2 cells (deposits write the east and
+ * south faces too). Periodic edges with particles in flight: everything. */
+static enum wb_status swe_cells(struct cl_swe *c, struct wb_diags *d)
 {
 	const struct swe_ctx *s = &c->s;
 	const struct swe_particles *p = &s->P;
-	int a = c->fall_r0, b = c->fall_r1;
-	double vmax = 0, ymin = INFINITY, ymax = -INFINITY;
+	size_t nt = (size_t)c->ntx * c->nty;
+	memset(c->tmark, 0, nt);
+	double vmax = SWE_VEL_ALPHA * s->dx / s->dt;
 	long live = 0;
 	for (long m = 0; m < p->n; m++) {
 		if (p->hit[m] != -1)
@@ -1669,38 +1712,97 @@ static int swe_band(const struct cl_swe *c, int *r0, int *r1)
 		double sp = sqrt(p->vx[m] * p->vx[m] + p->vy[m] * p->vy[m] +
 				 p->vz[m] * p->vz[m]);
 		vmax = sp > vmax ? sp : vmax;
-		ymin = p->y[m] < ymin ? p->y[m] : ymin;
-		ymax = p->y[m] > ymax ? p->y[m] : ymax;
 	}
-	if (live) {
-		if (c->E.per_ns) {
-			a = 0;
-			b = s->ny + 1;
-		} else {
-			double reach = (vmax + s->g * s->dt) * s->dt / s->dx + 3;
-			int pa = (int)floor(ymin / s->dx - reach) + 1;
-			int pb = (int)ceil(ymax / s->dx + reach) + 1;
-			a = pa < a ? pa : a;
-			b = pb > b ? pb : b;
+	int R = (int)ceil((vmax + s->g * s->dt) * s->dt / s->dx) + 2;
+	if (live && (c->E.per_we || c->E.per_ns)) {
+		memset(c->tmark, 1, nt);
+	} else {
+		for (long n = 0; n < s->n_falls; n++) {
+			const struct swe_fall *f = &s->falls[n];
+			long q2[2] = { f->up, f->dn };
+			for (int q = 0; q < 2; q++) {
+				int pi = (int)(q2[q] % s->W), pj = (int)(q2[q] / s->W);
+				mark_box(c, pi - R, pi + R, pj - R, pj + R);
+			}
+		}
+		for (long m = 0; m < p->n; m++) {
+			if (p->hit[m] != -1)
+				continue;
+			int i = (int)(p->x[m] / s->dx), j = (int)(p->y[m] / s->dx);
+			i = i < 0 ? 0 : i >= s->nx ? s->nx - 1 : i;
+			j = j < 0 ? 0 : j >= s->ny ? s->ny - 1 : j;
+			mark_box(c, i + 1 - R, i + 1 + R, j + 1 - R, j + 1 + R);
 		}
 	}
-	if (a < 0)
-		a = 0;
-	if (b > s->ny + 1)
-		b = s->ny + 1;
-	*r0 = a;
-	*r1 = b;
-	return a <= b;
+	long n = 0;
+	for (size_t t = 0; t < nt; t++)
+		n += c->tmark[t] ? 256 : 0;
+	if (n > c->capcells) {
+		free(c->cells);
+		free(c->vals);
+		c->cells = malloc((size_t)n * sizeof(cl_int));
+		c->vals = malloc((size_t)n * sizeof(float));
+		buf_free(&c->dcells);
+		buf_free(&c->dvals);
+		cl_int err = CL_SUCCESS;
+		if (!c->cells || !c->vals) {
+			c->capcells = 0;
+			return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+		}
+		if (!(c->dcells = buf_new(c->env, (size_t)n * sizeof(cl_int), &err)) ||
+		    !(c->dvals = buf_new(c->env, (size_t)n * sizeof(float), &err))) {
+			c->capcells = 0;
+			return cl_fail(d, err, "allocating the particle cell list");
+		}
+		c->capcells = n;
+	}
+	n = 0;
+	for (int tj = 0; tj < c->nty; tj++)
+		for (int ti = 0; ti < c->ntx; ti++) {
+			if (!c->tmark[ti + (size_t)tj * c->ntx])
+				continue;
+			for (int j = tj * 16; j < tj * 16 + 16 && j < s->ny + 2; j++)
+				for (int i = ti * 16; i < ti * 16 + 16 && i < s->W; i++)
+					c->cells[n++] = i + j * s->W;
+		}
+	c->ncells = n;
+	cl_int err = buf_write(c->env, c->dcells, 0, (size_t)n * sizeof(cl_int),
+			       c->cells);
+	c->transferred += (long long)n * (long long)sizeof(cl_int);
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "uploading the particle cell list");
+	return WB_OK;
 }
 
-static cl_int band_io(struct cl_swe *c, cl_mem m, float *host, int r0, int r1,
-		      int write)
+/* Copy field m's listed cells device -> host mirror (write = 0) or host
+ * mirror -> device (write = 1). */
+static cl_int cells_io(struct cl_swe *c, cl_mem m, float *host, int write)
 {
-	size_t off = (size_t)r0 * c->s.W * sizeof(float);
-	size_t len = (size_t)(r1 - r0 + 1) * c->s.W * sizeof(float);
-	c->transferred += (long)len;
-	return write ? buf_write(c->env, m, off, len, (char *)host + off) :
-		       buf_read(c->env, m, off, len, (char *)host + off);
+	struct cl_env *e = c->env;
+	cl_int n = (cl_int)c->ncells;
+	if (n == 0)
+		return CL_SUCCESS;
+	size_t len = (size_t)n * sizeof(float);
+	c->transferred += (long long)len;
+	cl_kernel k = write ? c->k_scatter : c->k_gather;
+	cl_int err = CL_SUCCESS;
+	if (write) {
+		for (cl_int q = 0; q < n; q++)
+			c->vals[q] = host[c->cells[q]];
+		err = buf_write(e, c->dvals, 0, len, c->vals);
+	}
+	err |= ARG(k, 0, m);
+	err |= ARG(k, 1, c->dcells);
+	err |= ARG(k, 2, n);
+	err |= ARG(k, 3, c->dvals);
+	if (err == CL_SUCCESS)
+		err = run1d(e, k, (size_t)n);
+	if (err == CL_SUCCESS && !write) {
+		err = buf_read(e, c->dvals, 0, len, c->vals);
+		for (cl_int q = 0; err == CL_SUCCESS && q < n; q++)
+			host[c->cells[q]] = c->vals[q];
+	}
+	return err;
 }
 
 /* next_dt of swe.c */
@@ -1770,7 +1872,6 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	const float dtf = (float)s->dt;
 	const double area = s->dx * s->dx;
 	cl_int err = CL_SUCCESS;
-	int r0, r1, band;
 	s->hmax_step = hmax;
 	/* reset the step's flags and maxima */
 	cl_int fl0[3] = { INT_MAX, INT_MAX, INT_MAX };
@@ -1805,14 +1906,18 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	}
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "SWE modifiers");
-	/* waterfalls: the host needs h, u, v of the candidates' rows */
-	band = s->n_falls > 0 && swe_band(c, &r0, &r1);
-	if (band) {
-		err = band_io(c, c->h, s->h, r0, r1, 0);
-		err |= band_io(c, c->u, s->u, r0, r1, 0);
-		err |= band_io(c, c->v, s->v, r0, r1, 0);
+	/* waterfalls: the host needs h, u, v around the candidates and the
+	 * particles (the same cell list serves the whole step) */
+	const int falls = s->n_falls > 0;
+	if (falls) {
+		enum wb_status fst = swe_cells(c, d);
+		if (fst != WB_OK)
+			return fst;
+		err = cells_io(c, c->h, s->h, 0);
+		err |= cells_io(c, c->u, s->u, 0);
+		err |= cells_io(c, c->v, s->v, 0);
 		if (err != CL_SUCCESS)
-			return cl_fail(d, err, "reading the waterfall rows");
+			return cl_fail(d, err, "reading the waterfall cells");
 		swe_falls_activate(s);
 	}
 	/* 1. height integration and the boundary bookkeeping */
@@ -1848,14 +1953,14 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err = run1d(e, kk, (size_t)(nx + ny));
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "SWE height integration");
-	if (band) {
-		err = band_io(c, c->h1, s->h1, r0, r1, 0);
+	if (falls) {
+		err = cells_io(c, c->h1, s->h1, 0);
 		if (err == CL_SUCCESS) {
 			swe_falls_emit(s);
-			err = band_io(c, c->h1, s->h1, r0, r1, 1);
+			err = cells_io(c, c->h1, s->h1, 1);
 		}
 		if (err != CL_SUCCESS)
-			return cl_fail(d, err, "moving the waterfall rows");
+			return cl_fail(d, err, "moving the waterfall cells");
 	}
 	/* sources, fixed levels, sinks */
 	if (s->src.n) {
@@ -1899,24 +2004,19 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	}
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "SWE sources");
-	/* particles stay on the host: they touch only the rows of the band */
-	if (s->P.n > 0 || s->n_falls > 0) {
-		band = swe_band(c, &r0, &r1);
-		if (band) {
-			err = band_io(c, c->h1, s->h1, r0, r1, 0);
-			err |= band_io(c, c->u, s->u, r0, r1, 0);
-			err |= band_io(c, c->v, s->v, r0, r1, 0);
-			if (err == CL_SUCCESS) {
-				swe_particles_step(s);
-				err = band_io(c, c->h1, s->h1, r0, r1, 1);
-				err |= band_io(c, c->u, s->u, r0, r1, 1);
-				err |= band_io(c, c->v, s->v, r0, r1, 1);
-			}
-		} else {
+	/* particles stay on the host: they touch only the listed cells */
+	if (falls) {
+		err = cells_io(c, c->h1, s->h1, 0);
+		err |= cells_io(c, c->u, s->u, 0);
+		err |= cells_io(c, c->v, s->v, 0);
+		if (err == CL_SUCCESS) {
 			swe_particles_step(s);
+			err = cells_io(c, c->h1, s->h1, 1);
+			err |= cells_io(c, c->u, s->u, 1);
+			err |= cells_io(c, c->v, s->v, 1);
 		}
 		if (err != CL_SUCCESS)
-			return cl_fail(d, err, "moving the particle rows");
+			return cl_fail(d, err, "moving the particle cells");
 	}
 	/* ghosts of h1, ghost faces of u, v */
 	kk = c->k_gwe;

@@ -103,6 +103,10 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
  * of each step, so this waits at the end). */
 enum wb_status cl_swe_run(struct cl_swe *c, long n, struct wb_diags *d);
 int cl_swe_bytes_per_cell(const struct cl_swe *c);
+/* Bytes moved between host and device for the waterfall particles so far;
+ * particles in flight now. */
+long long cl_swe_bytes_moved(const struct cl_swe *c);
+long cl_swe_particles(const struct cl_swe *c);
 void cl_swe_free(struct cl_swe *c);
 
 #endif /* WB_OPENCL */

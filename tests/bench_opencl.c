@@ -14,6 +14,10 @@
  *   bench swe_ocl_mcells <v> Mcells/s         SWE steps (foam on) on N x N
  *   bench swe_ocl_bytes_per_cell <v> B        device memory traffic per cell
  *   bench swe_ocl_roofline_frac <v> ratio     its bandwidth / ocl_copy_gbs
+ *   bench swe_ocl_falls_mcells <v> Mcells/s   the same with a 6 m cliff
+ *                                             across N/16 cells: waterfall
+ *                                             particles on the host
+ *   bench swe_ocl_falls_kb_per_step <v> KiB   rows moved for them per step
  * The scene is generated: a 1 % slope with a meandering channel and dry
  * banks, inflow by discharge on the west edge, open east edge, walls north
  * and south, so the timed steps include the boundary kernels and a mix of
@@ -215,6 +219,34 @@ int main(int argc, char **argv)
 	printf("bench swe_ocl_mcells %.0f Mcells/s\n", mc);
 	printf("bench swe_ocl_bytes_per_cell %d B\n", sbpc);
 	printf("bench swe_ocl_roofline_frac %.3f ratio\n", copy > 0 ? sgbs / copy : 0);
+	fflush(stdout);
+
+	/* a waterfall: the middle sixteenth of the channel drops 6 m at x = N/2 */
+	for (int j = n / 2 - n / 32; j < n / 2 + n / 32; j++)
+		for (int i = n / 2; i < n; i++)
+			r.z[i + (size_t)j * n] -= 6.0f;
+	w = NULL;
+	if (cl_swe_create(e, &r, &sim, 0, &w, &d) != WB_OK ||
+	    cl_swe_run(w, ssteps / 10 + 1, &d) != WB_OK) {
+		print_diags(&d);
+		cl_swe_free(w);
+		goto out;
+	}
+	long long moved0 = cl_swe_bytes_moved(w);
+	t0 = now_s();
+	if (cl_swe_run(w, ssteps, &d) != WB_OK) {
+		print_diags(&d);
+		cl_swe_free(w);
+		goto out;
+	}
+	t = now_s() - t0;
+	double fmc = (double)n * n * (double)ssteps / t * 1e-6;
+	double kb = (double)(cl_swe_bytes_moved(w) - moved0) / ssteps / 1024.0;
+	fprintf(stderr, "bench_opencl: swe with a cliff: %ld steps in %.3f s, %ld particles in flight\n",
+		ssteps, t, cl_swe_particles(w));
+	cl_swe_free(w);
+	printf("bench swe_ocl_falls_mcells %.0f Mcells/s\n", fmc);
+	printf("bench swe_ocl_falls_kb_per_step %.0f KiB\n", kb);
 	rc = 0;
 out:
 	cl_lbm_free(c);

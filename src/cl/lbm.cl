@@ -197,9 +197,9 @@ kernel void lbm_ghost(global int *A, global float *hA,
 	A[dnmt * N + g2] = lbm_fx((fmnt + (ft - fmt) / 2 + Q / 6) * inv);
 }
 
-/* edge_flux of lbm.c for flux ghost k, in integer units (the bed-slope
- * transfer of the boundary cell toward the ghost counts as inflow); adds
- * to its own accumulators. Gai, Gdi: lbm.c's kGi (bed weight over the
+/* edge_flux of lbm.c for flux ghost k, in integer units (with the
+ * bed-slope transfer of the boundary cell toward the ghost); adds to its
+ * own accumulators. Gai, Gdi: lbm.c's kGi (bed weight over the
  * unit) for axis and diagonal links. */
 kernel void lbm_flux(global const int *A, global const float *hA,
 		     global const float *z, global const float *c,
@@ -211,7 +211,9 @@ kernel void lbm_flux(global const int *A, global const float *hA,
 	if (k >= nf)
 		return;
 	int g = fg[k];
-	long si = 0, so = 0;
+	/* the ghost's net exchange this step (populations can be negative,
+	 * so a net inflow counts as in, a net outflow as out) */
+	long net = 0;
 	for (int a = 1; a < 9; a++) {
 		int y = g + lbm_cxs[a] + lbm_cys[a] * W;
 		/* corner ghosts: neighbours outside the array are no links */
@@ -219,14 +221,15 @@ kernel void lbm_flux(global const int *A, global const float *hA,
 			continue;
 		if (!lbm_link_open(hA[g], z[g], c[g], hA[y], z[y], c[y], hd))
 			continue;
-		si += A[a * N + g];
-		so += A[lbm_opps[a] * N + y];
 		int b = lbm_opps[a];
 		float Gi = lbm_ws[b] == 1.0f ? Gai : Gdi;
-		si += lbm_fx(lbm_bed(hA[y], z[y], hA[g], z[g]) * Gi);
+		net += (long)A[a * N + g] - A[b * N + y] +
+		       lbm_fx(lbm_bed(hA[y], z[y], hA[g], z[g]) * Gi);
 	}
-	acc_in[k] += si;
-	acc_out[k] += so;
+	if (net > 0)
+		acc_in[k] += net;
+	else
+		acc_out[k] -= net;
 }
 
 /* Parameters of lbm_step, computed on the host exactly as lbm_kernel_row

@@ -618,3 +618,21 @@ kernel void swe_resid_rows(global const float *u, global const float *v,
 	num[j] = a;
 	den[j] = b;
 }
+
+/* The cells the host's particle code touches: gathered into a compact
+ * buffer for the host, and scattered back after it. */
+kernel void wb_gather(global const float *f, global const int *cells, int n,
+		      global float *out)
+{
+	const int k = get_global_id(0);
+	if (k < n)
+		out[k] = f[cells[k]];
+}
+
+kernel void wb_scatter(global float *f, global const int *cells, int n,
+		       global const float *in)
+{
+	const int k = get_global_id(0);
+	if (k < n)
+		f[cells[k]] = in[k];
+}
