@@ -558,41 +558,39 @@ static void edge_flux(const struct lbm *L, int64_t *in, int64_t *out)
 	const float *hA = L->h[L->cur];
 	const float hd = (float)L->p.h_dry;
 	int64_t si = 0, so = 0;
+	/* ghost g's net exchange this step (populations can be negative, so
+	 * each ghost's net inflow counts as in, a net outflow as out) */
+#define GHOST_NET(g)                                                         \
+	do {                                                                 \
+		int64_t net = 0;                                             \
+		for (int a = 1; a < LBM_Q; a++) {                            \
+			int y = interior_nb(L, g, lbm_cx[a], lbm_cy[a]);     \
+			if (y < 0 || !link_open(hA[g], L->z[g], L->c[g], hA[y], \
+						L->z[y], L->c[y], hd))       \
+				continue;                                    \
+			net += (int64_t)A[a][g] - A[lbm_opp[a]][y] +         \
+			       bed_int(L, y, g, lbm_opp[a]);                 \
+		}                                                            \
+		if (net > 0)                                                 \
+			si += net;                                           \
+		else                                                         \
+			so -= net;                                           \
+	} while (0)
 	for (int s = 0; s < 4; s++) {
 		for (int k = 0; k < edge_len(L, s); k++) {
 			int g, p, nxn, nyn;
 			edge_cell(L, s, k, &g, &p, &nxn, &nyn);
-			if (L->gkind[g] != LBM_G_ZOU && L->gkind[g] != LBM_G_EXTRAP)
-				continue;
-			for (int a = 1; a < LBM_Q; a++) {
-				int y = interior_nb(L, g, lbm_cx[a], lbm_cy[a]);
-				if (y < 0)
-					continue;
-				if (!link_open(hA[g], L->z[g], L->c[g], hA[y], L->z[y],
-					       L->c[y], hd))
-					continue;
-				si += A[a][g];
-				so += A[lbm_opp[a]][y];
-				si += bed_int(L, y, g, lbm_opp[a]);
-			}
+			if (L->gkind[g] == LBM_G_ZOU || L->gkind[g] == LBM_G_EXTRAP)
+				GHOST_NET(g);
 		}
 	}
 	for (int q = 0; q < 4; q++) {
 		int g = PIX(L, (q & 1) ? L->nx : -1, (q & 2) ? L->ny : -1);
-		if (L->gkind[g] == LBM_G_SOLID ||
-		    (L->ckind[q] != LBM_G_ZOU && L->ckind[q] != LBM_G_EXTRAP))
-			continue;
-		for (int a = 1; a < LBM_Q; a++) {
-			int y = interior_nb(L, g, lbm_cx[a], lbm_cy[a]);
-			if (y < 0 ||
-			    !link_open(hA[g], L->z[g], L->c[g], hA[y], L->z[y],
-				       L->c[y], hd))
-				continue;
-			si += A[a][g];
-			so += A[lbm_opp[a]][y];
-			si += bed_int(L, y, g, lbm_opp[a]);
-		}
+		if (L->gkind[g] != LBM_G_SOLID &&
+		    (L->ckind[q] == LBM_G_ZOU || L->ckind[q] == LBM_G_EXTRAP))
+			GHOST_NET(g);
 	}
+#undef GHOST_NET
 	*in = si;
 	*out = so;
 }

@@ -69,8 +69,8 @@
 #define LBM_FR_MAX 1.0      /* Froude clamp |u| <= sqrt(g h) (the talk) */
 #define LBM_THIN 10.0       /* films thinner than 10 h_dry move at M / h_thin */
 #define LBM_H_LIMIT 6.0     /* depth above 6 h_deep: diverged (g h > e^2) */
-#define LBM_POS 20.0        /* populations sent toward cells shallower than
-			       20 h_dry are kept >= 0 */
+#define LBM_POS 2.0         /* populations sent toward cells shallower than
+			       2 h_dry are kept >= 0 */
 
 extern const int lbm_cx[LBM_Q], lbm_cy[LBM_Q], lbm_opp[LBM_Q];
 extern const float lbm_w[LBM_Q]; /* 1 axis, 1/4 diagonal (0 for a = 0) */

@@ -420,6 +420,7 @@ static void test_threads_identical(void **state)
 	assert_memory_equal(a.u, b.u, n);
 	assert_memory_equal(a.v, b.v, n);
 	assert_true(ra.vol_final == rb.vol_final && ra.clamped == rb.clamped);
+	printf("threads: in %.6g out %.6g balance %.3g, clamped %ld\n", ra.vol_in, ra.vol_out, ra.balance_error, ra.clamped);
 	assert_true(ra.vol_in > 0 && ra.balance_error < 1e-12);
 	wb_state_free(&a);
 	wb_state_free(&b);
