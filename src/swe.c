@@ -68,17 +68,22 @@
 
 #define P(s, i, j) ((long)(i) + 1 + ((long)(j) + 1) * (long)(s)->W)
 
+/* Helpers of the row kernels: always inlined, since a call left in a row
+ * loop stops its vectorisation (gcc's inlining limits drop them once there
+ * are many kernel variants). */
+#define SWE_INLINE static inline __attribute__((always_inline))
+
 static float *falloc(long n)
 {
 	return calloc((size_t)n, sizeof(float));
 }
 
-static inline float maxf(float a, float b)
+SWE_INLINE float maxf(float a, float b)
 {
 	return a > b ? a : b;
 }
 
-static inline float minf(float a, float b)
+SWE_INLINE float minf(float a, float b)
 {
 	return a < b ? a : b;
 }
@@ -86,7 +91,7 @@ static inline float minf(float a, float b)
 /* Flux (m^2/s) through the face with velocity uf between cells of depth hl
  * (west/north) and hr, upwind depth reduced by the overshoot term. Both
  * cells of a face evaluate exactly this expression, so mass moves exactly. */
-static inline float face_flux(float uf, float hl, float hr, float hmax)
+SWE_INLINE float face_flux(float uf, float hl, float hr, float hmax)
 {
 	float hup = uf > 0.0f ? hl : hr;
 	float hadj = maxf(0.0f, 0.5f * (hl + hr) - hmax);
@@ -100,7 +105,7 @@ struct face_par {
 /* Cube root for the Manning term, vectorisable and deterministic: bit
  * estimate (x / 3 in the exponent) and three Newton steps, relative error
  * below 1e-6 for normal x > 0. */
-static inline float cbrt_pos(float x)
+SWE_INLINE float cbrt_pos(float x)
 {
 	uint32_t b;
 	memcpy(&b, &x, sizeof(b));
@@ -114,7 +119,7 @@ static inline float cbrt_pos(float x)
 
 /* Pressure, friction, clamp and walls for one face whose advected velocity
  * is ua; cells l (west/north) and r. *nclamp counts clamps. */
-static inline float face_finish(float ua, float hl, float hr, float Hl,
+SWE_INLINE float face_finish(float ua, float hl, float hr, float Hl,
 				float Hr, float bbl, float bbr,
 				const struct face_par *fp, int *nclamp)
 {
@@ -263,14 +268,14 @@ static void set_bc_faces(struct swe_ctx *s, const float *uold,
  * max of non-negative values is taken on the bit patterns, which order the
  * same way, since a float max reduction would not vectorise under strict
  * IEEE semantics. */
-static inline uint32_t fbits(float x)
+SWE_INLINE uint32_t fbits(float x)
 {
 	uint32_t u;
 	memcpy(&u, &x, sizeof(u));
 	return u;
 }
 
-static inline float bitsf(uint32_t u)
+SWE_INLINE float bitsf(uint32_t u)
 {
 	float x;
 	memcpy(&x, &u, sizeof(x));
@@ -311,7 +316,7 @@ static int height_row(const struct swe_ctx *s, int j, float k, float hmax)
 	return bad;
 }
 
-static inline float clampf(float x, float lo, float hi)
+SWE_INLINE float clampf(float x, float lo, float hi)
 {
 	return minf(maxf(x, lo), hi);
 }
@@ -325,7 +330,7 @@ static inline float clampf(float x, float lo, float hi)
  * (fill_face_ghosts), so a trace leaving it reads the edge value, as a
  * clamped semi-Lagrangian trace does. The four samples' range goes to
  * *lo, *hi (MacCormack clamp). */
-static inline float local_sample(const float *f, int c, int W, float ax,
+SWE_INLINE float local_sample(const float *f, int c, int W, float ax,
 				 float ay, float *lo, float *hi)
 {
 	ax = clampf(ax, -1.0f, 1.0f);
@@ -350,7 +355,7 @@ static inline float local_sample(const float *f, int c, int W, float ax,
  * at the dry cell (zero-gradient extrapolation into the dry region). Plain
  * semi-Lagrangian advection would sample the zero velocities of dry faces
  * and hold the front back. ub/uf: faces behind l / beyond r. */
-static inline float front_extrapolate(float ua, float hl, float hr, float ub,
+SWE_INLINE float front_extrapolate(float ua, float hl, float hr, float ub,
 				      float uf, float eps)
 {
 	int wl = hl > eps, wr = hr > eps;
@@ -361,6 +366,15 @@ static inline float front_extrapolate(float ua, float hl, float hr, float ub,
 struct row_out {
 	float umax, hmax;
 	int bad, nclamp;
+};
+
+/* Face mass fluxes of the height step seen by the velocity row j, as rows
+ * indexed by column i (element i: the face of cell (i, r), as u / v):
+ * fu of rows j - 1 and j, fv of rows j - 1, j and j + 1. They point into
+ * the full fu / fv arrays (unfused step) or into a thread's ring of the
+ * last rows (fused step). */
+struct flux_rows {
+	const float *fuM, *fuJ, *fvM, *fvJ, *fvP;
 };
 
 /* Advection of one face velocity q0 (u on an x-face, v on a y-face) in
@@ -376,7 +390,7 @@ struct row_out {
  * instead of momentum, makes bores too slow.
  * qm/qp: faces behind/ahead along the normal, qtm/qtp across; fm, f0, fq:
  * mass fluxes of those faces and this one; tm/tp: mass flux at the ends. */
-static inline float cons_adv(float q0, float qm, float qp, float qtm,
+SWE_INLINE float cons_adv(float q0, float qm, float qp, float qtm,
 			     float qtp, float fm, float f0, float fq,
 			     float tm, float tp, float hf, float k)
 {
@@ -392,17 +406,27 @@ static inline float cons_adv(float q0, float qm, float qp, float qtm,
  * mode 0: semi-Lagrangian, then finish into u1/v1;
  * mode 1: forward semi-Lagrangian estimate into ut/vt only (MacCormack);
  * mode 2: MacCormack backward step, correction, clamp, finish. */
-static inline __attribute__((always_inline)) void
+SWE_INLINE void
 face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
-	   const int fric, const struct face_par *fp, struct row_out *ro)
+	   const int fric, const int blk, const struct face_par *fp,
+	   const struct flux_rows *fr, struct row_out *ro)
 {
 	const int W = s->W;
 	const int nx = s->nx;
 	const int A = xdir ? 1 : W, B = xdir ? W : 1;
 	const float *restrict q = xdir ? s->u : s->v;  /* this component */
 	const float *restrict o = xdir ? s->v : s->u;  /* the other one */
-	const float *restrict fq_ = xdir ? s->fu : s->fv;
-	const float *restrict fo_ = xdir ? s->fv : s->fu;
+	/* face fluxes by column i (struct flux_rows): this component's
+	   behind / at / ahead of the face along its normal, and the other
+	   component's at the two ends of the face (m: the end behind, p: the
+	   end ahead, each the mean of the two faces there) */
+	const float *restrict fqm = xdir ? fr->fuJ : fr->fvM;
+	const float *restrict fq0 = xdir ? fr->fuJ : fr->fvJ;
+	const float *restrict fqp = xdir ? fr->fuJ : fr->fvP;
+	const float *restrict tma = xdir ? fr->fvJ : fr->fuM;
+	const float *restrict tmb = xdir ? fr->fvJ : fr->fuJ;
+	const float *restrict tpa = xdir ? fr->fvP : fr->fuM;
+	const float *restrict tpb = xdir ? fr->fvP : fr->fuJ;
 	const float *restrict h = s->h1;
 	const float *restrict H = s->H;
 	const float *restrict bb = s->bb;
@@ -442,15 +466,23 @@ face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
 		}
 		float hl = h[c - A], hr = h[c];
 		float hf = 0.5f * (hl + hr);
-		float tm = 0.5f * (fo_[c - A] + fo_[c]);
-		float tp = 0.5f * (fo_[c - A + B] + fo_[c + B]);
+		/* u faces: fv of rows j (tm) and j + 1 (tp), columns i - 1
+		   and i; v faces: fu of rows j - 1 and j, column i (tm) and
+		   i + 1 (tp) */
+		float tm = 0.5f * (tma[xdir ? i - 1 : i] + tmb[i]);
+		float tp = 0.5f * (tpa[xdir ? i - 1 : i + 1] +
+				   tpb[xdir ? i : i + 1]);
 		float qc2 = cons_adv(qc, q[c - A], q[c + A], q[c - B], q[c + B],
-				     fq_[c - A], fq_[c], fq_[c + A], tm, tp,
+				     fqm[xdir ? i - 1 : i], fq0[i],
+				     fqp[xdir ? i + 1 : i], tm, tp,
 				     maxf(hf, eps), k);
 		qa = (q[c - A] > q[c + A]) & (hf > eps) ? qc2 : qa;
 		qa = front_extrapolate(qa, hl, hr, q[c - A], q[c + A], eps);
-		float un = face_finish(qa, hl, hr, H[c - A], H[c], bb[c - A],
-				       bb[c], &fpl, &ncl);
+		/* blk = 0: no blocker in the grid (bb all +INF), not read */
+		float bl = blk ? bb[c - A] : INFINITY;
+		float br = blk ? bb[c] : INFINITY;
+		float un = face_finish(qa, hl, hr, H[c - A], H[c], bl, br,
+				       &fpl, &ncl);
 		out[c] = un;
 		uint32_t ab = fbits(fabsf(un));
 		umax = ab > umax ? ab : umax;
@@ -484,24 +516,42 @@ static void fill_face_ghosts(const struct swe_ctx *s, float *u, float *v)
 }
 
 typedef void (*row_fn)(struct swe_ctx *, int, float, const struct face_par *,
-		       struct row_out *);
+		       const struct flux_rows *, struct row_out *);
 
-#define ROW_FN(name, xd, md, fr)                                              \
-	SWE_CLONES static void name(struct swe_ctx *s, int j, float k,                   \
-			 const struct face_par *fp, struct row_out *ro)       \
+#define ROW_FN(name, xd, md, fr, bk)                                          \
+	SWE_CLONES static void name(struct swe_ctx *s, int j, float k,        \
+				    const struct face_par *fp,                \
+				    const struct flux_rows *frw,              \
+				    struct row_out *ro)                       \
 	{                                                                     \
-		face_row_k(s, j, k, xd, md, fr, fp, ro);                      \
+		face_row_k(s, j, k, xd, md, fr, bk, fp, frw, ro);             \
 	}
-ROW_FN(u_sl, 1, 0, 0)
-ROW_FN(u_sl_f, 1, 0, 1)
-ROW_FN(u_fwd, 1, 1, 0)
-ROW_FN(u_mc, 1, 2, 0)
-ROW_FN(u_mc_f, 1, 2, 1)
-ROW_FN(v_sl, 0, 0, 0)
-ROW_FN(v_sl_f, 0, 0, 1)
-ROW_FN(v_fwd, 0, 1, 0)
-ROW_FN(v_mc, 0, 2, 0)
-ROW_FN(v_mc_f, 0, 2, 1)
+ROW_FN(u_fwd, 1, 1, 0, 0)
+ROW_FN(v_fwd, 0, 1, 0, 0)
+ROW_FN(u_sl, 1, 0, 0, 1)
+ROW_FN(u_sl_f, 1, 0, 1, 1)
+ROW_FN(u_mc, 1, 2, 0, 1)
+ROW_FN(u_mc_f, 1, 2, 1, 1)
+ROW_FN(v_sl, 0, 0, 0, 1)
+ROW_FN(v_sl_f, 0, 0, 1, 1)
+ROW_FN(v_mc, 0, 2, 0, 1)
+ROW_FN(v_mc_f, 0, 2, 1, 1)
+ROW_FN(u_sl_n, 1, 0, 0, 0)
+ROW_FN(u_sl_fn, 1, 0, 1, 0)
+ROW_FN(u_mc_n, 1, 2, 0, 0)
+ROW_FN(u_mc_fn, 1, 2, 1, 0)
+ROW_FN(v_sl_n, 0, 0, 0, 0)
+ROW_FN(v_sl_fn, 0, 0, 1, 0)
+ROW_FN(v_mc_n, 0, 2, 0, 0)
+ROW_FN(v_mc_fn, 0, 2, 1, 0)
+
+/* Row kernels by [x or y faces][MacCormack][friction][blockers]. */
+static const row_fn face_rows[2][2][2][2] = {
+	{ { { v_sl_n, v_sl }, { v_sl_fn, v_sl_f } },
+	  { { v_mc_n, v_mc }, { v_mc_fn, v_mc_f } } },
+	{ { { u_sl_n, u_sl }, { u_sl_fn, u_sl_f } },
+	  { { u_mc_n, u_mc }, { u_mc_fn, u_mc_f } } },
+};
 
 /* ---- set-up -------------------------------------------------------------- */
 
@@ -582,6 +632,22 @@ static int build_modifier_lists(struct swe_ctx *s)
 	s->mod_tu = tu;
 	s->mod_tv = tv;
 	return 0;
+}
+
+/* First entry of each row j = 0 .. ny (ny: the end) of a cell list; the
+ * lists are built in row-major order, so their cells ascend. Caller frees. */
+static long *list_rows(const struct swe_ctx *s, const struct swe_cell_list *l)
+{
+	long *r = malloc((size_t)(s->ny + 1) * sizeof(long));
+	if (!r)
+		return NULL;
+	long n = 0;
+	for (int j = 0; j <= s->ny; j++) {
+		while (n < l->n && l->c[n] < P(s, -1, j))
+			n++;
+		r[j] = n;
+	}
+	return r;
 }
 
 double swe_grid_volume(const struct swe_ctx *s)
@@ -713,8 +779,10 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 			}
 			s->H[c] = r->z[q];
 			s->h[c] = r->h0[q] > 0 ? r->h0[q] : 0.0f;
-			if (r->block_bot && r->block_bot[q] < INFINITY)
+			if (r->block_bot && r->block_bot[q] < INFINITY) {
 				s->bb[c] = r->block_bot[q];
+				s->has_blk = 1;
+			}
 			uint8_t fl = r->flags ? r->flags[q] : 0;
 			int bad = 0;
 			if ((fl & WB_CELL_FIXED) && r->fixed_level)
@@ -747,6 +815,16 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 	}
 	if (swe_falls_find(s))
 		goto oom;
+	s->ring = malloc((size_t)s->threads * 8 * (size_t)s->W * sizeof(float));
+	s->src_row = list_rows(s, &s->src);
+	s->fix_row = list_rows(s, &s->fixed);
+	s->sink_row = list_rows(s, &s->sink);
+	s->src_dv = malloc((size_t)(s->src.n + 1) * sizeof(double));
+	s->fix_dv = malloc((size_t)(s->fixed.n + 1) * sizeof(double));
+	s->sink_dv = malloc((size_t)(s->sink.n + 1) * sizeof(double));
+	if (!s->ring || !s->src_row || !s->fix_row || !s->sink_row ||
+	    !s->src_dv || !s->fix_dv || !s->sink_dv)
+		goto oom;
 	s->vol_initial = swe_grid_volume(s);
 	initial_dt(s);
 	return WB_OK;
@@ -770,6 +848,13 @@ void swe_release(struct swe_ctx *s)
 	free(s->row_d);
 	free(s->row_d2);
 	free(s->row_l);
+	free(s->ring);
+	free(s->src_row);
+	free(s->fix_row);
+	free(s->sink_row);
+	free(s->src_dv);
+	free(s->fix_dv);
+	free(s->sink_dv);
 	list_free(&s->src);
 	list_free(&s->fixed);
 	list_free(&s->sink);
@@ -850,17 +935,9 @@ static void apply_modifiers(struct swe_ctx *s)
 	}
 }
 
-static enum wb_status diverged(struct swe_ctx *s, struct wb_diags *d,
-			       const char *what, const float *f, int jrow)
+static enum wb_status diverged_at(struct swe_ctx *s, struct wb_diags *d,
+				  const char *what, int bi, int bj)
 {
-	int bi = 0, bj = jrow;
-	for (int i = 0; i <= s->nx; i++) {
-		float x = f[P(s, i, jrow)];
-		if (!isfinite(x)) {
-			bi = i < s->nx ? i : s->nx - 1;
-			break;
-		}
-	}
 	double x = s->r->origin[0] + (bi + 0.5) * s->dx;
 	double y = s->r->origin[1] + (bj + 0.5) * s->dx;
 	s->bad_cell = bi + (long)bj * s->nx;
@@ -868,6 +945,202 @@ static enum wb_status diverged(struct swe_ctx *s, struct wb_diags *d,
 		       "swe: diverged at step %ld (t = %.6g s, dt = %.3g s): "
 		       "non-finite %s at cell (%d, %d), world (%.2f, %.2f) m",
 		       s->step, s->t, s->dt, what, bi, bj, x, y);
+}
+
+/* The first non-finite value of row jrow of f names the cell. */
+static enum wb_status diverged(struct swe_ctx *s, struct wb_diags *d,
+			       const char *what, const float *f, int jrow)
+{
+	int bi = 0;
+	for (int i = 0; i <= s->nx; i++) {
+		float x = f[P(s, i, jrow)];
+		if (!isfinite(x)) {
+			bi = i < s->nx ? i : s->nx - 1;
+			break;
+		}
+	}
+	return diverged_at(s, d, what, bi, jrow);
+}
+
+/* MacCormack forward estimates of all faces into ut / vt (their boundary
+ * faces hold the old values, their ghosts copy the edge faces). */
+static void mc_forward(struct swe_ctx *s, float k, const struct face_par *fp)
+{
+	const int nx = s->nx, ny = s->ny;
+	const struct flux_rows none = { NULL, NULL, NULL, NULL, NULL };
+	for (int j = 0; j < ny; j++) {
+		s->ut[P(s, 0, j)] = s->u[P(s, 0, j)];
+		s->ut[P(s, nx, j)] = s->u[P(s, nx, j)];
+	}
+	for (int i = 0; i < nx; i++) {
+		s->vt[P(s, i, 0)] = s->v[P(s, i, 0)];
+		s->vt[P(s, i, ny)] = s->v[P(s, i, ny)];
+	}
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+	for (int j = 0; j < ny; j++) {
+		struct row_out tmp;
+		u_fwd(s, j, k, fp, &none, &tmp);
+		if (j > 0)
+			v_fwd(s, j, k, fp, &none, &tmp);
+	}
+	fill_face_ghosts(s, s->ut, s->vt);
+}
+
+/* ---- fused step (no waterfalls) -------------------------------------------
+ * Velocity row j needs the new depth of rows j - 1 and j and the height
+ * step's face fluxes of rows j - 1 .. j + 1 (fv of row r: the faces
+ * between rows r - 1 and r). So one sweep over the rows computes, for
+ * r = j0 - 1 .. j1: the fluxes of row r (into a ring of four rows per
+ * thread), the depth of row r - 1 (with its sources, fixed and sink cells
+ * applied at once; their volume changes are kept per list entry and booked
+ * serially afterwards, in the unfused order), then the faces of row r - 1.
+ * Each thread sweeps a block of rows [j0, j1); the depth of its last row is
+ * computed before a barrier, so that the next block's first faces read it.
+ * Every value is the same float expression as in the unfused passes (the
+ * flux of a face is computed once and read by both of its cells), so the
+ * results are identical, for any thread count. Memory traffic per cell:
+ * read h, u, v, H (bb with blockers), write h1, u1, v1; the fluxes stay in
+ * cache. */
+
+/* Face fluxes of row r: fuR[i] of the x-face of cell (i, r) (i = 0 .. nx),
+ * fvR[i] of its north face (i = 0 .. nx - 1). */
+SWE_CLONES
+static void flux_row(const struct swe_ctx *s, int r, float hmax,
+		     float *restrict fuR, float *restrict fvR)
+{
+	const int W = s->W, nx = s->nx;
+	const float *restrict h = s->h;
+	const float *restrict u = s->u;
+	const float *restrict v = s->v;
+	const int base = (int)P(s, 0, r);
+#pragma omp simd
+	for (int i = 0; i < nx; i++) {
+		const int c = base + i;
+		fuR[i] = face_flux(u[c], h[c - 1], h[c], hmax);
+		fvR[i] = face_flux(v[c], h[c - W], h[c], hmax);
+	}
+	fuR[nx] = face_flux(u[base + nx], h[base + nx - 1], h[base + nx], hmax);
+}
+
+/* Depth of row j from its fluxes: h1 = h - k ((fe - fw) + (fs - fn)).
+ * Returns 1 + the first column with a non-finite depth, 0 if none. */
+SWE_CLONES
+static long height_row_fused(const struct swe_ctx *s, int j, float k,
+			     const float *restrict fuJ,
+			     const float *restrict fvJ,
+			     const float *restrict fvP)
+{
+	const int nx = s->nx;
+	const float *restrict h = s->h + P(s, 0, j);
+	float *restrict h1 = s->h1 + P(s, 0, j);
+	int bad = 0;
+#pragma omp simd reduction(| : bad)
+	for (int i = 0; i < nx; i++) {
+		float hn = h[i] - k * ((fuJ[i + 1] - fuJ[i]) + (fvP[i] - fvJ[i]));
+		bad |= !(fabsf(hn) <= FLT_MAX);
+		h1[i] = hn < 0.0f ? 0.0f : hn; /* keeps a NaN for the report */
+	}
+	if (!bad)
+		return 0;
+	for (int i = 0; i < nx; i++)
+		if (!isfinite(h1[i]))
+			return 1 + i;
+	return 1;
+}
+
+/* Sources, fixed-level and sink-all cells of row j (as apply_sources,
+ * per cell in the same order); the volume changes go to *_dv. */
+static void row_actions(struct swe_ctx *s, int j, float *h)
+{
+	const double a = s->dx * s->dx;
+	for (long n = s->src_row[j]; n < s->src_row[j + 1]; n++) {
+		long c = s->src.c[n];
+		float hn = maxf(0.0f, h[c] + s->src.val[n] * (float)s->dt);
+		s->src_dv[n] = ((double)hn - (double)h[c]) * a;
+		h[c] = hn;
+	}
+	for (long n = s->fix_row[j]; n < s->fix_row[j + 1]; n++) {
+		long c = s->fixed.c[n];
+		float t = maxf(0.0f, s->fixed.val[n] - s->H[c]);
+		s->fix_dv[n] = ((double)t - (double)h[c]) * s->dx * s->dx;
+		h[c] = t;
+	}
+	for (long n = s->sink_row[j]; n < s->sink_row[j + 1]; n++) {
+		long c = s->sink.c[n];
+		s->sink_dv[n] = (double)h[c] * a;
+		h[c] = 0.0f;
+	}
+}
+
+/* Book the volume changes of row_actions in list order (as apply_sources). */
+static void book_actions(struct swe_ctx *s)
+{
+	for (long n = 0; n < s->src.n; n++) {
+		double dv = s->src_dv[n];
+		if (dv > 0)
+			s->vol_in += dv;
+		else
+			s->vol_out -= dv;
+	}
+	for (long n = 0; n < s->fixed.n; n++) {
+		double dv = s->fix_dv[n];
+		if (dv > 0)
+			s->vol_in += dv;
+		else
+			s->vol_out -= dv;
+	}
+	for (long n = 0; n < s->sink.n; n++)
+		s->vol_out += s->sink_dv[n];
+}
+
+static void height_and_actions(struct swe_ctx *s, int j, float k,
+			       const float *fuJ, const float *fvJ,
+			       const float *fvP, long *rb)
+{
+	rb[j] = height_row_fused(s, j, k, fuJ, fvJ, fvP);
+	row_actions(s, j, s->h1);
+}
+
+static void fused_pass(struct swe_ctx *s, float k, float hmax,
+		       const struct face_par *fp, row_fn urow, row_fn vrow,
+		       struct row_out *ro, long *rb)
+{
+	const int ny = s->ny;
+	const long W = s->W;
+#pragma omp parallel num_threads(s->threads)
+	{
+		int t = omp_get_thread_num(), nt = omp_get_num_threads();
+		int j0 = (int)((long)ny * t / nt);
+		int j1 = (int)((long)ny * (t + 1) / nt);
+		float *ring = s->ring + (size_t)t * 8 * W;
+#define FU(r) (ring + ((r) & 3) * W)
+#define FV(r) (ring + (4 + ((r) & 3)) * W)
+		if (j1 > j0) {
+			int j = j1 - 1;
+			flux_row(s, j, hmax, FU(j), FV(j));
+			flux_row(s, j + 1, hmax, FU(j + 1), FV(j + 1));
+			height_and_actions(s, j, k, FU(j), FV(j), FV(j + 1), rb);
+		}
+#pragma omp barrier
+		for (int r = j0 > 0 ? j0 - 1 : 0; j1 > j0 && r <= j1; r++) {
+			flux_row(s, r, hmax, FU(r), FV(r));
+			int j = r - 1;
+			if (j < j0)
+				continue;
+			if (j < j1 - 1)
+				height_and_actions(s, j, k, FU(j), FV(j), FV(r),
+						   rb);
+			struct flux_rows frw = { FU(j - 1), FU(j), FV(j - 1),
+						 FV(j), FV(r) };
+			urow(s, j, k, fp, &frw, &ro[j]);
+			if (j > 0)
+				vrow(s, j, k, fp, &frw, &ro[ny + j]);
+			else
+				memset(&ro[ny], 0, sizeof(ro[ny]));
+		}
+#undef FU
+#undef FV
+	}
 }
 
 enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
@@ -884,60 +1157,71 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 	apply_modifiers(s);
 	swe_falls_activate(s);
 
-	/* 1. height integration */
-	long *rb = s->row_l;
-#pragma omp parallel for schedule(static) num_threads(T)
-	for (int j = 0; j < ny; j++)
-		rb[j] = height_row(s, j, k, hmax);
-	for (int j = 0; j < ny; j++)
-		if (rb[j])
-			return diverged(s, d, "depth", s->h1, j);
-	book_edges(s, hmax);
-	swe_falls_emit(s);
-	apply_sources(s, s->h1);
-	if (s->P.n > 0 || s->n_falls > 0)
-		swe_particles_step(s);
-	fill_ghosts(s, s->h1, 1);
-
-	/* 2 + 3. advection, pressure, friction, clamp, walls */
 	struct face_par fp;
 	fp.gk = (float)(s->g * dt / s->dx);
 	fp.eps = (float)fmax(s->sim.dry_depth, 1e-9);
 	fp.umax = (float)(SWE_VEL_ALPHA * s->dx / dt);
 	fp.fric = (float)(s->g * s->sim.manning * s->sim.manning * dt);
+	int mc = s->sim.maccormack != 0, fr = fp.fric > 0.0f;
+	row_fn urow = face_rows[1][mc][fr][s->has_blk];
+	row_fn vrow = face_rows[0][mc][fr][s->has_blk];
+	/* without waterfalls nothing between the height integration and the
+	   advection reaches beyond a cell: both run in one pass over the rows */
+	int fused = s->n_falls == 0 && s->P.n == 0;
 	struct row_out *ro = malloc(sizeof(*ro) * (size_t)(2 * ny + 2));
 	if (!ro)
 		return wb_fail(d, WB_EIO, NULL, "swe: out of memory");
-	int mc = s->sim.maccormack != 0, fr = fp.fric > 0.0f;
-	row_fn urow = mc ? (fr ? u_mc_f : u_mc) : (fr ? u_sl_f : u_sl);
-	row_fn vrow = mc ? (fr ? v_mc_f : v_mc) : (fr ? v_sl_f : v_sl);
-	fill_face_ghosts(s, s->u, s->v);
-	if (mc) {
-		/* boundary faces of the forward estimate hold the old values */
-		for (int j = 0; j < ny; j++) {
-			s->ut[P(s, 0, j)] = s->u[P(s, 0, j)];
-			s->ut[P(s, nx, j)] = s->u[P(s, nx, j)];
-		}
-		for (int i = 0; i < nx; i++) {
-			s->vt[P(s, i, 0)] = s->v[P(s, i, 0)];
-			s->vt[P(s, i, ny)] = s->v[P(s, i, ny)];
-		}
+	long *rb = s->row_l;
+
+	if (fused) {
+		book_edges(s, hmax);
+		fill_face_ghosts(s, s->u, s->v);
+		if (mc)
+			mc_forward(s, k, &fp);
+		fused_pass(s, k, hmax, &fp, urow, vrow, ro, rb);
+		for (int j = 0; j < ny; j++)
+			if (rb[j]) {
+				free(ro);
+				return diverged_at(s, d, "depth", (int)rb[j] - 1,
+						   j);
+			}
+		book_actions(s);
+		fill_ghosts(s, s->h1, 1);
+	} else {
+		/* 1. height integration */
+#pragma omp parallel for schedule(static) num_threads(T)
+		for (int j = 0; j < ny; j++)
+			rb[j] = height_row(s, j, k, hmax);
+		for (int j = 0; j < ny; j++)
+			if (rb[j]) {
+				free(ro);
+				return diverged(s, d, "depth", s->h1, j);
+			}
+		book_edges(s, hmax);
+		swe_falls_emit(s);
+		apply_sources(s, s->h1);
+		if (s->P.n > 0 || s->n_falls > 0)
+			swe_particles_step(s);
+		fill_ghosts(s, s->h1, 1);
+
+		/* 2 + 3. advection, pressure, friction, clamp, walls */
+		fill_face_ghosts(s, s->u, s->v);
+		if (mc)
+			mc_forward(s, k, &fp);
+		const float *fu = s->fu, *fv = s->fv;
 #pragma omp parallel for schedule(static) num_threads(T)
 		for (int j = 0; j < ny; j++) {
-			struct row_out tmp;
-			u_fwd(s, j, k, &fp, &tmp);
+			struct flux_rows frw = {
+				fu + P(s, 0, j - 1), fu + P(s, 0, j),
+				fv + P(s, 0, j - 1), fv + P(s, 0, j),
+				fv + P(s, 0, j + 1)
+			};
+			urow(s, j, k, &fp, &frw, &ro[j]);
 			if (j > 0)
-				v_fwd(s, j, k, &fp, &tmp);
+				vrow(s, j, k, &fp, &frw, &ro[ny + j]);
+			else
+				memset(&ro[ny], 0, sizeof(ro[ny]));
 		}
-		fill_face_ghosts(s, s->ut, s->vt);
-	}
-#pragma omp parallel for schedule(static) num_threads(T)
-	for (int j = 0; j < ny; j++) {
-		urow(s, j, k, &fp, &ro[j]);
-		if (j > 0)
-			vrow(s, j, k, &fp, &ro[ny + j]);
-		else
-			memset(&ro[ny], 0, sizeof(ro[ny]));
 	}
 	set_bc_faces(s, s->u, s->v, s->u1, s->v1, s->h1, &fp);
 	float umax = 0.0f, hm = 0.0f;

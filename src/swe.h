@@ -100,6 +100,13 @@ struct swe_ctx {
 	/* per-row scratch */
 	double *row_d, *row_d2;
 	long *row_l;
+	/* fused step (swe.c, no waterfalls): per thread a ring of 4 + 4 flux
+	   rows of W floats; first entry of each row (ny + 1) in the src, fixed
+	   and sink lists; their volume changes of the step, per entry */
+	float *ring;
+	long *src_row, *fix_row, *sink_row;
+	double *src_dv, *fix_dv, *sink_dv;
+	int has_blk;          /* some cell has a blocker (bb < +INF) */
 	/* time stepping and bookkeeping */
 	double dt, t;
 	float hmax_step;      /* h_avgmax of this step (overshoot reduction) */
