@@ -4,7 +4,8 @@
 #   make bench        run the benchmarks ('bench <name> <value> <unit>' lines)
 #   make bake         bake samples/river into out/river
 #   make fuzz         build libFuzzer targets (clang) into build/fuzz/
-#   make SAN=1 test   the same with ASan/UBSan (objects in build/san/)
+#   make SAN=1 test   the same with ASan/UBSan (objects in build/san/); the
+#                     long solver runs are shortened (WB_TEST_QUICK=1)
 #   make OPENCL=1     build with the OpenCL path
 #   make V=1          show the commands
 
@@ -135,7 +136,8 @@ test: test-deps
 ifneq ($(OPENCL),1)
 	$(Q)$(MAKE) --no-print-directory OPENCL=1 cl-tests
 endif
-	$(Q)BUILD=$(BUILD) BIN=$(BIN) CL_BUILD=$(BUILD)-cl CL_BIN=$(BIN)-cl sh tests/run.sh
+	$(Q)BUILD=$(BUILD) BIN=$(BIN) CL_BUILD=$(BUILD)-cl CL_BIN=$(BIN)-cl \
+	  $(if $(filter 1,$(SAN)),WB_TEST_QUICK=1) sh tests/run.sh
 
 .PHONY: cl-tests
 cl-tests:

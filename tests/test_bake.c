@@ -91,10 +91,18 @@ static int same_file(const char *a, const char *b)
 	return same;
 }
 
+/* Under the sanitizers (make SAN=1 test sets WB_TEST_QUICK) the bakes run
+ * a few hundred steps and only what holds at any time is checked. */
+static int quick(void)
+{
+	const char *q = getenv("WB_TEST_QUICK");
+	return q && *q && strcmp(q, "0") != 0;
+}
+
 static void test_river_lbm_steady(void **state)
 {
 	struct wb_bake b;
-	bake(&b, WB_SOLVER_LBM, 0, 0);
+	bake(&b, WB_SOLVER_LBM, 0, quick() ? 300 : 0);
 	const struct wb_raster *r = &b.r;
 	const struct wb_state *s = &b.st;
 	const struct wb_solve_report *rep = &b.rep;
@@ -104,11 +112,19 @@ static void test_river_lbm_steady(void **state)
 		      "in %.1f out %.1f m^3, clamped %ld, %.1f s\n",
 		      rep->steps, rep->converged, rep->residual, rep->balance_error,
 		      rep->vol_in, rep->vol_out, rep->clamped, rep->seconds);
+	for (size_t k = 0; k < (size_t)nx * ny; k++) {
+		assert_true(isfinite(s->h[k]) && s->h[k] >= 0);
+		assert_true(isfinite(s->u[k]) && isfinite(s->v[k]));
+	}
+	/* the balance closes: initial + in - out = final within 0.1 % */
+	assert_true(rep->balance_error < 1e-3);
+	if (quick()) {
+		wb_bake_release(&b);
+		return;
+	}
 	assert_true(rep->converged);
 	assert_true(rep->steps < b.sc.sim.max_steps);
 	assert_true(rep->residual <= b.sc.sim.tolerance);
-	/* the balance closes: initial + in - out = final within 0.1 % */
-	assert_true(rep->balance_error < 1e-3);
 	/* water leaves the map at the south edge, where the valley ends */
 	int wet_edge = 0;
 	for (int i = 0; i < nx; i++)
@@ -123,11 +139,6 @@ static void test_river_lbm_steady(void **state)
 	for (size_t k = 0; k < (size_t)nx * ny; k++)
 		if ((r->flags[k] & WB_CELL_BLOCKER) && s->h[k] > dry)
 			assert_true(r->z[k] + s->h[k] <= r->block_bot[k] + 0.05);
-	/* no NaN, no negative depth */
-	for (size_t k = 0; k < (size_t)nx * ny; k++) {
-		assert_true(isfinite(s->h[k]) && s->h[k] >= 0);
-		assert_true(isfinite(s->u[k]) && isfinite(s->v[k]));
-	}
 	wb_bake_release(&b);
 }
 
@@ -135,7 +146,7 @@ static void test_river_pack_deterministic(void **state)
 {
 	/* a fixed number of steps keeps this short; the convergence stop is
 	 * the same code on the same fields */
-	const long steps = 1500;
+	const long steps = quick() ? 200 : 1500;
 	struct wb_output_summary s1, s2, s3;
 	struct wb_bake b;
 	bake(&b, WB_SOLVER_LBM, 1, steps);
@@ -172,7 +183,7 @@ static void test_river_swe_foam(void **state)
 {
 	struct wb_bake b;
 	struct wb_output_summary sum;
-	bake(&b, WB_SOLVER_SWE, 0, 0);
+	bake(&b, WB_SOLVER_SWE, 0, quick() ? 2000 : 0);
 	const struct wb_state *s = &b.st;
 	print_message("river swe: %ld steps, converged %d, residual %.3g, balance %.3g, "
 		      "particles %.3g m^3, %d falls, %.1f s\n",
@@ -188,7 +199,7 @@ static void test_river_swe_foam(void **state)
 		    fabs(f->drop - 8) < 2.5 && f->flux > 0)
 			found = 1;
 	}
-	assert_true(found);
+	assert_true(found || quick()); /* 2000 steps do not reach the cliff */
 	write_out(&b, "tests/tmp/bake_swe", 0, &sum);
 	wb_bake_release(&b);
 
