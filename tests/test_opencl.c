@@ -4,7 +4,8 @@
  * make test; built only in OPENCL=1 builds).
  *
  *   - device listing and a clear WB_EUSAGE for a device index that does not
- *     exist (never a silent CPU run);
+ *     exist (never a silent CPU run); kernels that do not build are
+ *     WB_ESIM with the compiler's log;
  *   - LBM-SWE and SWE, 500 steps on generated scenes (128x96, the other
  *     variants 80x60 to keep make test short) that exercise every
  *     boundary kind (inflow by discharge and by velocity, level, open,
@@ -289,6 +290,23 @@ static void test_list_devices(void **state)
 	wb_diags_release(&d);
 }
 
+/* Kernels that do not compile are WB_ESIM with the compiler's log in the
+ * message (here: a build option that breaks the preprocessor). */
+static void test_build_error(void **state)
+{
+	(void)state;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct cl_env *e = NULL;
+	assert_int_equal(cl_env_open_opts(dev_index(), "-DWB_FP64=(", &e, &d),
+			 WB_ESIM);
+	assert_null(e);
+	assert_true(d.errors >= 1);
+	assert_non_null(strstr(d.v[d.n - 1].msg, "do not build"));
+	assert_non_null(strstr(d.v[d.n - 1].msg, "compiler log"));
+	wb_diags_release(&d);
+}
+
 static void lbm_case(int variant)
 {
 	struct wb_raster r;
@@ -506,6 +524,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_list_devices),
+		cmocka_unit_test(test_build_error),
 		cmocka_unit_test(test_lbm_discharge_open_walls),
 		cmocka_unit_test(test_lbm_velocity_level),
 		cmocka_unit_test(test_lbm_periodic),
