@@ -1,7 +1,7 @@
 /*
  * cl.c - the OpenCL back end: device listing, context and program set-up,
  * and the LBM-SWE and SWE solvers on a device (API and error contract in
- * cl.h; kernels in the src/cl/ kernel files, embedded by scripts/embed.sh; design,
+ * cl.h; kernels in src/cl/, embedded by scripts/embed.sh; design,
  * tolerances and measurements in docs/opencl.md).
  *
  * Compiled only with -DWB_OPENCL (make OPENCL=1); otherwise this is an
@@ -11,13 +11,16 @@
  * (lbm_init / swe_init: parameters, initial state, ghost-cell kinds, the
  * lists of special cells), uploads its arrays in the same padded layout
  * (stride W = nx + 2, one-cell ghost ring, structure of arrays) and then
- * enqueues, per step, the kernels that replace the CPU's per-row loops. The
- * host never touches the fields between steps: boundary filling, edge
- * fluxes and special cells run on the device too, from index lists built
- * once. Bookkeeping (mass in/out, clamp counts) is accumulated per list
- * item or per work-group in device memory, each slot written by one work
- * item or one work-group only, and summed on the host in a fixed order:
- * results are deterministic run to run, with no floating-point atomics.
+ * enqueues, per step, the kernels that replace the CPU's per-row loops.
+ * Boundary filling, edge fluxes and special cells run on the device too,
+ * from index lists built once. Between steps the host reads only what the
+ * algorithm needs: a divergence flag every 100 LBM steps, SWE's two
+ * maxima for the next time step, and the cells around waterfalls and
+ * particles (swe_particles.c runs on the host). Bookkeeping (mass in/out,
+ * clamp counts) is accumulated per list item or per work-group in device
+ * memory, each slot written by one work item or one work-group only, and
+ * summed on the host in a fixed order: results are deterministic run to
+ * run, with no floating-point atomics.
  */
 #ifdef WB_OPENCL
 
