@@ -577,10 +577,10 @@ out:
 /* ---- LBM-SWE ------------------------------------------------------------ */
 
 /* Kernel parameters of lbm_step; layout must match struct lbm_kp in
- * src/cl/lbm.cl (sixteen floats). */
+ * src/cl/lbm.cl (seventeen floats). */
 struct lbm_kp {
-	cl_float hd, hthin, hpos, om, omm, ghk, Gax, Gdg, Gai, Gdi, umax2, fr2, kf,
-		hlim, unit, inv;
+	cl_float hd, hthin, ithin, hpos, om, omm, ghk, Gax, Gdg, Gai, Gdi, umax2,
+		fr2, kf, hlim, unit, inv;
 };
 
 struct cl_lbm {
@@ -875,6 +875,7 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	struct lbm_kp *k = &c->kp;
 	k->hd = (float)p->h_dry;
 	k->hthin = (float)(LBM_THIN * p->h_dry);
+	k->ithin = 1.0f / k->hthin;
 	k->hpos = (float)(LBM_POS * p->h_dry);
 	k->om = (float)p->omega;
 	k->omm = (float)p->omega_m;

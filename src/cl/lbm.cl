@@ -235,8 +235,8 @@ kernel void lbm_flux(global const int *A, global const float *hA,
 /* Parameters of lbm_step, computed on the host exactly as lbm_kernel_row
  * computes them. */
 struct lbm_kp {
-	float hd, hthin, hpos, om, omm, ghk, Gax, Gdg, Gai, Gdi, umax2, fr2, kf,
-		hlim, unit, inv;
+	float hd, hthin, ithin, hpos, om, omm, ghk, Gax, Gdg, Gai, Gdi, umax2,
+		fr2, kf, hlim, unit, inv;
 };
 
 /*
@@ -319,7 +319,10 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		const float Mx = (f1 + f2 + f8) - (f4 + f5 + f6);
 		const float My = (f2 + f3 + f4) - (f6 + f7 + f8);
 		const float hf = MAXF(h, hd);
-		const float ihf = 1.0f / MAXF(h, kp.hthin);
+		/* thin films (h < h_thin) move at M h / h_thin^2: their
+		 * momentum decays (lbm.c) */
+		const float ihf = MAXF(MINF(h * kp.ithin, 1.0f), 0.0f) /
+				  MAXF(h, kp.hthin);
 		const float U = Mx * ihf, V = My * ihf;
 		const float ghe = kp.ghk * h;
 		const float sp2 = U * U + V * V;
