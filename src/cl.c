@@ -590,6 +590,7 @@ struct cl_lbm {
 	cl_mem f[2], h[2], z, c;
 	cl_mem gi, gf, fg;   /* ghost lists, flux ghost list */
 	cl_mem gk;           /* ghost kind per padded cell */
+	cl_mem sfdx, sfdy;   /* lbm_sfd's filtered momentum (NULL: unused) */
 	int n1e, n1, n2, nf; /* pass-1 edge items, + corners; pass 2; flux */
 	cl_mem si, sf;       /* special cells */
 	cl_mem acc_fin, acc_fout, acc_sin, acc_sout, acc_scl, clamp_acc, bad;
@@ -613,7 +614,7 @@ void cl_lbm_free(struct cl_lbm *c)
 	if (!c)
 		return;
 	cl_mem *m[] = { &c->f[0], &c->f[1], &c->h[0], &c->h[1], &c->z, &c->c,
-			&c->gk, &c->gi, &c->gf, &c->fg, &c->si, &c->sf, &c->acc_fin,
+			&c->gk, &c->sfdx, &c->sfdy, &c->gi, &c->gf, &c->fg, &c->si, &c->sf, &c->acc_fin,
 			&c->acc_fout, &c->acc_sin, &c->acc_sout, &c->acc_scl,
 			&c->clamp_acc, &c->bad, &c->mh, &c->mu[0], &c->mu[1],
 			&c->mv[0], &c->mv[1], &c->rows, &c->rnum, &c->rden,
@@ -1135,6 +1136,53 @@ enum wb_status cl_lbm_macro(struct cl_lbm *c, float *h, float *u, float *v,
 		err = clFinish(e->q);
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "reading the LBM fields");
+	return WB_OK;
+}
+
+enum wb_status cl_lbm_sfd(struct cl_lbm *c, double chi, double delta,
+			  long span, struct wb_diags *d)
+{
+	struct cl_env *e = c->env;
+	const struct lbm *L = &c->L;
+	cl_int err = CL_SUCCESS, first = 0;
+	if (!c->sfdx) {
+		size_t fb = L->ncell * sizeof(float);
+		if (!(c->sfdx = buf_new(e, fb, &err)) ||
+		    !(c->sfdy = buf_new(e, fb, &err)))
+			return cl_fail(d, err, "allocating the damping filter");
+		err = buf_zero(e, c->sfdx, fb);
+		err |= buf_zero(e, c->sfdy, fb);
+		first = 1;
+	}
+	const double T = (double)span * L->p.dt;
+	const cl_float a = (float)(chi * T / (1 + chi * T));
+	const cl_float b = (float)((T / delta) / (1 + T / delta));
+	const cl_float hthin = (float)(LBM_THIN * L->p.h_dry);
+	cl_int W = L->W, nx = L->nx, ny = L->ny;
+	cl_kernel k = clCreateKernel(e->prog, "lbm_sfd", &err);
+	if (!k)
+		return cl_fail(d, err, "lbm_sfd");
+	err |= ARG(k, 0, c->f[c->cur]);
+	err |= ARG(k, 1, c->sfdx);
+	err |= ARG(k, 2, c->sfdy);
+	err |= ARG(k, 3, c->N);
+	err |= ARG(k, 4, W);
+	err |= ARG(k, 5, nx);
+	err |= ARG(k, 6, ny);
+	err |= ARG(k, 7, a);
+	err |= ARG(k, 8, b);
+	err |= ARG(k, 9, c->kp.unit);
+	err |= ARG(k, 10, c->kp.inv);
+	err |= ARG(k, 11, hthin);
+	err |= ARG(k, 12, first);
+	if (err == CL_SUCCESS) {
+		size_t gs[2] = { round_up((size_t)nx, 64), (size_t)ny };
+		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, NULL, 0, NULL,
+					     NULL);
+	}
+	clReleaseKernel(k);
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "selective frequency damping");
 	return WB_OK;
 }
 

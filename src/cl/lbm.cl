@@ -547,6 +547,46 @@ kernel void lbm_special(global int *B, global const int2 *si,
 	acc_cl[k] += ncl;
 }
 
+/* lbm_sfd of lbm.c (selective frequency damping of the momentum toward
+ * its low-pass filtered value mb), one work item per interior cell. */
+kernel void lbm_sfd(global int *A, global float *mbx, global float *mby,
+		    int N, int W, int nx, int ny, float a, float b, float un,
+		    float inv, float hthin, int first)
+{
+	const int i = get_global_id(0), j = get_global_id(1);
+	if (i >= nx || j >= ny)
+		return;
+	const int n = (i + 1) + (j + 1) * W;
+	long tot = 0;
+	float Mx = 0, My = 0;
+	for (int q = 0; q < 9; q++)
+		tot += A[q * N + n];
+	for (int q = 1; q < 9; q++) {
+		float f = (float)A[q * N + n] * un;
+		Mx += (float)lbm_cxs[q] * f;
+		My += (float)lbm_cys[q] * f;
+	}
+	const float h = (float)tot * un;
+	if (first || !(h > hthin)) {
+		mbx[n] = h > hthin ? Mx : 0.0f;
+		mby[n] = h > hthin ? My : 0.0f;
+		return;
+	}
+	const float dMx = -a * (Mx - mbx[n]), dMy = -a * (My - mby[n]);
+	mbx[n] += b * (Mx - mbx[n]);
+	mby[n] += b * (My - mby[n]);
+	long rest = 0;
+	for (int q = 1; q < 9; q++) {
+		float f = (float)A[q * N + n] * un +
+			  lbm_ws[q] * ((float)lbm_cxs[q] * dMx +
+				       (float)lbm_cys[q] * dMy) * (1.0f / 3.0f);
+		int F = lbm_fx(f * inv);
+		A[q * N + n] = F;
+		rest += F;
+	}
+	A[n] = (int)(tot - rest);
+}
+
 /* lbm_macro of lbm.c: depth and velocity (m, m/s) of interior cell (i, j)
  * into unpadded nx*ny arrays. */
 kernel void lbm_macro(global const int *A, global const float *hA,
