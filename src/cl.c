@@ -590,11 +590,11 @@ struct cl_lbm {
 	cl_mem f[2], h[2], z, c;
 	cl_mem gi, gf, fg;   /* ghost lists, flux ghost list */
 	cl_mem gk;           /* ghost kind per padded cell */
-	cl_mem sfdx, sfdy;   /* lbm_sfd's filtered momentum (NULL: unused) */
 	int n1e, n1, n2, nf; /* pass-1 edge items, + corners; pass 2; flux */
 	cl_mem si, sf;       /* special cells */
 	cl_mem acc_fin, acc_fout, acc_sin, acc_sout, acc_scl, clamp_acc, bad;
 	cl_mem mh, mu[2], mv[2], rows, rnum, rden, rwet;
+	cl_mem sh, su, sv, mm; /* lbm_solve's window sums and mean depth */
 	size_t lx, ngroups;
 	int mcur;            /* which of mu/mv holds the latest macro */
 	cl_kernel k_ghost, k_flux, k_step, k_spec, k_macro, k_mfix, k_rowsum,
@@ -614,11 +614,11 @@ void cl_lbm_free(struct cl_lbm *c)
 	if (!c)
 		return;
 	cl_mem *m[] = { &c->f[0], &c->f[1], &c->h[0], &c->h[1], &c->z, &c->c,
-			&c->gk, &c->sfdx, &c->sfdy, &c->gi, &c->gf, &c->fg, &c->si, &c->sf, &c->acc_fin,
+			&c->gk, &c->gi, &c->gf, &c->fg, &c->si, &c->sf, &c->acc_fin,
 			&c->acc_fout, &c->acc_sin, &c->acc_sout, &c->acc_scl,
 			&c->clamp_acc, &c->bad, &c->mh, &c->mu[0], &c->mu[1],
 			&c->mv[0], &c->mv[1], &c->rows, &c->rnum, &c->rden,
-			&c->rwet };
+			&c->rwet, &c->sh, &c->su, &c->sv, &c->mm };
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
 	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
@@ -1139,53 +1139,6 @@ enum wb_status cl_lbm_macro(struct cl_lbm *c, float *h, float *u, float *v,
 	return WB_OK;
 }
 
-enum wb_status cl_lbm_sfd(struct cl_lbm *c, double chi, double delta,
-			  long span, struct wb_diags *d)
-{
-	struct cl_env *e = c->env;
-	const struct lbm *L = &c->L;
-	cl_int err = CL_SUCCESS, first = 0;
-	if (!c->sfdx) {
-		size_t fb = L->ncell * sizeof(float);
-		if (!(c->sfdx = buf_new(e, fb, &err)) ||
-		    !(c->sfdy = buf_new(e, fb, &err)))
-			return cl_fail(d, err, "allocating the damping filter");
-		err = buf_zero(e, c->sfdx, fb);
-		err |= buf_zero(e, c->sfdy, fb);
-		first = 1;
-	}
-	const double T = (double)span * L->p.dt;
-	const cl_float a = (float)(chi * T / (1 + chi * T));
-	const cl_float b = (float)((T / delta) / (1 + T / delta));
-	const cl_float hthin = (float)(LBM_THIN * L->p.h_dry);
-	cl_int W = L->W, nx = L->nx, ny = L->ny;
-	cl_kernel k = clCreateKernel(e->prog, "lbm_sfd", &err);
-	if (!k)
-		return cl_fail(d, err, "lbm_sfd");
-	err |= ARG(k, 0, c->f[c->cur]);
-	err |= ARG(k, 1, c->sfdx);
-	err |= ARG(k, 2, c->sfdy);
-	err |= ARG(k, 3, c->N);
-	err |= ARG(k, 4, W);
-	err |= ARG(k, 5, nx);
-	err |= ARG(k, 6, ny);
-	err |= ARG(k, 7, a);
-	err |= ARG(k, 8, b);
-	err |= ARG(k, 9, c->kp.unit);
-	err |= ARG(k, 10, c->kp.inv);
-	err |= ARG(k, 11, hthin);
-	err |= ARG(k, 12, first);
-	if (err == CL_SUCCESS) {
-		size_t gs[2] = { round_up((size_t)nx, 64), (size_t)ny };
-		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, NULL, 0, NULL,
-					     NULL);
-	}
-	clReleaseKernel(k);
-	if (err != CL_SUCCESS)
-		return cl_fail(d, err, "selective frequency damping");
-	return WB_OK;
-}
-
 /* Water volume (m^3) on the device: exact integer mass (rows summed on
  * the host), as lbm_volume. */
 static cl_int lbm_volume_dev(struct cl_lbm *c, double *vol)
@@ -1214,21 +1167,22 @@ static cl_int lbm_volume_dev(struct cl_lbm *c, double *vol)
 	return err;
 }
 
-/* rel_change of lbm.c between mu/mv[!mcur] (previous) and [mcur]. */
-static cl_int lbm_resid_dev(struct cl_lbm *c, double *res)
+/* rel_change of lbm.c: depth hb, previous velocities (u0, v0), new (u1,
+ * v1), over cells deeper than h_thin. */
+static cl_int lbm_resid_dev(struct cl_lbm *c, cl_mem hb, int p, int q,
+			    double *res)
 {
 	const struct lbm *L = &c->L;
 	cl_kernel k = c->k_resid;
 	cl_int nx = L->nx, ny = L->ny;
-	int p = !c->mcur, q = c->mcur;
-	cl_int err = ARG(k, 0, c->mh);
+	cl_int err = ARG(k, 0, hb);
 	err |= ARG(k, 1, c->mu[p]);
 	err |= ARG(k, 2, c->mv[p]);
 	err |= ARG(k, 3, c->mu[q]);
 	err |= ARG(k, 4, c->mv[q]);
 	err |= ARG(k, 5, nx);
 	err |= ARG(k, 6, ny);
-	err |= ARG(k, 7, c->kp.hd);
+	err |= ARG(k, 7, c->kp.hthin);
 	err |= ARG(k, 8, c->rnum);
 	err |= ARG(k, 9, c->rden);
 	err |= ARG(k, 10, c->rwet);
@@ -1341,50 +1295,110 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		st = cl_fail(d, err, "summing the initial volume");
 		goto done;
 	}
+	/* as lbm_solve: with a convergence stop, the flow is sampled every
+	 * 'every' steps, each window's mean is compared with the previous
+	 * window's, and a steady bake returns the last window's mean */
 	long fixed = o && o->steps > 0 ? o->steps : 0;
 	long cap = fixed ? fixed : (sim->max_steps > 0 ? sim->max_steps : 100000);
 	long window = sim->window > 0 ? sim->window : 200;
 	double tol = sim->tolerance > 0 ? sim->tolerance : 1e-4;
-	long every = window < 100 ? window : 100;
+	long every = 1;
+	for (long s2 = window / 16; s2 > 1; s2--)
+		if (window % s2 == 0) {
+			every = s2;
+			break;
+		}
+	long pevery = window < 100 ? window : 100, nsamp = 0, windows = 0;
 	double res = INFINITY;
-	int have_prev = 0;
-	/* previous velocities: the initial state's */
-	c->mcur = 0;
-	if ((err = lbm_enq_macro(c, 1)) != CL_SUCCESS) {
-		st = cl_fail(d, err, "computing the initial fields");
+	int pslot = 0; /* mu/mv[pslot]: the previous window's mean */
+	const size_t nn = (size_t)r->nx * r->ny;
+	const cl_int nni = (cl_int)nn;
+	if (!fixed) {
+		if (!(c->sh = buf_new(e, nn * sizeof(float), &err)) ||
+		    !(c->su = buf_new(e, nn * sizeof(float), &err)) ||
+		    !(c->sv = buf_new(e, nn * sizeof(float), &err)) ||
+		    !(c->mm = buf_new(e, nn * sizeof(float), &err)) ||
+		    (err = buf_zero(e, c->sh, nn * sizeof(float))) != CL_SUCCESS ||
+		    (err = buf_zero(e, c->su, nn * sizeof(float))) != CL_SUCCESS ||
+		    (err = buf_zero(e, c->sv, nn * sizeof(float))) != CL_SUCCESS ||
+		    (err = buf_zero(e, c->mu[0], nn * sizeof(float))) != CL_SUCCESS ||
+		    (err = buf_zero(e, c->mv[0], nn * sizeof(float))) != CL_SUCCESS) {
+			st = cl_fail(d, err, "allocating the window means");
+			goto done;
+		}
+	}
+	cl_kernel kacc = NULL, kmean = NULL;
+	if (!fixed && (!(kacc = clCreateKernel(e->prog, "lbm_accum", &err)) ||
+		       !(kmean = clCreateKernel(e->prog, "lbm_wmean", &err)))) {
+		st = cl_fail(d, err, "lbm_accum / lbm_wmean");
+		if (kacc)
+			clReleaseKernel(kacc);
 		goto done;
 	}
-	c->mcur = 1;
 	while (L->step < cap) {
-		long k = every;
+		/* fixed runs: sync every 100 steps (divergence check) */
+		long k = fixed ? 100 : every - L->step % every;
 		if (cap - L->step < k)
 			k = cap - L->step;
 		st = cl_lbm_enqueue(c, k, d);
 		if (st == WB_OK)
 			st = cl_lbm_sync(c, d);
 		if (st != WB_OK)
-			goto done;
-		if (L->step % window == 0) {
-			c->mcur = !c->mcur;
-			err = lbm_enq_macro(c, c->mcur);
-			if (err == CL_SUCCESS && (have_prev || L->step >= window)) {
-				err = lbm_resid_dev(c, &res);
-				have_prev = 1;
-			}
-			if (err != CL_SUCCESS) {
-				st = cl_fail(d, err, "computing the residual");
-				goto done;
-			}
-			if (!fixed && res < tol &&
+			break;
+		err = CL_SUCCESS;
+		int q = !pslot;
+		if (!fixed && L->step % every == 0) {
+			/* sample for the window mean (per cell: deterministic) */
+			c->mcur = q;
+			err = lbm_enq_macro(c, q);
+			err |= ARG(kacc, 0, c->mh);
+			err |= ARG(kacc, 1, c->mu[q]);
+			err |= ARG(kacc, 2, c->mv[q]);
+			err |= ARG(kacc, 3, c->sh);
+			err |= ARG(kacc, 4, c->su);
+			err |= ARG(kacc, 5, c->sv);
+			err |= ARG(kacc, 6, nni);
+			if (err == CL_SUCCESS)
+				err = run1d(e, kacc, nn);
+			nsamp++;
+		}
+		if (err == CL_SUCCESS && !fixed && L->step % window == 0 && nsamp > 0) {
+			cl_float w = 1.0f / (float)nsamp;
+			err |= ARG(kmean, 0, c->sh);
+			err |= ARG(kmean, 1, c->su);
+			err |= ARG(kmean, 2, c->sv);
+			err |= ARG(kmean, 3, c->mm);
+			err |= ARG(kmean, 4, c->mu[q]);
+			err |= ARG(kmean, 5, c->mv[q]);
+			err |= ARG(kmean, 6, nni);
+			err |= ARG(kmean, 7, w);
+			err |= ARG(kmean, 8, c->kp.hthin);
+			if (err == CL_SUCCESS)
+				err = run1d(e, kmean, nn);
+			nsamp = 0;
+			if (err == CL_SUCCESS && windows++ > 0)
+				err = lbm_resid_dev(c, c->mm, pslot, q, &res);
+			pslot = q;
+			if (err == CL_SUCCESS && res < tol &&
 			    L->step >= L->ramp_steps + 2 * window) {
 				rep->converged = 1;
 				break;
 			}
 		}
-		if (o && o->progress)
+		if (err != CL_SUCCESS) {
+			st = cl_fail(d, err, "computing the window means");
+			break;
+		}
+		if (o && o->progress && L->step % pevery == 0)
 			o->progress(o->progress_user, L->step, cap,
 				    isfinite(res) ? res : 1.0);
 	}
+	if (kacc)
+		clReleaseKernel(kacc);
+	if (kmean)
+		clReleaseKernel(kmean);
+	if (st != WB_OK)
+		goto done;
 	size_t n = (size_t)r->nx * r->ny;
 	out->nx = r->nx;
 	out->ny = r->ny;
@@ -1396,9 +1410,23 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		st = wb_fail(d, WB_EIO, NULL, "lbm (opencl): out of memory");
 		goto done;
 	}
-	st = cl_lbm_macro(c, out->h, out->u, out->v, d);
-	if (st != WB_OK)
-		goto done;
+	if (windows > 0) {
+		/* a steady bake returns the last window's time-averaged flow */
+		size_t nb = n * sizeof(float);
+		err = buf_read(e, c->mm, 0, nb, out->h);
+		if (err == CL_SUCCESS)
+			err = buf_read(e, c->mu[pslot], 0, nb, out->u);
+		if (err == CL_SUCCESS)
+			err = buf_read(e, c->mv[pslot], 0, nb, out->v);
+		if (err != CL_SUCCESS) {
+			st = cl_fail(d, err, "reading the mean fields");
+			goto done;
+		}
+	} else {
+		st = cl_lbm_macro(c, out->h, out->u, out->v, d);
+		if (st != WB_OK)
+			goto done;
+	}
 	long long vin = 0, vout = 0;
 	long clamped = 0;
 	if ((err = lbm_volume_dev(c, &rep->vol_final)) != CL_SUCCESS ||

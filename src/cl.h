@@ -90,9 +90,6 @@ enum wb_status cl_lbm_sync(struct cl_lbm *c, struct wb_diags *d);
  * nx*ny (lbm_macro's semantics). */
 enum wb_status cl_lbm_macro(struct cl_lbm *c, float *h, float *u, float *v,
 			    struct wb_diags *d);
-/* lbm_sfd of lbm.c on the device (same arguments, same result). */
-enum wb_status cl_lbm_sfd(struct cl_lbm *c, double chi, double delta,
-			  long span, struct wb_diags *d);
 /* Bytes read and written from device memory per cell update. */
 int cl_lbm_bytes_per_cell(const struct cl_lbm *c);
 void cl_lbm_free(struct cl_lbm *c);

@@ -36,7 +36,6 @@
 #include <string.h>
 
 #include "cl.h"
-#include "lbm.h"
 #include "solve.h"
 
 static int dev_index(void)
@@ -389,55 +388,6 @@ static void test_lbm_deterministic(void **state)
 	wb_diags_release(&d);
 }
 
-/* lbm_sfd (selective frequency damping) on the device: driven step by
- * step next to the CPU context, the fields stay identical. */
-static void test_lbm_sfd(void **state)
-{
-	(void)state;
-	struct wb_raster r;
-	struct wb_sim sim;
-	scene_valley(&r, 64, 48, 0);
-	sim_defaults(&sim, WB_SOLVER_LBM);
-	struct wb_diags d;
-	wb_diags_init(&d);
-	struct lbm L;
-	assert_int_equal(lbm_init(&L, &r, &sim, 2, &d), WB_OK);
-	struct cl_env *e = NULL;
-	struct cl_lbm *c = NULL;
-	assert_int_equal(cl_env_open(dev_index(), &e, &d), WB_OK);
-	assert_int_equal(cl_lbm_create(e, &r, &sim, 2, 0, &c, &d), WB_OK);
-	for (int k = 0; k < 4; k++) {
-		assert_int_equal(lbm_step(&L, 50, &d), WB_OK);
-		assert_int_equal(cl_lbm_enqueue(c, 50, &d), WB_OK);
-		assert_int_equal(lbm_sfd(&L, 0.5, 20.0, 50), WB_OK);
-		assert_int_equal(cl_lbm_sfd(c, 0.5, 20.0, 50, &d), WB_OK);
-	}
-	assert_int_equal(cl_lbm_sync(c, &d), WB_OK);
-	size_t n = (size_t)r.nx * r.ny;
-	float *h1 = malloc(n * sizeof(float)), *u1 = malloc(n * sizeof(float));
-	float *h2 = malloc(n * sizeof(float)), *u2 = malloc(n * sizeof(float));
-	assert_non_null(h1);
-	assert_non_null(u1);
-	assert_non_null(h2);
-	assert_non_null(u2);
-	lbm_macro(&L, h1, u1, NULL);
-	assert_int_equal(cl_lbm_macro(c, h2, u2, NULL, &d), WB_OK);
-	double eh = rel_diff(h1, h2, n, 1e-3), eu = rel_diff(u1, u2, n, 1e-3);
-	print_message("  sfd: relative max difference h %.2e u %.2e (tolerance 1e-4)\n",
-		      eh, eu);
-	assert_true(eh <= 1e-4);
-	assert_true(eu <= 1e-4);
-	free(h1);
-	free(u1);
-	free(h2);
-	free(u2);
-	cl_lbm_free(c);
-	cl_env_free(e);
-	lbm_release(&L);
-	wb_raster_free(&r);
-	wb_diags_release(&d);
-}
-
 static void test_lbm_steady(void **state)
 {
 	(void)state;
@@ -579,7 +529,6 @@ int main(void)
 		cmocka_unit_test(test_lbm_velocity_level),
 		cmocka_unit_test(test_lbm_periodic),
 		cmocka_unit_test(test_lbm_deterministic),
-		cmocka_unit_test(test_lbm_sfd),
 		cmocka_unit_test(test_lbm_steady),
 		cmocka_unit_test(test_swe_valley_foam),
 		cmocka_unit_test(test_swe_maccormack_level),

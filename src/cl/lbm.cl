@@ -319,10 +319,8 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		const float Mx = (f1 + f2 + f8) - (f4 + f5 + f6);
 		const float My = (f2 + f3 + f4) - (f6 + f7 + f8);
 		const float hf = MAXF(h, hd);
-		/* thin films (h < h_thin) move at M h / h_thin^2: their
-		 * momentum decays (lbm.c) */
-		const float ihf = MAXF(MINF(h * kp.ithin, 1.0f), 0.0f) /
-				  MAXF(h, kp.hthin);
+		/* thin films (h < h_thin) move at M / h_thin (lbm.c) */
+		const float ihf = 1.0f / MAXF(h, kp.hthin);
 		const float U = Mx * ihf, V = My * ihf;
 		const float ghe = kp.ghk * h;
 		const float sp2 = U * U + V * V;
@@ -547,46 +545,6 @@ kernel void lbm_special(global int *B, global const int2 *si,
 	acc_cl[k] += ncl;
 }
 
-/* lbm_sfd of lbm.c (selective frequency damping of the momentum toward
- * its low-pass filtered value mb), one work item per interior cell. */
-kernel void lbm_sfd(global int *A, global float *mbx, global float *mby,
-		    int N, int W, int nx, int ny, float a, float b, float un,
-		    float inv, float hthin, int first)
-{
-	const int i = get_global_id(0), j = get_global_id(1);
-	if (i >= nx || j >= ny)
-		return;
-	const int n = (i + 1) + (j + 1) * W;
-	long tot = 0;
-	float Mx = 0, My = 0;
-	for (int q = 0; q < 9; q++)
-		tot += A[q * N + n];
-	for (int q = 1; q < 9; q++) {
-		float f = (float)A[q * N + n] * un;
-		Mx += (float)lbm_cxs[q] * f;
-		My += (float)lbm_cys[q] * f;
-	}
-	const float h = (float)tot * un;
-	if (first || !(h > hthin)) {
-		mbx[n] = h > hthin ? Mx : 0.0f;
-		mby[n] = h > hthin ? My : 0.0f;
-		return;
-	}
-	const float dMx = -a * (Mx - mbx[n]), dMy = -a * (My - mby[n]);
-	mbx[n] += b * (Mx - mbx[n]);
-	mby[n] += b * (My - mby[n]);
-	long rest = 0;
-	for (int q = 1; q < 9; q++) {
-		float f = (float)A[q * N + n] * un +
-			  lbm_ws[q] * ((float)lbm_cxs[q] * dMx +
-				       (float)lbm_cys[q] * dMy) * (1.0f / 3.0f);
-		int F = lbm_fx(f * inv);
-		A[q * N + n] = F;
-		rest += F;
-	}
-	A[n] = (int)(tot - rest);
-}
-
 /* lbm_macro of lbm.c: depth and velocity (m, m/s) of interior cell (i, j)
  * into unpadded nx*ny arrays. */
 kernel void lbm_macro(global const int *A, global const float *hA,
@@ -663,11 +621,40 @@ kernel void lbm_rowsum(global const int *A, int N, int W, int nx, int ny,
 	rows[j] = row;
 }
 
-/* rel_change of lbm.c, per row: num = sum |du|^2, den = sum |u1|^2, wet =
- * cells with h > hd. One work item per row (called every window steps). */
+/* lbm_solve's window means: sums of the sampled fields, per cell. */
+kernel void lbm_accum(global const float *h, global const float *u,
+		      global const float *v, global float *sh, global float *su,
+		      global float *sv, int n)
+{
+	const int q = get_global_id(0);
+	if (q >= n)
+		return;
+	sh[q] += h[q];
+	su[q] += u[q];
+	sv[q] += v[q];
+}
+
+/* ... and the means of a window (films produce no velocity); the sums are
+ * reset. */
+kernel void lbm_wmean(global float *sh, global float *su, global float *sv,
+		      global float *mh, global float *u, global float *v, int n,
+		      float w, float hthin)
+{
+	const int q = get_global_id(0);
+	if (q >= n)
+		return;
+	mh[q] = sh[q] * w;
+	u[q] = mh[q] > hthin ? su[q] * w : 0.0f;
+	v[q] = mh[q] > hthin ? sv[q] * w : 0.0f;
+	sh[q] = su[q] = sv[q] = 0;
+}
+
+/* rel_change of lbm.c, per row, over cells deeper than h_thin: num =
+ * sum |du|^2, den = sum |u1|^2, wet = those cells. One work item per row
+ * (called once a window). */
 kernel void wb_resid_rows(global const float *h, global const float *u0,
 			  global const float *v0, global const float *u1,
-			  global const float *v1, int nx, int ny, float hd,
+			  global const float *v1, int nx, int ny, float hthin,
 			  global real *num, global real *den, global int *wet)
 {
 	const int j = get_global_id(0);
@@ -677,10 +664,12 @@ kernel void wb_resid_rows(global const float *h, global const float *u0,
 	int w = 0;
 	for (int i = 0; i < nx; i++) {
 		int k = i + j * nx;
+		if (!(h[k] > hthin))
+			continue;
 		real du = (real)u1[k] - u0[k], dv = (real)v1[k] - v0[k];
 		rn += du * du + dv * dv;
 		rd += (real)u1[k] * u1[k] + (real)v1[k] * v1[k];
-		w += h[k] > hd;
+		w++;
 	}
 	num[j] = rn;
 	den[j] = rd;
