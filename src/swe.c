@@ -350,6 +350,29 @@ SWE_INLINE float local_sample(const float *f, int c, int W, float ax,
 	return a0 + wy * (a1 - a0);
 }
 
+/* local_sample on a field given as three rows (above, this, below),
+ * indexed by column i: the same loads and operations. */
+SWE_INLINE float local_sample_rows(const float *fm, const float *f0,
+				   const float *fp, int i, float ax, float ay,
+				   float *lo, float *hi)
+{
+	ax = clampf(ax, -1.0f, 1.0f);
+	ay = clampf(ay, -1.0f, 1.0f);
+	float wx = fabsf(ax), wy = fabsf(ay);
+	int left = ax > 0.0f, up = ay > 0.0f;
+	float g0 = f0[i];
+	float fx = left ? f0[i - 1] : f0[i + 1];
+	float fy = up ? fm[i] : fp[i];
+	float fxyu = left ? fm[i - 1] : fm[i + 1];
+	float fxyd = left ? fp[i - 1] : fp[i + 1];
+	float fxy = up ? fxyu : fxyd;
+	float a0 = g0 + wx * (fx - g0);
+	float a1 = fy + wx * (fxy - fy);
+	*lo = minf(minf(g0, fx), minf(fy, fxy));
+	*hi = maxf(maxf(g0, fx), maxf(fy, fxy));
+	return a0 + wy * (a1 - a0);
+}
+
 /* Wet/dry front: on a face with one wet cell, the advected velocity is at
  * least the one of the face behind it on the wet side when that one points
  * at the dry cell (zero-gradient extrapolation into the dry region). Plain
@@ -375,6 +398,11 @@ struct row_out {
  * last rows (fused step). */
 struct flux_rows {
 	const float *fuM, *fuJ, *fvM, *fvJ, *fvP;
+	/* MacCormack: forward estimates of rows j - 1, j, j + 1 (ut, vt),
+	   indexed by column i (i = -1 .. nx readable); fwd: where the
+	   forward pass (mode 1) writes row j */
+	const float *utM, *ut0, *utP, *vtM, *vt0, *vtP;
+	float *fwd;
 };
 
 /* Advection of one face velocity q0 (u on an x-face, v on a y-face) in
@@ -430,9 +458,11 @@ face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
 	const float *restrict h = s->h1;
 	const float *restrict H = s->H;
 	const float *restrict bb = s->bb;
-	const float *restrict qt = xdir ? s->ut : s->vt;
-	float *restrict out = mode == 1 ? (xdir ? s->ut : s->vt) :
-					  (xdir ? s->u1 : s->v1);
+	const float *restrict tM = xdir ? fr->utM : fr->vtM;
+	const float *restrict t0 = xdir ? fr->ut0 : fr->vt0;
+	const float *restrict tP = xdir ? fr->utP : fr->vtP;
+	float *restrict fwd = fr->fwd;
+	float *restrict out = xdir ? s->u1 : s->v1;
 	const float eps = fp->eps;
 	struct face_par fpl = *fp;
 	if (!fric)
@@ -452,16 +482,16 @@ face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
 		float lo, hi, qa;
 		float sl = local_sample(q, c, W, ax, ay, &lo, &hi);
 		if (mode == 1) {
-			out[c] = sl;
+			fwd[i] = sl;
 			continue;
 		}
 		if (mode == 0) {
 			qa = sl;
 		} else {
 			float lo2, hi2;
-			float back = local_sample(qt, c, W, -ax, -ay, &lo2,
-						  &hi2);
-			float corr = qt[c] + 0.5f * (qc - back);
+			float back = local_sample_rows(tM, t0, tP, i, -ax, -ay,
+						       &lo2, &hi2);
+			float corr = t0[i] + 0.5f * (qc - back);
 			qa = clampf(corr, lo, hi);
 		}
 		float hl = h[c - A], hr = h[c];
@@ -815,7 +845,7 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 	}
 	if (swe_falls_find(s))
 		goto oom;
-	s->ring = malloc((size_t)s->threads * 8 * (size_t)s->W * sizeof(float));
+	s->ring = malloc((size_t)s->threads * 16 * (size_t)s->W * sizeof(float));
 	s->src_row = list_rows(s, &s->src);
 	s->fix_row = list_rows(s, &s->fixed);
 	s->sink_row = list_rows(s, &s->sink);
@@ -967,7 +997,6 @@ static enum wb_status diverged(struct swe_ctx *s, struct wb_diags *d,
 static void mc_forward(struct swe_ctx *s, float k, const struct face_par *fp)
 {
 	const int nx = s->nx, ny = s->ny;
-	const struct flux_rows none = { NULL, NULL, NULL, NULL, NULL };
 	for (int j = 0; j < ny; j++) {
 		s->ut[P(s, 0, j)] = s->u[P(s, 0, j)];
 		s->ut[P(s, nx, j)] = s->u[P(s, nx, j)];
@@ -979,9 +1008,13 @@ static void mc_forward(struct swe_ctx *s, float k, const struct face_par *fp)
 #pragma omp parallel for schedule(static) num_threads(s->threads)
 	for (int j = 0; j < ny; j++) {
 		struct row_out tmp;
-		u_fwd(s, j, k, fp, &none, &tmp);
+		struct flux_rows frw;
+		memset(&frw, 0, sizeof(frw));
+		frw.fwd = s->ut + P(s, 0, j);
+		u_fwd(s, j, k, fp, &frw, &tmp);
+		frw.fwd = s->vt + P(s, 0, j);
 		if (j > 0)
-			v_fwd(s, j, k, fp, &none, &tmp);
+			v_fwd(s, j, k, fp, &frw, &tmp);
 	}
 	fill_face_ghosts(s, s->ut, s->vt);
 }
@@ -1101,9 +1134,43 @@ static void height_and_actions(struct swe_ctx *s, int j, float k,
 	row_actions(s, j, s->h1);
 }
 
+/* MacCormack forward estimates of row r into the ring rows utR / vtR
+ * (column i at [i], i = -1 .. nx), as mc_forward and fill_face_ghosts
+ * leave ut / vt: boundary faces hold the old values, u's ghost rows -1 and
+ * ny copy rows 0 and ny - 1 (utPrev: the ring row of r - 1; utGhost: the
+ * ring row of -1, written at r = 0), v's ghost columns copy columns 0 and
+ * nx - 1. */
+static void mc_ring_rows(struct swe_ctx *s, int r, float k,
+			 const struct face_par *fp, float *utR, float *vtR,
+			 const float *utPrev, float *utGhost)
+{
+	const int nx = s->nx, ny = s->ny;
+	struct row_out tmp;
+	struct flux_rows frw;
+	memset(&frw, 0, sizeof(frw));
+	if (r < ny) {
+		utR[0] = s->u[P(s, 0, r)];
+		utR[nx] = s->u[P(s, nx, r)];
+		frw.fwd = utR;
+		u_fwd(s, r, k, fp, &frw, &tmp);
+		if (r == 0)
+			memcpy(utGhost, utR, (size_t)(nx + 1) * sizeof(float));
+	} else {
+		memcpy(utR, utPrev, (size_t)(nx + 1) * sizeof(float));
+	}
+	if (r > 0 && r < ny) {
+		frw.fwd = vtR;
+		v_fwd(s, r, k, fp, &frw, &tmp);
+	} else {
+		memcpy(vtR, s->v + P(s, 0, r), (size_t)nx * sizeof(float));
+	}
+	vtR[-1] = vtR[0];
+	vtR[nx] = vtR[nx - 1];
+}
+
 static void fused_pass(struct swe_ctx *s, float k, float hmax,
-		       const struct face_par *fp, row_fn urow, row_fn vrow,
-		       struct row_out *ro, long *rb)
+		       const struct face_par *fp, int mc, row_fn urow,
+		       row_fn vrow, struct row_out *ro, long *rb)
 {
 	const int ny = s->ny;
 	const long W = s->W;
@@ -1112,9 +1179,11 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 		int t = omp_get_thread_num(), nt = omp_get_num_threads();
 		int j0 = (int)((long)ny * t / nt);
 		int j1 = (int)((long)ny * (t + 1) / nt);
-		float *ring = s->ring + (size_t)t * 8 * W;
+		float *ring = s->ring + (size_t)t * 16 * W;
 #define FU(r) (ring + ((r) & 3) * W)
 #define FV(r) (ring + (4 + ((r) & 3)) * W)
+#define UT(r) (ring + (8 + ((r) & 3)) * W + 1)
+#define VT(r) (ring + (12 + ((r) & 3)) * W + 1)
 		if (j1 > j0) {
 			int j = j1 - 1;
 			flux_row(s, j, hmax, FU(j), FV(j));
@@ -1124,6 +1193,9 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 #pragma omp barrier
 		for (int r = j0 > 0 ? j0 - 1 : 0; j1 > j0 && r <= j1; r++) {
 			flux_row(s, r, hmax, FU(r), FV(r));
+			if (mc)
+				mc_ring_rows(s, r, k, fp, UT(r), VT(r), UT(r - 1),
+					     UT(-1));
 			int j = r - 1;
 			if (j < j0)
 				continue;
@@ -1131,7 +1203,9 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 				height_and_actions(s, j, k, FU(j), FV(j), FV(r),
 						   rb);
 			struct flux_rows frw = { FU(j - 1), FU(j), FV(j - 1),
-						 FV(j), FV(r) };
+						 FV(j), FV(r), UT(j - 1), UT(j),
+						 UT(r), VT(j - 1), VT(j), VT(r),
+						 NULL };
 			urow(s, j, k, fp, &frw, &ro[j]);
 			if (j > 0)
 				vrow(s, j, k, fp, &frw, &ro[ny + j]);
@@ -1140,6 +1214,8 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 		}
 #undef FU
 #undef FV
+#undef UT
+#undef VT
 	}
 }
 
@@ -1176,9 +1252,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 	if (fused) {
 		book_edges(s, hmax);
 		fill_face_ghosts(s, s->u, s->v);
-		if (mc)
-			mc_forward(s, k, &fp);
-		fused_pass(s, k, hmax, &fp, urow, vrow, ro, rb);
+		fused_pass(s, k, hmax, &fp, mc, urow, vrow, ro, rb);
 		for (int j = 0; j < ny; j++)
 			if (rb[j]) {
 				free(ro);
@@ -1214,8 +1288,17 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 			struct flux_rows frw = {
 				fu + P(s, 0, j - 1), fu + P(s, 0, j),
 				fv + P(s, 0, j - 1), fv + P(s, 0, j),
-				fv + P(s, 0, j + 1)
+				fv + P(s, 0, j + 1), NULL, NULL, NULL, NULL,
+				NULL, NULL, NULL
 			};
+			if (mc) {
+				frw.utM = s->ut + P(s, 0, j - 1);
+				frw.ut0 = s->ut + P(s, 0, j);
+				frw.utP = s->ut + P(s, 0, j + 1);
+				frw.vtM = s->vt + P(s, 0, j - 1);
+				frw.vt0 = s->vt + P(s, 0, j);
+				frw.vtP = s->vt + P(s, 0, j + 1);
+			}
 			urow(s, j, k, &fp, &frw, &ro[j]);
 			if (j > 0)
 				vrow(s, j, k, &fp, &frw, &ro[ny + j]);

@@ -100,8 +100,8 @@ struct swe_ctx {
 	/* per-row scratch */
 	double *row_d, *row_d2;
 	long *row_l;
-	/* fused step (swe.c, no waterfalls): per thread a ring of 4 + 4 flux
-	   rows of W floats; first entry of each row (ny + 1) in the src, fixed
+	/* fused step (swe.c, no waterfalls): per thread rings of 4 rows of W
+	   floats for fu, fv and the MacCormack estimates ut, vt; first entry of each row (ny + 1) in the src, fixed
 	   and sink lists; their volume changes of the step, per entry */
 	float *ring;
 	long *src_row, *fix_row, *sink_row;
