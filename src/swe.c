@@ -1500,14 +1500,14 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	rep->clamped = s.clamped;
 	/* unfused (waterfalls): height: read h, u, v, write h1, fu, fv;
 	   velocity: read u, v, h1, H, bb, fu, fv, write u1, v1; fused: read
-	   h, u, v, H (bb with blockers), write h1, u1, v1 (fluxes and the
-	   depth just written stay in cache). MacCormack: + read u, v, write
-	   ut, vt (forward pass), read ut, vt (correction) */
+	   h, u, v, H (bb with blockers), write h1, u1, v1 (fluxes, forward
+	   estimates and the depth just written stay in cache). Unfused
+	   MacCormack: + read u, v, write ut, vt (forward pass), read ut, vt
+	   (correction) */
 	if (s.n_falls > 0)
-		rep->bytes_per_cell = 4 * (6 + 9);
+		rep->bytes_per_cell = 4 * (6 + 9 + (sim->maccormack ? 6 : 0));
 	else
 		rep->bytes_per_cell = 4 * (7 + s.has_blk);
-	rep->bytes_per_cell += sim->maccormack ? 4 * 6 : 0;
 	if (rep->balance_error > 1e-4) {
 		st = wb_fail(d, WB_ESIM, NULL,
 			     "swe: water not conserved after %ld steps "
