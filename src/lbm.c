@@ -1543,27 +1543,42 @@ static double now_s(void)
 #endif
 }
 
-/* Relative change between two velocity fields: |du| / max(|u|, 1 mm/s
- * per wet cell), norms over all cells, summed per row then serially. */
+/* Relative change between two window-mean velocity fields:
+ * |du| / max(|u|, 1 mm/s per counted cell), over the cells whose mean depth
+ * h exceeds h_thin (films do not count: their velocity is not produced),
+ * summed per row then serially. */
 static double rel_change(const struct lbm *L, const float *h, const float *u0,
 			 const float *v0, const float *u1, const float *v1)
 {
 	double num = 0, den = 0;
 	long wet = 0;
+	const float hthin = (float)(LBM_THIN * L->p.h_dry);
 	for (int j = 0; j < L->ny; j++) {
 		double rn = 0, rd = 0;
 		for (int i = 0; i < L->nx; i++) {
 			size_t k = i + (size_t)j * L->nx;
+			if (!(h[k] > hthin))
+				continue;
 			double du = (double)u1[k] - u0[k], dv = (double)v1[k] - v0[k];
 			rn += du * du + dv * dv;
 			rd += (double)u1[k] * u1[k] + (double)v1[k] * v1[k];
-			wet += h[k] > L->p.h_dry;
+			wet++;
 		}
 		num += rn;
 		den += rd;
 	}
 	den = MAXF(den, 1e-6 * (double)(wet > 0 ? wet : 1));
 	return sqrt(num / den);
+}
+
+/* Steps between samples of the window mean: the largest divisor of the
+ * window that gives at least 16 samples (1 for short windows). */
+static long sample_every(long window)
+{
+	for (long s = window / 16; s > 1; s--)
+		if (window % s == 0)
+			return s;
+	return 1;
 }
 
 enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
@@ -1578,10 +1593,14 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	if (st != WB_OK)
 		return st;
 	size_t n = (size_t)r->nx * r->ny;
+	/* window sums of h, u, v (sampled every 'every' steps), the last
+	 * window's means and the previous window's mean velocity */
 	float *h = malloc(n * sizeof(float)), *u = malloc(n * sizeof(float)),
 	      *v = malloc(n * sizeof(float)), *up = calloc(n, sizeof(float)),
 	      *vp = calloc(n, sizeof(float));
-	if (!h || !u || !v || !up || !vp) {
+	float *sh = calloc(n, sizeof(float)), *su = calloc(n, sizeof(float)),
+	      *sv = calloc(n, sizeof(float)), *mh = calloc(n, sizeof(float));
+	if (!h || !u || !v || !up || !vp || !sh || !su || !sv || !mh) {
 		st = wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
 		goto done;
 	}
@@ -1590,33 +1609,48 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	long cap = fixed ? fixed : (sim->max_steps > 0 ? sim->max_steps : 100000);
 	long window = sim->window > 0 ? sim->window : 200;
 	double tol = sim->tolerance > 0 ? sim->tolerance : 1e-4;
-	long every = window < 100 ? window : 100;
+	long every = sample_every(window);
+	long pevery = window < 100 ? window : 100, nsamp = 0, windows = 0;
 	double res = INFINITY;
-	int have_prev = 0;
-	lbm_macro(&L, h, up, vp);
+	const float hthin = (float)(LBM_THIN * L.p.h_dry);
 	while (L.step < cap) {
-		long k = every;
+		long k = every - L.step % every;
 		if (cap - L.step < k)
 			k = cap - L.step;
 		st = lbm_step(&L, k, d);
 		if (st != WB_OK)
 			goto done;
-		if (L.step % window == 0) {
+		if (!fixed && L.step % every == 0) {
+			/* sample for the window mean (per cell: deterministic) */
 			lbm_macro(&L, h, u, v);
-			if (have_prev || L.step >= window) {
-				res = rel_change(&L, h, up, vp, u, v);
-				have_prev = 1;
+			for (size_t q = 0; q < n; q++) {
+				sh[q] += h[q];
+				su[q] += u[q];
+				sv[q] += v[q];
 			}
+			nsamp++;
+		}
+		if (!fixed && L.step % window == 0 && nsamp > 0) {
+			const float w = 1.0f / (float)nsamp;
+			for (size_t q = 0; q < n; q++) {
+				mh[q] = sh[q] * w;
+				/* films: no velocity produced */
+				u[q] = mh[q] > hthin ? su[q] * w : 0.0f;
+				v[q] = mh[q] > hthin ? sv[q] * w : 0.0f;
+				sh[q] = su[q] = sv[q] = 0;
+			}
+			nsamp = 0;
+			if (windows++ > 0)
+				res = rel_change(&L, mh, up, vp, u, v);
 			float *t = up;
 			up = u, u = t;
 			t = vp, vp = v, v = t;
-			if (!fixed && res < tol &&
-			    L.step >= L.ramp_steps + 2 * window) {
+			if (res < tol && L.step >= L.ramp_steps + 2 * window) {
 				rep->converged = 1;
 				break;
 			}
 		}
-		if (o && o->progress)
+		if (o && o->progress && L.step % pevery == 0)
 			o->progress(o->progress_user, L.step, cap,
 				    isfinite(res) ? res : 1.0);
 	}
@@ -1630,7 +1664,14 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		st = wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
 		goto done;
 	}
-	lbm_macro(&L, out->h, out->u, out->v);
+	if (windows > 0) {
+		/* a steady bake returns the last window's time-averaged flow */
+		memcpy(out->h, mh, n * sizeof(float));
+		memcpy(out->u, up, n * sizeof(float));
+		memcpy(out->v, vp, n * sizeof(float));
+	} else {
+		lbm_macro(&L, out->h, out->u, out->v);
+	}
 	double dx2 = L.p.dx * L.p.dx;
 	rep->steps = L.step;
 	rep->residual = isfinite(res) ? res : 0;
@@ -1663,6 +1704,10 @@ done:
 	free(v);
 	free(up);
 	free(vp);
+	free(sh);
+	free(su);
+	free(sv);
+	free(mh);
 	lbm_release(&L);
 	return st;
 }
