@@ -168,10 +168,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-static void print_diags(const struct wb_diags *d)
+/* Print d->v[from..]; notes only when not quiet. */
+static void print_diags(const struct wb_diags *d, int from, int quiet)
 {
 	char buf[2048];
-	for (int i = 0; i < d->n; i++) {
+	for (int i = from; i < d->n; i++) {
+		if (quiet && d->v[i].sev == WB_SEV_NOTE)
+			continue;
 		wb_diag_format(&d->v[i], buf, sizeof(buf));
 		fprintf(stderr, "%s\n", buf);
 	}
@@ -368,7 +371,7 @@ int main(int argc, char **argv)
 			wb_diags_init(&dd);
 			char *list = NULL;
 			enum wb_status s = wb_cl_list_devices(&list, &dd);
-			print_diags(&dd);
+			print_diags(&dd, 0, 0);
 			if (list)
 				fputs(list, stdout);
 			free(list);
@@ -391,7 +394,7 @@ int main(int argc, char **argv)
 		b.sc.sim.solver = (enum wb_solver_kind)o.solver;
 	if (!st && o.dump)
 		st = dump_inputs(o.out, r, &d);
-	print_diags(&d);
+	print_diags(&d, 0, o.quiet);
 	if (st)
 		goto done;
 
@@ -424,11 +427,7 @@ int main(int argc, char **argv)
 	st = wb_bake_solve(&b, &so, &d);
 	if (pr.shown)
 		fputc('\n', stderr);
-	for (int i = first; i < d.n; i++) {
-		char buf[2048];
-		wb_diag_format(&d.v[i], buf, sizeof(buf));
-		fprintf(stderr, "%s\n", buf);
-	}
+	print_diags(&d, first, o.quiet);
 	if (st)
 		goto done;
 	const struct wb_solve_report *rep = &b.rep;
@@ -453,11 +452,7 @@ int main(int argc, char **argv)
 		oo.heightmap_sha256 = b.hm.sha256;
 		st = wb_output_write(sc, r, &b.st, rep, &oo, &sum, &d);
 	}
-	for (int i = first; i < d.n; i++) {
-		char buf[2048];
-		wb_diag_format(&d.v[i], buf, sizeof(buf));
-		fprintf(stderr, "%s\n", buf);
-	}
+	print_diags(&d, first, o.quiet);
 	if (!st && !o.quiet)
 		fprintf(stderr, "wrote %s (%lld bytes; pages: %ld data, %ld flat, %ld empty) and %s\n",
 			sum.pack_path, sum.pack_bytes, sum.pages_data,
