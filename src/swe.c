@@ -1441,9 +1441,9 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		o = &defo;
 	}
 	memset(rep, 0, sizeof(*rep));
-	if (o->opencl)
+	if (o->opencl) /* the CPU solver; wb_bake_solve() picks cl_swe_solve */
 		return wb_fail(d, WB_EUSAGE, NULL,
-			       "swe: the OpenCL path is not available for the SWE solver");
+			       "swe: swe_solve() runs on the CPU; use cl_swe_solve() (OPENCL=1 builds) for --device opencl");
 	struct swe_ctx s;
 	int T = swe_threads_for(r, wb_threads(o->threads));
 	enum wb_status st = swe_init(&s, r, sim, T, d);
