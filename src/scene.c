@@ -541,6 +541,32 @@ static int expect_object(struct ctx *c, const cJSON *v, const char *path)
 	return 0;
 }
 
+/* The array of 'what' at 'path': allocates its count + 1 zeroed items of
+ * 'size' bytes into *out and returns the count; -1 (reported) when v is not
+ * an array, holds more than 'max' items, or memory runs out. */
+static int alloc_array(struct ctx *c, const cJSON *v, const char *path,
+		       const char *what, int max, size_t size, void **out)
+{
+	*out = NULL;
+	if (!cJSON_IsArray(v)) {
+		char f[96];
+		found(v, f, sizeof(f));
+		ERR(c, path, "expected an array of %s, found %s", what, f);
+		return -1;
+	}
+	int n = cJSON_GetArraySize(v);
+	if (n > max) {
+		ERR(c, path, "expected at most %d %s, found %d", max, what, n);
+		return -1;
+	}
+	*out = calloc((size_t)n + 1, size);
+	if (!*out) {
+		ERR(c, path, "out of memory");
+		return -1;
+	}
+	return n;
+}
+
 /* ---- sections ---------------------------------------------------------- */
 
 static int ends_with(const char *s, const char *suf)
@@ -743,22 +769,12 @@ static void parse_initial(struct ctx *c, const cJSON *w, struct wb_scene *sc)
 static void parse_materials(struct ctx *c, const cJSON *m, struct wb_scene *sc)
 {
 	static const char *const kinds[] = { "river", "lake", "ocean", NULL };
-	if (!m)
+	void *items;
+	int n;
+	if (!m || (n = alloc_array(c, m, "materials", "materials", 255,
+				   sizeof(*sc->materials), &items)) < 0)
 		return;
-	if (!cJSON_IsArray(m)) {
-		char f[96];
-		found(m, f, sizeof(f));
-		ERR(c, "materials", "expected an array of materials, found %s", f);
-		return;
-	}
-	int n = cJSON_GetArraySize(m);
-	if (n > 255) {
-		ERR(c, "materials", "expected at most 255 materials, found %d", n);
-		return;
-	}
-	sc->materials = calloc((size_t)n + 1, sizeof(*sc->materials));
-	if (!sc->materials)
-		return;
+	sc->materials = items;
 	sc->n_materials = n;
 	int i = 0;
 	for (const cJSON *it = m->child; it; it = it->next, i++) {
@@ -844,22 +860,12 @@ static void parse_sources(struct ctx *c, const cJSON *s, struct wb_scene *sc)
 {
 	static const char *const kinds[] = { "river", "spring", "lake", "ocean",
 					     "rain", "sink", NULL };
-	if (!s)
+	void *items;
+	int n;
+	if (!s || (n = alloc_array(c, s, "sources", "sources", 254,
+				   sizeof(*sc->sources), &items)) < 0)
 		return;
-	if (!cJSON_IsArray(s)) {
-		char f[96];
-		found(s, f, sizeof(f));
-		ERR(c, "sources", "expected an array of sources, found %s", f);
-		return;
-	}
-	int n = cJSON_GetArraySize(s);
-	if (n > 254) {
-		ERR(c, "sources", "expected at most 254 sources, found %d", n);
-		return;
-	}
-	sc->sources = calloc((size_t)n + 1, sizeof(*sc->sources));
-	if (!sc->sources)
-		return;
+	sc->sources = items;
 	sc->n_sources = n;
 	int i = 0;
 	for (const cJSON *it = s->child; it; it = it->next, i++) {
@@ -968,18 +974,12 @@ static void parse_sources(struct ctx *c, const cJSON *s, struct wb_scene *sc)
 
 static void parse_blockers(struct ctx *c, const cJSON *b, struct wb_scene *sc)
 {
-	if (!b)
+	void *items;
+	int n;
+	if (!b || (n = alloc_array(c, b, "blockers", "blockers", 1 << 20,
+				   sizeof(*sc->blockers), &items)) < 0)
 		return;
-	if (!cJSON_IsArray(b)) {
-		char f[96];
-		found(b, f, sizeof(f));
-		ERR(c, "blockers", "expected an array of blockers, found %s", f);
-		return;
-	}
-	int n = cJSON_GetArraySize(b);
-	sc->blockers = calloc((size_t)n + 1, sizeof(*sc->blockers));
-	if (!sc->blockers)
-		return;
+	sc->blockers = items;
 	sc->n_blockers = n;
 	int i = 0;
 	for (const cJSON *it = b->child; it; it = it->next, i++) {
@@ -1007,18 +1007,12 @@ static void parse_blockers(struct ctx *c, const cJSON *b, struct wb_scene *sc)
 static void parse_modifiers(struct ctx *c, const cJSON *m, struct wb_scene *sc)
 {
 	static const char *const falloffs[] = { "none", "linear", "smooth", NULL };
-	if (!m)
+	void *items;
+	int n;
+	if (!m || (n = alloc_array(c, m, "modifiers", "modifiers", 1 << 20,
+				   sizeof(*sc->modifiers), &items)) < 0)
 		return;
-	if (!cJSON_IsArray(m)) {
-		char f[96];
-		found(m, f, sizeof(f));
-		ERR(c, "modifiers", "expected an array of modifiers, found %s", f);
-		return;
-	}
-	int n = cJSON_GetArraySize(m);
-	sc->modifiers = calloc((size_t)n + 1, sizeof(*sc->modifiers));
-	if (!sc->modifiers)
-		return;
+	sc->modifiers = items;
 	sc->n_modifiers = n;
 	int i = 0;
 	for (const cJSON *it = m->child; it; it = it->next, i++) {
