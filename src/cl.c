@@ -1207,7 +1207,7 @@ static cl_int lbm_resid_dev(struct cl_lbm *c, cl_mem hb, int p, int q,
 			sd += den[j];
 			w += wet[j];
 		}
-		sd = MAXD(sd, 1e-6 * (double)(w > 0 ? w : 1));
+		sd = MAXD(sd, LBM_RES_FLOOR * LBM_RES_FLOOR * (double)(w > 0 ? w : 1));
 		*res = sqrt(sn / sd);
 	}
 	free(num);

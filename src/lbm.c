@@ -1544,7 +1544,7 @@ static double now_s(void)
 }
 
 /* Relative change between two window-mean velocity fields:
- * |du| / max(|u|, 1 mm/s per counted cell), over the cells whose mean depth
+ * |du| / max(|u|, LBM_RES_FLOOR per counted cell), over the cells whose mean depth
  * h exceeds h_thin (films do not count: their velocity is not produced),
  * summed per row then serially. */
 static double rel_change(const struct lbm *L, const float *h, const float *u0,
@@ -1567,7 +1567,7 @@ static double rel_change(const struct lbm *L, const float *h, const float *u0,
 		num += rn;
 		den += rd;
 	}
-	den = MAXF(den, 1e-6 * (double)(wet > 0 ? wet : 1));
+	den = MAXF(den, LBM_RES_FLOOR * LBM_RES_FLOOR * (double)(wet > 0 ? wet : 1));
 	return sqrt(num / den);
 }
 
