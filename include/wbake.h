@@ -295,6 +295,11 @@ struct wb_raster {
 				 (informational, sinks not subtracted) */
 };
 
+/* Allocate every field of an nx x ny grid at spacing dx (metres): all zero,
+ * no blockers (block_bot +INF, block_top -INF), walls on every edge. For
+ * callers that build a raster by hand (tests, tools). WB_EIO when out of
+ * memory (nothing left allocated). Free with wb_raster_free(). */
+enum wb_status wb_raster_alloc(struct wb_raster *r, int nx, int ny, double dx);
 /* Rasterise the scene over the heightmap. */
 enum wb_status wb_raster_build(const struct wb_scene *sc,
 			       const struct wb_heightmap *hm,

@@ -212,23 +212,14 @@ void wb_raster_free(struct wb_raster *r)
 	memset(r, 0, sizeof(*r));
 }
 
-#define ERRP(path, ...) wb_diag_add(d, WB_SEV_ERROR, sc->file, path, 0, 0, __VA_ARGS__)
-
-enum wb_status wb_raster_build(const struct wb_scene *sc,
-			       const struct wb_heightmap *hm,
-			       struct wb_raster *r, struct wb_diags *d)
+enum wb_status wb_raster_alloc(struct wb_raster *r, int nx, int ny, double dx)
 {
-	int errors0 = d->errors;
-	char p[128];
 	memset(r, 0, sizeof(*r));
-	r->nx = hm->nx;
-	r->ny = hm->ny;
-	r->dx = sc->terrain.dx;
-	r->origin[0] = sc->origin[0];
-	r->origin[1] = sc->origin[1];
-	memcpy(r->edges, sc->edges, sizeof(r->edges));
-	size_t n = (size_t)r->nx * r->ny;
-	r->z = malloc(n * sizeof(float));
+	size_t n = (size_t)nx * ny;
+	r->nx = nx;
+	r->ny = ny;
+	r->dx = dx;
+	r->z = calloc(n, sizeof(float));
 	r->h0 = calloc(n, sizeof(float));
 	r->src = calloc(n, sizeof(float));
 	r->block_bot = malloc(n * sizeof(float));
@@ -239,12 +230,40 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 	r->mod_k = calloc(n, sizeof(float));
 	r->body = calloc(n, 1);
 	r->flags = calloc(n, 1);
+	if (!r->z || !r->h0 || !r->src || !r->block_bot || !r->block_top ||
+	    !r->fixed_level || !r->mod_u || !r->mod_v || !r->mod_k || !r->body ||
+	    !r->flags) {
+		wb_raster_free(r);
+		return WB_EIO;
+	}
+	for (size_t k = 0; k < n; k++) {
+		r->block_bot[k] = INFINITY;
+		r->block_top[k] = -INFINITY;
+	}
+	for (int e = 0; e < 4; e++)
+		r->edges[e].kind = WB_EDGE_WALL;
+	return WB_OK;
+}
+
+#define ERRP(path, ...) wb_diag_add(d, WB_SEV_ERROR, sc->file, path, 0, 0, __VA_ARGS__)
+
+enum wb_status wb_raster_build(const struct wb_scene *sc,
+			       const struct wb_heightmap *hm,
+			       struct wb_raster *r, struct wb_diags *d)
+{
+	int errors0 = d->errors;
+	char p[128];
+	if (wb_raster_alloc(r, hm->nx, hm->ny, sc->terrain.dx) != WB_OK)
+		return wb_fail(d, WB_EIO, sc->file,
+			       "out of memory for a %dx%d grid", hm->nx, hm->ny);
+	r->origin[0] = sc->origin[0];
+	r->origin[1] = sc->origin[1];
+	memcpy(r->edges, sc->edges, sizeof(r->edges));
+	size_t n = (size_t)r->nx * r->ny;
 	uint8_t *mask = calloc(n, 1);
 	int32_t *stack = malloc(n * sizeof(int32_t));
 	double *modw = calloc(n * 3, sizeof(double)); /* k, k*u, k*v */
-	if (!r->z || !r->h0 || !r->src || !r->block_bot || !r->block_top ||
-	    !r->fixed_level || !r->mod_u || !r->mod_v || !r->mod_k || !r->body ||
-	    !r->flags || !mask || !stack || !modw) {
+	if (!mask || !stack || !modw) {
 		free(mask);
 		free(stack);
 		free(modw);
@@ -253,10 +272,6 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 			       "out of memory for a %dx%d grid", hm->nx, hm->ny);
 	}
 	memcpy(r->z, hm->z, n * sizeof(float));
-	for (size_t k = 0; k < n; k++) {
-		r->block_bot[k] = INFINITY;
-		r->block_top[k] = -INFINITY;
-	}
 	double W = r->nx * r->dx, H = r->ny * r->dx;
 
 	/* initial water */

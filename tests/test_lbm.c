@@ -45,50 +45,6 @@ static int quick(void)
 
 /* ---- raster helpers ---------------------------------------------------- */
 
-static void raster_alloc(struct wb_raster *r, int nx, int ny, double dx)
-{
-	memset(r, 0, sizeof(*r));
-	r->nx = nx;
-	r->ny = ny;
-	r->dx = dx;
-	size_t n = (size_t)nx * ny;
-	r->z = calloc(n, sizeof(float));
-	r->h0 = calloc(n, sizeof(float));
-	r->src = calloc(n, sizeof(float));
-	r->block_bot = malloc(n * sizeof(float));
-	r->block_top = malloc(n * sizeof(float));
-	r->fixed_level = calloc(n, sizeof(float));
-	r->mod_u = calloc(n, sizeof(float));
-	r->mod_v = calloc(n, sizeof(float));
-	r->mod_k = calloc(n, sizeof(float));
-	r->body = calloc(n, 1);
-	r->flags = calloc(n, 1);
-	assert_non_null(r->z);
-	assert_non_null(r->flags);
-	for (size_t k = 0; k < n; k++) {
-		r->block_bot[k] = INFINITY;
-		r->block_top[k] = -INFINITY;
-	}
-	for (int s = 0; s < 4; s++)
-		r->edges[s].kind = WB_EDGE_WALL;
-}
-
-static void raster_release(struct wb_raster *r)
-{
-	free(r->z);
-	free(r->h0);
-	free(r->src);
-	free(r->block_bot);
-	free(r->block_top);
-	free(r->fixed_level);
-	free(r->mod_u);
-	free(r->mod_v);
-	free(r->mod_k);
-	free(r->body);
-	free(r->flags);
-	memset(r, 0, sizeof(*r));
-}
-
 static void print_diags(const struct wb_diags *d)
 {
 	char buf[512];
@@ -118,7 +74,7 @@ static void lake_at_rest(double top)
 	const int N = 64;
 	const double dx = 1.0, level = 1.0;
 	struct wb_raster r;
-	raster_alloc(&r, N, N, dx);
+	assert_int_equal(wb_raster_alloc(&r, N, N, dx), WB_OK);
 	int dry = 0;
 	for (int j = 0; j < N; j++)
 		for (int i = 0; i < N; i++) {
@@ -163,7 +119,7 @@ static void lake_at_rest(double top)
 	assert_true(rep.balance_error < 1e-5);
 	wb_state_free(&st);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 static void test_lake_immersed(void **state)
@@ -185,7 +141,7 @@ static void test_basin_mass(void **state)
 	(void)state;
 	const int N = 64;
 	struct wb_raster r;
-	raster_alloc(&r, N, N, 1.0);
+	assert_int_equal(wb_raster_alloc(&r, N, N, 1.0), WB_OK);
 	for (int j = 0; j < N; j++)
 		for (int i = 0; i < N; i++) {
 			double x = i - 20.0, y = j - 30.0;
@@ -217,7 +173,7 @@ static void test_basin_mass(void **state)
 	assert_true(rep.vol_in == 0 && rep.vol_out == 0);
 	wb_state_free(&st);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 
@@ -244,7 +200,7 @@ static void test_bump_subcritical(void **state)
 	const int nx = 250, ny = 4;
 	const double dx = 0.1, q = 4.42, hout = 2.0;
 	struct wb_raster r;
-	raster_alloc(&r, nx, ny, dx);
+	assert_int_equal(wb_raster_alloc(&r, nx, ny, dx), WB_OK);
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
 			double x = (i + 0.5) * dx;
@@ -292,7 +248,7 @@ static void test_bump_subcritical(void **state)
 	assert_true(rep.balance_error < 1e-9);
 	wb_state_free(&st);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 /* ---- vortex shedding behind a cylinder (bridge pier) -------------------- */
@@ -304,7 +260,7 @@ static void test_cylinder_strouhal(void **state)
 	const int nx = 250, ny = 80;
 	const double xc = 6.0, yc = 0.5 * ny * dx + 0.05; /* off centre: breaks symmetry */
 	struct wb_raster r;
-	raster_alloc(&r, nx, ny, dx);
+	assert_int_equal(wb_raster_alloc(&r, nx, ny, dx), WB_OK);
 	int solid = 0;
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
@@ -370,14 +326,14 @@ static void test_cylinder_strouhal(void **state)
 	free(v);
 	lbm_release(&L);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 /* ---- determinism: 1 and 2 threads give the same bytes ------------------- */
 
 static void river_scene(struct wb_raster *r, int nx, int ny)
 {
-	raster_alloc(r, nx, ny, 1.0);
+	assert_int_equal(wb_raster_alloc(r, nx, ny, 1.0), WB_OK);
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
 			size_t k = i + (size_t)j * nx;
@@ -425,7 +381,7 @@ static void test_threads_identical(void **state)
 	wb_state_free(&a);
 	wb_state_free(&b);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 /* ---- the kernel's fast path and dry-block skip are bit-identical to the
@@ -463,7 +419,7 @@ static void test_fast_path_identical(void **state)
 	lbm_release(&a);
 	lbm_release(&b);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 /* ---- a bridge deck: water passes below it, a low deck is a wall ---------- */
@@ -473,7 +429,7 @@ static double deck_case(double bottom, double *umean_down)
 	const int nx = 120, ny = 16;
 	const double q = 0.5, depth = 1.0;
 	struct wb_raster r;
-	raster_alloc(&r, nx, ny, 1.0);
+	assert_int_equal(wb_raster_alloc(&r, nx, ny, 1.0), WB_OK);
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
 			size_t k = i + (size_t)j * nx;
@@ -510,7 +466,7 @@ static double deck_case(double bottom, double *umean_down)
 	double stored = rep.vol_final - rep.vol_initial;
 	wb_state_free(&st);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 	return stored;
 }
 
@@ -535,7 +491,7 @@ static void test_wetdry_dam_break(void **state)
 	const int nx = 200, ny = 40;
 	const double h0 = 1.0;
 	struct wb_raster r;
-	raster_alloc(&r, nx, ny, 0.5);
+	assert_int_equal(wb_raster_alloc(&r, nx, ny, 0.5), WB_OK);
 	int dry0 = 0;
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
@@ -578,7 +534,7 @@ static void test_wetdry_dam_break(void **state)
 	assert_true(rep.balance_error < 1e-12);
 	wb_state_free(&st);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 /* ---- sources, sinks, drains and fixed levels: the balance closes --------- */
@@ -588,7 +544,7 @@ static void test_sources_sinks(void **state)
 	(void)state;
 	const int N = 48;
 	struct wb_raster r;
-	raster_alloc(&r, N, N, 2.0);
+	assert_int_equal(wb_raster_alloc(&r, N, N, 2.0), WB_OK);
 	for (int k = 0; k < N * N; k++)
 		r.h0[k] = 0.5f;
 	double rate_in = 0, rate_out = 0;
@@ -625,7 +581,7 @@ static void test_sources_sinks(void **state)
 	assert_true(rep.vol_in > rate_in * T + 1.0);
 	wb_state_free(&st);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 /* ---- a bake that diverges stops with WB_ESIM and says where and when ----- */
@@ -635,7 +591,7 @@ static void test_divergence_reported(void **state)
 	(void)state;
 	const int N = 32;
 	struct wb_raster r;
-	raster_alloc(&r, N, N, 1.0);
+	assert_int_equal(wb_raster_alloc(&r, N, N, 1.0), WB_OK);
 	for (int j = 0; j < N; j++)
 		for (int i = 0; i < N; i++)
 			r.h0[i + j * N] = (float)(1.0 + 0.9 * (i < N / 2));
@@ -655,7 +611,7 @@ static void test_divergence_reported(void **state)
 	assert_true(found);
 	wb_state_free(&st);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 int main(int argc, char **argv)

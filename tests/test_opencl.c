@@ -49,36 +49,6 @@ static int dev_index(void)
 
 /* ---- scenes --------------------------------------------------------------- */
 
-static void raster_alloc(struct wb_raster *r, int nx, int ny, double dx)
-{
-	memset(r, 0, sizeof(*r));
-	size_t n = (size_t)nx * ny;
-	r->nx = nx;
-	r->ny = ny;
-	r->dx = dx;
-	r->z = calloc(n, sizeof(float));
-	r->h0 = calloc(n, sizeof(float));
-	r->src = calloc(n, sizeof(float));
-	r->block_bot = malloc(n * sizeof(float));
-	r->block_top = malloc(n * sizeof(float));
-	r->fixed_level = calloc(n, sizeof(float));
-	r->mod_u = calloc(n, sizeof(float));
-	r->mod_v = calloc(n, sizeof(float));
-	r->mod_k = calloc(n, sizeof(float));
-	r->body = calloc(n, 1);
-	r->flags = calloc(n, 1);
-	assert_non_null(r->z);
-	assert_non_null(r->block_bot);
-	assert_non_null(r->block_top);
-	assert_non_null(r->flags);
-	for (size_t q = 0; q < n; q++) {
-		r->block_bot[q] = INFINITY;
-		r->block_top[q] = -INFINITY;
-	}
-	for (int e = 0; e < 4; e++)
-		r->edges[e].kind = WB_EDGE_WALL;
-}
-
 static void sim_defaults(struct wb_sim *s, enum wb_solver_kind k)
 {
 	memset(s, 0, sizeof(*s));
@@ -111,7 +81,7 @@ static void sim_defaults(struct wb_sim *s, enum wb_solver_kind k)
 static void scene_valley(struct wb_raster *r, int nx, int ny, int variant)
 {
 	const double dx = 2.0;
-	raster_alloc(r, nx, ny, dx);
+	assert_int_equal(wb_raster_alloc(r, nx, ny, dx), WB_OK);
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
 			size_t k = i + (size_t)j * nx;

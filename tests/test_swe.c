@@ -35,60 +35,6 @@ static const double g = WB_GRAVITY;
 
 /* ---- helpers -------------------------------------------------------------- */
 
-static void raster_alloc(struct wb_raster *r, int nx, int ny, double dx)
-{
-	memset(r, 0, sizeof(*r));
-	size_t n = (size_t)nx * ny;
-	r->nx = nx;
-	r->ny = ny;
-	r->dx = dx;
-	r->z = calloc(n, sizeof(float));
-	r->h0 = calloc(n, sizeof(float));
-	r->src = calloc(n, sizeof(float));
-	r->block_bot = malloc(n * sizeof(float));
-	r->block_top = malloc(n * sizeof(float));
-	r->fixed_level = calloc(n, sizeof(float));
-	r->mod_u = calloc(n, sizeof(float));
-	r->mod_v = calloc(n, sizeof(float));
-	r->mod_k = calloc(n, sizeof(float));
-	r->body = calloc(n, 1);
-	r->flags = calloc(n, 1);
-	assert_non_null(r->z);
-	assert_non_null(r->flags);
-	for (size_t q = 0; q < n; q++) {
-		r->block_bot[q] = INFINITY;
-		r->block_top[q] = -INFINITY;
-	}
-	for (int e = 0; e < 4; e++)
-		r->edges[e].kind = WB_EDGE_WALL;
-}
-
-static void raster_release(struct wb_raster *r)
-{
-	free(r->z);
-	free(r->h0);
-	free(r->src);
-	free(r->block_bot);
-	free(r->block_top);
-	free(r->fixed_level);
-	free(r->mod_u);
-	free(r->mod_v);
-	free(r->mod_k);
-	free(r->body);
-	free(r->flags);
-	memset(r, 0, sizeof(*r));
-}
-
-static void state_release(struct wb_state *s)
-{
-	free(s->h);
-	free(s->u);
-	free(s->v);
-	free(s->foam);
-	free(s->falls);
-	memset(s, 0, sizeof(*s));
-}
-
 static struct wb_sim sim_plain(void)
 {
 	struct wb_sim s;
@@ -173,7 +119,7 @@ static void dam_break(double hl, double hr, int maccormack, double *l1,
 	const int nx = 400, ny = 4;
 	const double L = 100.0, dx = L / nx, x0 = 50.0, T = 6.0;
 	struct wb_raster r;
-	raster_alloc(&r, nx, ny, dx);
+	assert_int_equal(wb_raster_alloc(&r, nx, ny, dx), WB_OK);
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++)
 			r.h0[i + j * nx] = (i + 0.5) * dx < x0 ? (float)hl : (float)hr;
@@ -224,7 +170,7 @@ static void dam_break(double hl, double hr, int maccormack, double *l1,
 	*dx_out = dx;
 	swe_release(&s);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 static void test_stoker(void **state)
@@ -265,7 +211,7 @@ static void test_lake_at_rest(void **state)
 	const double dx = 1.0;
 	const float eta = 1.0f;
 	struct wb_raster r;
-	raster_alloc(&r, nx, ny, dx);
+	assert_int_equal(wb_raster_alloc(&r, nx, ny, dx), WB_OK);
 	int dry = 0;
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
@@ -296,16 +242,16 @@ static void test_lake_at_rest(void **state)
 		assert_int_equal(rep.steps, 600);
 		assert_true(vmax < 1e-5);
 		assert_true(rep.balance_error < 1e-6);
-		state_release(&st);
+		wb_state_free(&st);
 		/* without a step count it stops on convergence at once */
 		o.steps = 0;
 		assert_int_equal(swe_solve(&r, &sim, &o, &st, &rep, &d), WB_OK);
 		assert_true(rep.converged);
 		assert_true(rep.steps <= 2 * sim.window);
-		state_release(&st);
+		wb_state_free(&st);
 		wb_diags_release(&d);
 	}
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 /* ---- Thacker planar oscillation ------------------------------------------ */
@@ -318,7 +264,7 @@ static void test_thacker(void **state)
 	const double dx = L / n;
 	const double om = sqrt(2.0 * g * h0) / a, T = 2.0 * 3.14159265358979323846 / om;
 	struct wb_raster r;
-	raster_alloc(&r, n, n, dx);
+	assert_int_equal(wb_raster_alloc(&r, n, n, dx), WB_OK);
 	for (int j = 0; j < n; j++)
 		for (int i = 0; i < n; i++) {
 			double x = (i + 0.5) * dx - L / 2, y = (j + 0.5) * dx - L / 2;
@@ -367,7 +313,7 @@ static void test_thacker(void **state)
 	assert_true(fabs(amp_last - eta) / eta < 0.15); /* amplitude within 15 % */
 	swe_release(&s);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 /* ---- cliff: particles ------------------------------------------------------ */
@@ -377,7 +323,7 @@ static void test_thacker(void **state)
 static void cliff_scene(struct wb_raster *r)
 {
 	const int nx = 60, ny = 8;
-	raster_alloc(r, nx, ny, 1.0);
+	assert_int_equal(wb_raster_alloc(r, nx, ny, 1.0), WB_OK);
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++)
 			r->z[i + j * nx] = i < 30 ? 6.0f - 0.002f * i : 0.0f;
@@ -429,9 +375,9 @@ static void test_cliff(void **state)
 	assert_true(fabs(w->flux - 4.0) / 4.0 < 0.10);
 	/* drop from the plateau surface to the pool: 5.9 .. 6.3 m */
 	assert_true(w->drop > 5.5 && w->drop < 6.5);
-	state_release(&st);
+	wb_state_free(&st);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 /* ---- determinism ------------------------------------------------------------ */
@@ -484,9 +430,9 @@ static void test_threads_identical(void **state)
 	}
 	assert_true(fmax_ > 0.05f);
 	for (int t = 0; t < 2; t++)
-		state_release(&st[t]);
+		wb_state_free(&st[t]);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 /* Without waterfalls the step runs fused (height integration and faces in
@@ -499,7 +445,7 @@ static void test_fused_threads_identical(void **state)
 	(void)state;
 	const int nx = 70, ny = 37;
 	struct wb_raster r;
-	raster_alloc(&r, nx, ny, 1.0);
+	assert_int_equal(wb_raster_alloc(&r, nx, ny, 1.0), WB_OK);
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
 			int q = i + j * nx;
@@ -567,10 +513,10 @@ static void test_fused_threads_identical(void **state)
 			assert_true(cl[0] == cl[t]);
 		}
 		for (int t = 0; t < 3; t++)
-			state_release(&st[t]);
+			wb_state_free(&st[t]);
 	}
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 /* ---- sources, level edge, periodic edges with a modifier ---------------- */
@@ -583,7 +529,7 @@ static void test_sources_edges(void **state)
 	/* (a) rain on a closed dry basin: all of it stays, uniform depth */
 	{
 		struct wb_raster r;
-		raster_alloc(&r, 20, 20, 1.0);
+		assert_int_equal(wb_raster_alloc(&r, 20, 20, 1.0), WB_OK);
 		for (int q = 0; q < 400; q++)
 			r.src[q] = 1e-3f;
 		r.src[7 + 7 * 20] = 0.0f; /* a sink-all cell drains */
@@ -601,14 +547,14 @@ static void test_sources_edges(void **state)
 		assert_true(rep.vol_out > 0.0); /* the sink drained some */
 		assert_true(rep.balance_error < 1e-6);
 		assert_true(st.h[7 + 7 * 20] == 0.0f);
-		state_release(&st);
-		raster_release(&r);
+		wb_state_free(&st);
+		wb_raster_free(&r);
 	}
 	/* (b) a level edge fills a dry sloping basin to its level */
 	{
 		const int nx = 30, ny = 6;
 		struct wb_raster r;
-		raster_alloc(&r, nx, ny, 1.0);
+		assert_int_equal(wb_raster_alloc(&r, nx, ny, 1.0), WB_OK);
 		for (int j = 0; j < ny; j++)
 			for (int i = 0; i < nx; i++)
 				r.z[i + j * nx] = (float)(0.05 * i);
@@ -632,15 +578,15 @@ static void test_sources_edges(void **state)
 		printf("level edge: surface within %.2e m of the level\n", worst);
 		assert_true(worst < 1e-2); /* 1 cm (4 mm measured) */
 		assert_true(rep.balance_error < 1e-6);
-		state_release(&st);
-		raster_release(&r);
+		wb_state_free(&st);
+		wb_raster_free(&r);
 	}
 	/* (c) periodic channel driven by a modifier: u relaxes to the target,
 	   no water is lost through the seam */
 	{
 		const int nx = 16, ny = 4;
 		struct wb_raster r;
-		raster_alloc(&r, nx, ny, 1.0);
+		assert_int_equal(wb_raster_alloc(&r, nx, ny, 1.0), WB_OK);
 		for (int q = 0; q < nx * ny; q++) {
 			r.h0[q] = 1.0f;
 			r.mod_u[q] = 0.5f;
@@ -663,8 +609,8 @@ static void test_sources_edges(void **state)
 		assert_true(fabs(um - 0.5) < 0.005); /* 1 % */
 		assert_true(rep.balance_error < 1e-6);
 		assert_true(rep.vol_in == 0.0 && rep.vol_out == 0.0);
-		state_release(&st);
-		raster_release(&r);
+		wb_state_free(&st);
+		wb_raster_free(&r);
 	}
 	wb_diags_release(&d);
 }
@@ -675,7 +621,7 @@ static void test_divergence_reported(void **state)
 {
 	(void)state;
 	struct wb_raster r;
-	raster_alloc(&r, 16, 12, 2.0);
+	assert_int_equal(wb_raster_alloc(&r, 16, 12, 2.0), WB_OK);
 	for (int q = 0; q < 16 * 12; q++)
 		r.h0[q] = 1.0f;
 	struct wb_sim sim = sim_plain();
@@ -708,7 +654,7 @@ static void test_divergence_reported(void **state)
 	assert_non_null(strstr(d.v[d.n - 1].msg, "world ("));
 	swe_release(&s);
 	wb_diags_release(&d);
-	raster_release(&r);
+	wb_raster_free(&r);
 }
 
 int main(void)
