@@ -118,10 +118,14 @@ SWE_INLINE float cbrt_pos(float x)
 }
 
 /* Pressure, friction, clamp and walls for one face whose advected velocity
- * is ua; cells l (west/north) and r. *nclamp counts clamps. */
+ * is ua; cells l (west/north) and r. *nclamp counts clamps. dry = 0: both
+ * cells are known wet (the dry-cell walls are left out); blk = 0: no
+ * blocker in the grid (bbl = bbr = +INF; the deck test, false for finite
+ * surfaces, is left out). */
 SWE_INLINE float face_finish(float ua, float hl, float hr, float Hl,
 				float Hr, float bbl, float bbr,
-				const struct face_par *fp, int *nclamp)
+				const struct face_par *fp, const int dry,
+				const int blk, int *nclamp)
 {
 	float el = hl + Hl, er = hr + Hr;
 	float zf = maxf(Hl, Hr);
@@ -132,12 +136,16 @@ SWE_INLINE float face_finish(float ua, float hl, float hr, float Hl,
 		float hf = maxf(0.5f * (hl + hr), fp->eps);
 		un = un / (1.0f + fp->fric * fabsf(un) / (hf * cbrt_pos(hf)));
 	}
-	int c = (un > fp->umax) | (un < -fp->umax);
+	int c = fabsf(un) > fp->umax; /* un > umax or un < -umax */
 	*nclamp += c;
 	un = minf(maxf(un, -fp->umax), fp->umax);
-	int dl = hl <= fp->eps, dr = hr <= fp->eps;
-	int wall = (dl & dr) | (dl & (Hl > er)) | (dr & (Hr > el)) |
-		   (maxf(el, er) >= minf(bbl, bbr));
+	int wall = 0;
+	if (dry) {
+		int dl = hl <= fp->eps, dr = hr <= fp->eps;
+		wall = (dl & dr) | (dl & (Hl > er)) | (dr & (Hr > el));
+	}
+	if (blk)
+		wall |= maxf(el, er) >= minf(bbl, bbr);
 	return wall ? 0.0f : un;
 }
 
@@ -222,7 +230,7 @@ static float bc_face(const struct swe_ctx *s, const struct wb_edge *e,
 	case WB_EDGE_PERIODIC:
 	default:
 		return face_finish(uold, h[l], h[r], s->H[l], s->H[r], s->bb[l],
-				   s->bb[r], fp, nclamp);
+				   s->bb[r], fp, 1, 1, nclamp);
 	}
 }
 
@@ -333,15 +341,18 @@ SWE_INLINE float clampf(float x, float lo, float hi)
 SWE_INLINE float local_sample(const float *f, int c, int W, float ax,
 				 float ay, float *lo, float *hi)
 {
-	ax = clampf(ax, -1.0f, 1.0f);
-	ay = clampf(ay, -1.0f, 1.0f);
-	float wx = fabsf(ax), wy = fabsf(ay);
+	/* |clamp(a, -1, 1)| and its sign, NaN included (weight 1, right) */
+	float wx = minf(fabsf(ax), 1.0f), wy = minf(fabsf(ay), 1.0f);
 	int left = ax > 0.0f, up = ay > 0.0f;
-	float f0 = f[c];
-	float fx = left ? f[c - 1] : f[c + 1];
-	float fy = up ? f[c - W] : f[c + W];
-	float fxyu = left ? f[c - W - 1] : f[c - W + 1];
-	float fxyd = left ? f[c + W - 1] : f[c + W + 1];
+	/* all nine loaded, then selected: a conditional load would become a
+	   masked one */
+	float f0 = f[c], fw = f[c - 1], fe = f[c + 1];
+	float fn = f[c - W], fnw = f[c - W - 1], fne = f[c - W + 1];
+	float fs = f[c + W], fsw = f[c + W - 1], fse = f[c + W + 1];
+	float fx = left ? fw : fe;
+	float fy = up ? fn : fs;
+	float fxyu = left ? fnw : fne;
+	float fxyd = left ? fsw : fse;
 	float fxy = up ? fxyu : fxyd;
 	float a0 = f0 + wx * (fx - f0);
 	float a1 = fy + wx * (fxy - fy);
@@ -356,15 +367,16 @@ SWE_INLINE float local_sample_rows(const float *fm, const float *f0,
 				   const float *fp, int i, float ax, float ay,
 				   float *lo, float *hi)
 {
-	ax = clampf(ax, -1.0f, 1.0f);
-	ay = clampf(ay, -1.0f, 1.0f);
-	float wx = fabsf(ax), wy = fabsf(ay);
+	/* |clamp(a, -1, 1)| and its sign, NaN included (weight 1, right) */
+	float wx = minf(fabsf(ax), 1.0f), wy = minf(fabsf(ay), 1.0f);
 	int left = ax > 0.0f, up = ay > 0.0f;
-	float g0 = f0[i];
-	float fx = left ? f0[i - 1] : f0[i + 1];
-	float fy = up ? fm[i] : fp[i];
-	float fxyu = left ? fm[i - 1] : fm[i + 1];
-	float fxyd = left ? fp[i - 1] : fp[i + 1];
+	float g0 = f0[i], gw = f0[i - 1], ge = f0[i + 1];
+	float gn = fm[i], gnw = fm[i - 1], gne = fm[i + 1];
+	float gs = fp[i], gsw = fp[i - 1], gse = fp[i + 1];
+	float fx = left ? gw : ge;
+	float fy = up ? gn : gs;
+	float fxyu = left ? gnw : gne;
+	float fxyd = left ? gsw : gse;
 	float fxy = up ? fxyu : fxyd;
 	float a0 = g0 + wx * (fx - g0);
 	float a1 = fy + wx * (fxy - fy);
@@ -428,12 +440,121 @@ SWE_INLINE float cons_adv(float q0, float qm, float qp, float qtm,
 	return q0 - k * adv / hf;
 }
 
+/* Pointers of one face row (see face_row_k), gathered so that the span
+ * kernel below can be instantiated per block kind. */
+struct face_ptrs {
+	const float *q, *o, *fqm, *fq0, *fqp, *tma, *tmb, *tpa, *tpb;
+	const float *h, *H, *bb, *tM, *t0, *tP;
+	float *out;
+};
+
+/* Block kinds of the span kernel: which advected value the faces take
+ * (SPAN_BOTH computes both and selects per face) and whether every cell
+ * next to the faces is known wet (then the front extrapolation and the
+ * dry-cell walls are identities and are left out). */
+enum { SPAN_BOTH = 0, SPAN_SL = 1, SPAN_CONS = 2 };
+
+/* Faces i = ib .. ie - 1 of a row in mode 0 or 2 (face_row_k). Each face
+ * gets exactly the value of the general path (SPAN_BOTH, wet = 0): a block
+ * kind only leaves out the operations whose result its faces do not use. */
+SWE_INLINE void
+face_span(const struct face_ptrs *pp, int base, int W, int ib, int ie,
+	  float k, const int xdir, const int mode, const int blk,
+	  const int path, const int wet, const struct face_par *fpl,
+	  uint32_t *umaxp, int *nclp)
+{
+	const int A = xdir ? 1 : W, B = xdir ? W : 1;
+	const float *restrict q = pp->q;
+	const float *restrict o = pp->o;
+	const float *restrict fqm = pp->fqm;
+	const float *restrict fq0 = pp->fq0;
+	const float *restrict fqp = pp->fqp;
+	const float *restrict tma = pp->tma;
+	const float *restrict tmb = pp->tmb;
+	const float *restrict tpa = pp->tpa;
+	const float *restrict tpb = pp->tpb;
+	const float *restrict h = pp->h;
+	const float *restrict H = pp->H;
+	const float *restrict bb = pp->bb;
+	const float *restrict tM = pp->tM;
+	const float *restrict t0 = pp->t0;
+	const float *restrict tP = pp->tP;
+	float *restrict out = pp->out;
+	const float eps = fpl->eps;
+	uint32_t umax = 0;
+	int ncl = 0;
+#pragma omp simd reduction(max : umax) reduction(+ : ncl)
+	for (int i = ib; i < ie; i++) {
+		const int c = base + i;
+		float qc = q[c];
+		float hl = h[c - A], hr = h[c];
+		float hf = 0.5f * (hl + hr);
+		float qa = 0.0f, qs = 0.0f, qc2 = 0.0f;
+		if (path != SPAN_CONS) {
+			/* the other component at this face: mean of the 4
+			   around it */
+			float oa = xdir ? 0.25f * (o[c - 1] + o[c] + o[c - 1 + W] +
+						   o[c + W]) :
+					  0.25f * (o[c] + o[c + 1] + o[c - W] +
+						   o[c - W + 1]);
+			float ax = (xdir ? qc : oa) * k, ay = (xdir ? oa : qc) * k;
+			float lo, hi;
+			float sl = local_sample(q, c, W, ax, ay, &lo, &hi);
+			if (mode == 0) {
+				qs = sl;
+			} else {
+				float lo2, hi2;
+				float back = local_sample_rows(tM, t0, tP, i, -ax,
+							       -ay, &lo2, &hi2);
+				float corr = t0[i] + 0.5f * (qc - back);
+				qs = clampf(corr, lo, hi);
+			}
+		}
+		if (path != SPAN_SL) {
+			/* u faces: fv of rows j (tm) and j + 1 (tp), columns
+			   i - 1 and i; v faces: fu of rows j - 1 and j, column
+			   i (tm) and i + 1 (tp) */
+			float tm = 0.5f * (tma[xdir ? i - 1 : i] + tmb[i]);
+			float tp = 0.5f * (tpa[xdir ? i - 1 : i + 1] +
+					   tpb[xdir ? i : i + 1]);
+			qc2 = cons_adv(qc, q[c - A], q[c + A], q[c - B],
+				       q[c + B], fqm[xdir ? i - 1 : i], fq0[i],
+				       fqp[xdir ? i + 1 : i], tm, tp,
+				       wet ? hf : maxf(hf, eps), k);
+		}
+		if (path == SPAN_BOTH)
+			qa = (q[c - A] > q[c + A]) & (hf > eps) ? qc2 : qs;
+		else
+			qa = path == SPAN_SL ? qs : qc2;
+		if (!wet)
+			qa = front_extrapolate(qa, hl, hr, q[c - A], q[c + A],
+					       eps);
+		float un = face_finish(qa, hl, hr, H[c - A], H[c],
+				       blk ? bb[c - A] : INFINITY,
+				       blk ? bb[c] : INFINITY, fpl, !wet, blk,
+				       &ncl);
+		out[c] = un;
+		uint32_t ab = fbits(fabsf(un));
+		umax = ab > umax ? ab : umax;
+	}
+	*umaxp = *umaxp > umax ? *umaxp : umax;
+	*nclp += ncl;
+}
+
+/* Faces per block of the block dispatch in face_row_k. */
+#define SWE_FACE_BLOCK 16
+
 /* 2 + 3 for the faces of one row, u faces (xdir = 1: faces i = 1..nx-1 of
  * row j) or v faces (xdir = 0: faces between rows j-1 and j, j >= 1).
  * A is the index step along the face normal, B across it.
  * mode 0: semi-Lagrangian, then finish into u1/v1;
  * mode 1: forward semi-Lagrangian estimate into ut/vt only (MacCormack);
- * mode 2: MacCormack backward step, correction, clamp, finish. */
+ * mode 2: MacCormack backward step, correction, clamp, finish.
+ * Modes 0 and 2 go through the row in blocks of SWE_FACE_BLOCK faces: a
+ * block whose faces all take the semi-Lagrangian value (or all the
+ * conservative one) next to wet cells only computes that one (smooth
+ * flow is mostly such blocks); other blocks compute both and select per
+ * face. The values are the same either way. */
 SWE_INLINE void
 face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
 	   const int fric, const int blk, const struct face_par *fp,
@@ -441,84 +562,87 @@ face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
 {
 	const int W = s->W;
 	const int nx = s->nx;
-	const int A = xdir ? 1 : W, B = xdir ? W : 1;
-	const float *restrict q = xdir ? s->u : s->v;  /* this component */
-	const float *restrict o = xdir ? s->v : s->u;  /* the other one */
+	const int A = xdir ? 1 : W;
 	/* face fluxes by column i (struct flux_rows): this component's
 	   behind / at / ahead of the face along its normal, and the other
 	   component's at the two ends of the face (m: the end behind, p: the
 	   end ahead, each the mean of the two faces there) */
-	const float *restrict fqm = xdir ? fr->fuJ : fr->fvM;
-	const float *restrict fq0 = xdir ? fr->fuJ : fr->fvJ;
-	const float *restrict fqp = xdir ? fr->fuJ : fr->fvP;
-	const float *restrict tma = xdir ? fr->fvJ : fr->fuM;
-	const float *restrict tmb = xdir ? fr->fvJ : fr->fuJ;
-	const float *restrict tpa = xdir ? fr->fvP : fr->fuM;
-	const float *restrict tpb = xdir ? fr->fvP : fr->fuJ;
-	const float *restrict h = s->h1;
-	const float *restrict H = s->H;
-	const float *restrict bb = s->bb;
-	const float *restrict tM = xdir ? fr->utM : fr->vtM;
-	const float *restrict t0 = xdir ? fr->ut0 : fr->vt0;
-	const float *restrict tP = xdir ? fr->utP : fr->vtP;
-	float *restrict fwd = fr->fwd;
-	float *restrict out = xdir ? s->u1 : s->v1;
+	struct face_ptrs pp = {
+		xdir ? s->u : s->v, xdir ? s->v : s->u,
+		xdir ? fr->fuJ : fr->fvM, xdir ? fr->fuJ : fr->fvJ,
+		xdir ? fr->fuJ : fr->fvP, xdir ? fr->fvJ : fr->fuM,
+		xdir ? fr->fvJ : fr->fuJ, xdir ? fr->fvP : fr->fuM,
+		xdir ? fr->fvP : fr->fuJ, s->h1, s->H, s->bb,
+		xdir ? fr->utM : fr->vtM, xdir ? fr->ut0 : fr->vt0,
+		xdir ? fr->utP : fr->vtP, xdir ? s->u1 : s->v1
+	};
 	const float eps = fp->eps;
 	struct face_par fpl = *fp;
 	if (!fric)
 		fpl.fric = 0.0f;
-	uint32_t umax = 0, hm = 0;
-	int ncl = 0, bad = 0;
 	const int base = (int)P(s, 0, j);
 	const int i0 = xdir ? 1 : 0;
-#pragma omp simd reduction(max : umax) reduction(| : bad) reduction(+ : ncl)
+	if (mode == 1) {
+		const float *restrict q = pp.q;
+		const float *restrict o = pp.o;
+		float *restrict fwd = fr->fwd;
+#pragma omp simd
+		for (int i = i0; i < nx; i++) {
+			const int c = base + i;
+			float qc = q[c];
+			float oa = xdir ? 0.25f * (o[c - 1] + o[c] + o[c - 1 + W] +
+						   o[c + W]) :
+					  0.25f * (o[c] + o[c + 1] + o[c - W] +
+						   o[c - W + 1]);
+			float ax = (xdir ? qc : oa) * k, ay = (xdir ? oa : qc) * k;
+			float lo, hi;
+			fwd[i] = local_sample(q, c, W, ax, ay, &lo, &hi);
+		}
+		memset(ro, 0, sizeof(*ro));
+		return;
+	}
+	uint32_t umax = 0, hm = 0;
+	int ncl = 0;
+	const float *restrict q = pp.q;
+	const float *restrict h = pp.h;
+	/* per face: 1 takes the conservative value, 2 both cells are wet */
+	uint8_t *restrict cls = s->cls + (size_t)omp_get_thread_num() * s->W;
+#pragma omp simd
 	for (int i = i0; i < nx; i++) {
 		const int c = base + i;
-		float qc = q[c];
-		/* the other component at this face: mean of the 4 around it */
-		float oa = xdir ? 0.25f * (o[c - 1] + o[c] + o[c - 1 + W] + o[c + W]) :
-				  0.25f * (o[c] + o[c + 1] + o[c - W] + o[c - W + 1]);
-		float ax = (xdir ? qc : oa) * k, ay = (xdir ? oa : qc) * k;
-		float lo, hi, qa;
-		float sl = local_sample(q, c, W, ax, ay, &lo, &hi);
-		if (mode == 1) {
-			fwd[i] = sl;
-			continue;
-		}
-		if (mode == 0) {
-			qa = sl;
-		} else {
-			float lo2, hi2;
-			float back = local_sample_rows(tM, t0, tP, i, -ax, -ay,
-						       &lo2, &hi2);
-			float corr = t0[i] + 0.5f * (qc - back);
-			qa = clampf(corr, lo, hi);
-		}
 		float hl = h[c - A], hr = h[c];
-		float hf = 0.5f * (hl + hr);
-		/* u faces: fv of rows j (tm) and j + 1 (tp), columns i - 1
-		   and i; v faces: fu of rows j - 1 and j, column i (tm) and
-		   i + 1 (tp) */
-		float tm = 0.5f * (tma[xdir ? i - 1 : i] + tmb[i]);
-		float tp = 0.5f * (tpa[xdir ? i - 1 : i + 1] +
-				   tpb[xdir ? i : i + 1]);
-		float qc2 = cons_adv(qc, q[c - A], q[c + A], q[c - B], q[c + B],
-				     fqm[xdir ? i - 1 : i], fq0[i],
-				     fqp[xdir ? i + 1 : i], tm, tp,
-				     maxf(hf, eps), k);
-		qa = (q[c - A] > q[c + A]) & (hf > eps) ? qc2 : qa;
-		qa = front_extrapolate(qa, hl, hr, q[c - A], q[c + A], eps);
-		/* blk = 0: no blocker in the grid (bb all +INF), not read */
-		float bl = blk ? bb[c - A] : INFINITY;
-		float br = blk ? bb[c] : INFINITY;
-		float un = face_finish(qa, hl, hr, H[c - A], H[c], bl, br,
-				       &fpl, &ncl);
-		out[c] = un;
-		uint32_t ab = fbits(fabsf(un));
-		umax = ab > umax ? ab : umax;
-		bad |= !(fabsf(un) <= FLT_MAX);
+		int cons = (q[c - A] > q[c + A]) & (0.5f * (hl + hr) > eps);
+		int wet = (hl > eps) & (hr > eps);
+		cls[i] = (uint8_t)(cons | wet << 1);
 	}
-	if (xdir && mode != 1) {
+	const uint64_t w2 = 0x0202020202020202ull, w3 = 0x0303030303030303ull;
+	int i = i0;
+	for (; i + SWE_FACE_BLOCK <= nx; i += SWE_FACE_BLOCK) {
+		int sl = 1, cn = 1, wet = 1;
+		for (int w = 0; w < SWE_FACE_BLOCK; w += 8) {
+			uint64_t x;
+			memcpy(&x, cls + i + w, sizeof(x));
+			sl &= x == w2;
+			cn &= x == w3;
+			wet &= (x & w2) == w2;
+		}
+		int ie = i + SWE_FACE_BLOCK;
+		if (sl)
+			face_span(&pp, base, W, i, ie, k, xdir, mode, blk,
+				  SPAN_SL, 1, &fpl, &umax, &ncl);
+		else if (cn)
+			face_span(&pp, base, W, i, ie, k, xdir, mode, blk,
+				  SPAN_CONS, 1, &fpl, &umax, &ncl);
+		else if (wet)
+			face_span(&pp, base, W, i, ie, k, xdir, mode, blk,
+				  SPAN_BOTH, 1, &fpl, &umax, &ncl);
+		else
+			face_span(&pp, base, W, i, ie, k, xdir, mode, blk,
+				  SPAN_BOTH, 0, &fpl, &umax, &ncl);
+	}
+	face_span(&pp, base, W, i, nx, k, xdir, mode, blk, SPAN_BOTH, 0, &fpl,
+		  &umax, &ncl);
+	if (xdir) {
 		for (int c = base; c < base + nx; c++) {
 			uint32_t hb = fbits(h[c]);
 			hm = hb > hm ? hb : hm;
@@ -526,7 +650,8 @@ face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
 	}
 	ro->umax = bitsf(umax);
 	ro->hmax = bitsf(hm);
-	ro->bad = bad;
+	/* |u| bits above FLT_MAX's: an infinity or a NaN */
+	ro->bad = umax > 0x7f7fffffu;
 	ro->nclamp = ncl;
 }
 
@@ -846,16 +971,20 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 	if (swe_falls_find(s))
 		goto oom;
 	s->ring = malloc((size_t)s->threads * 16 * (size_t)s->W * sizeof(float));
+	s->cls = malloc((size_t)s->threads * (size_t)s->W);
 	s->src_row = list_rows(s, &s->src);
 	s->fix_row = list_rows(s, &s->fixed);
 	s->sink_row = list_rows(s, &s->sink);
 	s->src_dv = malloc((size_t)(s->src.n + 1) * sizeof(double));
 	s->fix_dv = malloc((size_t)(s->fixed.n + 1) * sizeof(double));
 	s->sink_dv = malloc((size_t)(s->sink.n + 1) * sizeof(double));
-	if (!s->ring || !s->src_row || !s->fix_row || !s->sink_row ||
+	if (!s->ring || !s->cls || !s->src_row || !s->fix_row || !s->sink_row ||
 	    !s->src_dv || !s->fix_dv || !s->sink_dv)
 		goto oom;
 	s->vol_initial = swe_grid_volume(s);
+	s->hdep_max = 0.0f;
+	for (long c = 0; c < nc; c++)
+		s->hdep_max = maxf(s->hdep_max, s->h[c]);
 	initial_dt(s);
 	return WB_OK;
 oom:
@@ -879,6 +1008,7 @@ void swe_release(struct swe_ctx *s)
 	free(s->row_d2);
 	free(s->row_l);
 	free(s->ring);
+	free(s->cls);
 	free(s->src_row);
 	free(s->fix_row);
 	free(s->sink_row);
@@ -900,6 +1030,19 @@ void swe_release(struct swe_ctx *s)
 }
 
 /* ---- one step ------------------------------------------------------------ */
+
+/* Largest value of the ghost ring of f (a NaN stays out; the interior's
+ * non-finite depths are reported by the height step). */
+static float ghost_max(const struct swe_ctx *s, const float *f)
+{
+	const long W = s->W, last = (long)(s->ny + 1) * W;
+	float m = 0.0f;
+	for (long c = 0; c < W; c++)
+		m = maxf(m, maxf(f[c], f[last + c]));
+	for (long c = W; c < last; c += W)
+		m = maxf(m, maxf(f[c], f[c + W - 1]));
+	return m;
+}
 
 /* Boundary fluxes of this step's height integration, booked as in/out. */
 static void book_edges(struct swe_ctx *s, float hmax)
@@ -1035,11 +1178,20 @@ static void mc_forward(struct swe_ctx *s, float k, const struct face_par *fp)
  * read h, u, v, H (bb with blockers), write h1, u1, v1; the fluxes stay in
  * cache. */
 
+/* Flux of face_flux when no face's mean depth reaches hmax: the overshoot
+ * term max(0, (hl + hr)/2 - hmax) is then exactly 0 and the upwind depth
+ * (>= 0) is taken whole, so the value is face_flux's, bit for bit. */
+SWE_INLINE float face_flux_noadj(float uf, float hl, float hr)
+{
+	return uf * (uf > 0.0f ? hl : hr);
+}
+
 /* Face fluxes of row r: fuR[i] of the x-face of cell (i, r) (i = 0 .. nx),
- * fvR[i] of its north face (i = 0 .. nx - 1). */
-SWE_CLONES
-static void flux_row(const struct swe_ctx *s, int r, float hmax,
-		     float *restrict fuR, float *restrict fvR)
+ * fvR[i] of its north face (i = 0 .. nx - 1). noadj: every depth of h
+ * (ghosts included) is below hmax (face_flux_noadj). */
+SWE_INLINE void flux_row_k(const struct swe_ctx *s, int r, float hmax,
+			   float *restrict fuR, float *restrict fvR,
+			   const int noadj)
 {
 	const int W = s->W, nx = s->nx;
 	const float *restrict h = s->h;
@@ -1049,10 +1201,38 @@ static void flux_row(const struct swe_ctx *s, int r, float hmax,
 #pragma omp simd
 	for (int i = 0; i < nx; i++) {
 		const int c = base + i;
-		fuR[i] = face_flux(u[c], h[c - 1], h[c], hmax);
-		fvR[i] = face_flux(v[c], h[c - W], h[c], hmax);
+		if (noadj) {
+			fuR[i] = face_flux_noadj(u[c], h[c - 1], h[c]);
+			fvR[i] = face_flux_noadj(v[c], h[c - W], h[c]);
+		} else {
+			fuR[i] = face_flux(u[c], h[c - 1], h[c], hmax);
+			fvR[i] = face_flux(v[c], h[c - W], h[c], hmax);
+		}
 	}
 	fuR[nx] = face_flux(u[base + nx], h[base + nx - 1], h[base + nx], hmax);
+}
+
+SWE_CLONES
+static void flux_row_adj(const struct swe_ctx *s, int r, float hmax,
+			 float *restrict fuR, float *restrict fvR)
+{
+	flux_row_k(s, r, hmax, fuR, fvR, 0);
+}
+
+SWE_CLONES
+static void flux_row_noadj(const struct swe_ctx *s, int r, float hmax,
+			   float *restrict fuR, float *restrict fvR)
+{
+	flux_row_k(s, r, hmax, fuR, fvR, 1);
+}
+
+static void flux_row(const struct swe_ctx *s, int r, float hmax,
+		     float *restrict fuR, float *restrict fvR)
+{
+	if (s->hdep_max < hmax)
+		flux_row_noadj(s, r, hmax, fuR, fvR);
+	else
+		flux_row_adj(s, r, hmax, fuR, fvR);
 }
 
 /* Depth of row j from its fluxes: h1 = h - k ((fe - fw) + (fs - fn)).
@@ -1341,6 +1521,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 	s->t += dt;
 	s->t_cur += dt;
 	s->step++;
+	s->hdep_max = maxf(hm, ghost_max(s, s->h));
 	next_dt(s, umax, hm);
 	return WB_OK;
 }

@@ -104,12 +104,15 @@ struct swe_ctx {
 	   floats for fu, fv and the MacCormack estimates ut, vt; first entry of each row (ny + 1) in the src, fixed
 	   and sink lists; their volume changes of the step, per entry */
 	float *ring;
+	uint8_t *cls;         /* per thread, W bytes: block kinds of a face row */
 	long *src_row, *fix_row, *sink_row;
 	double *src_dv, *fix_dv, *sink_dv;
 	int has_blk;          /* some cell has a blocker (bb < +INF) */
 	/* time stepping and bookkeeping */
 	double dt, t;
 	float hmax_step;      /* h_avgmax of this step (overshoot reduction) */
+	float hdep_max;       /* largest depth of h, ghosts included: below
+				 h_avgmax no flux needs the overshoot term */
 	long step;
 	double vol_initial, vol_in, vol_out;
 	long clamped;

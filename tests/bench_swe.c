@@ -6,11 +6,21 @@
  *                                       walls, boundaries, CFL) on a wet
  *                                       2048 x 2048 domain, all cores
  *   bench swe_mcells_maccormack <v> Mcells/s   the same with MacCormack
+ *   bench swe_mcells_still <v> Mcells/s the first scene without its
+ *                                       waves: a lake at rest (velocities
+ *                                       at round-off level) around a mound
+ *   bench swe_copy_mcells <v> Mcells/s  reference measured in the same
+ *                                       run: a pass reading 4 and writing
+ *                                       3 floats per cell (the fused
+ *                                       step's traffic) over the grid
+ *   bench swe_vs_copy <v> ratio         swe_mcells / swe_copy_mcells: less
+ *                                       sensitive to the machine's load
  *   bench swe_particles <v> Mparticles/s      particle advance + deposition
  *                                       (1M particles over a 512^2 pool)
  *
- * Usage: bench_swe [threads]. Scenes are generated here: a basin with a sloping, wavy bed, water 2 m
- * deep with a raised mound so that every face moves.
+ * Usage: bench_swe [threads]. Scenes are generated here: a basin with a
+ * sloping, wavy bed, water 2 m deep with a raised mound and, so that every
+ * face moves, surface waves over the whole domain (0.3 m, 6 x 5 waves).
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,7 +33,7 @@
 #include "swe.h"
 #include "util.h"
 
-static int make_raster(struct wb_raster *r, int n, double dx)
+static int make_raster(struct wb_raster *r, int n, double dx, int waves)
 {
 	memset(r, 0, sizeof(*r));
 	r->nx = r->ny = n;
@@ -39,7 +49,10 @@ static int make_raster(struct wb_raster *r, int n, double dx)
 			double m = 0.5 * exp(-((x - 0.4) * (x - 0.4) +
 					      (y - 0.6) * (y - 0.6)) / 0.01);
 			r->z[i + (size_t)j * n] = (float)z;
-			r->h0[i + (size_t)j * n] = (float)(2.0 - z + m);
+			double w = waves ? 0.3 * sin(12.0 * 3.14159265358979 * x) *
+						   cos(10.0 * 3.14159265358979 * y) :
+					   0.0;
+			r->h0[i + (size_t)j * n] = (float)(2.0 - z + m + w);
 		}
 	for (int e = 0; e < 4; e++)
 		r->edges[e].kind = WB_EDGE_WALL;
@@ -74,7 +87,7 @@ static double bench_particles(int threads)
 {
 	const int n = 512;
 	struct wb_raster r;
-	if (make_raster(&r, n, 1.0))
+	if (make_raster(&r, n, 1.0, 0))
 		return -1;
 	struct wb_sim sim;
 	memset(&sim, 0, sizeof(sim));
@@ -125,26 +138,78 @@ static double bench_particles(int threads)
 	return work / sec / 1e6;
 }
 
+/* Mcells/s of a pass that reads 4 and writes 3 floats per cell, parallel
+ * over rows like the solver: the memory traffic of the fused step. */
+static double bench_copy(int n, int threads, int reps)
+{
+	size_t nc = (size_t)n * n;
+	float *a[7];
+	for (int q = 0; q < 7; q++) {
+		a[q] = malloc(nc * sizeof(float));
+		if (!a[q])
+			return -1;
+		for (size_t c = 0; c < nc; c++)
+			a[q][c] = (float)(c % 1000) * 1e-3f;
+	}
+	double t0 = omp_get_wtime();
+	for (int k = 0; k < reps; k++) {
+#pragma omp parallel for schedule(static) num_threads(wb_threads(threads))
+		for (int j = 0; j < n; j++) {
+			const float *restrict p0 = a[0] + (size_t)j * n;
+			const float *restrict p1 = a[1] + (size_t)j * n;
+			const float *restrict p2 = a[2] + (size_t)j * n;
+			const float *restrict p3 = a[3] + (size_t)j * n;
+			float *restrict q0 = a[4] + (size_t)j * n;
+			float *restrict q1 = a[5] + (size_t)j * n;
+			float *restrict q2 = a[6] + (size_t)j * n;
+			for (int i = 0; i < n; i++) {
+				q0[i] = p0[i] + p3[i];
+				q1[i] = p1[i] + p3[i];
+				q2[i] = p2[i] + p3[i];
+			}
+		}
+	}
+	double sec = omp_get_wtime() - t0;
+	double chk = 0.0;
+	for (int q = 4; q < 7; q++) {
+		chk += a[q][nc / 2];
+		free(a[q]);
+	}
+	for (int q = 0; q < 4; q++)
+		free(a[q]);
+	return chk < 0 ? -1 : (double)nc * reps / sec / 1e6;
+}
+
 int main(int argc, char **argv)
 {
 	/* optional: thread count (default all cores) */
 	int threads = argc > 1 ? atoi(argv[1]) : 0;
-	struct wb_raster r;
-	if (make_raster(&r, 2048, 1.0)) {
+	struct wb_raster r, rs;
+	if (make_raster(&r, 2048, 1.0, 1) || make_raster(&rs, 2048, 1.0, 0)) {
 		fprintf(stderr, "bench_swe: out of memory\n");
 		return 1;
 	}
+	double cp = bench_copy(2048, threads, 20);
 	double a = bench_grid(&r, 0, 40, threads);
 	double b = bench_grid(&r, 1, 20, threads);
+	double st = bench_grid(&rs, 0, 40, threads);
+	double cp2 = bench_copy(2048, threads, 20);
 	free(r.z);
 	free(r.h0);
+	free(rs.z);
+	free(rs.h0);
 	double p = bench_particles(threads);
-	if (a < 0 || b < 0 || p < 0) {
+	if (a < 0 || b < 0 || st < 0 || p < 0 || cp < 0 || cp2 < 0) {
 		fprintf(stderr, "bench_swe: a run failed\n");
 		return 1;
 	}
+	/* the copy pass before and after the solver runs: their mean */
+	cp = 0.5 * (cp + cp2);
 	printf("bench swe_mcells %.1f Mcells/s\n", a);
 	printf("bench swe_mcells_maccormack %.1f Mcells/s\n", b);
+	printf("bench swe_mcells_still %.1f Mcells/s\n", st);
+	printf("bench swe_copy_mcells %.1f Mcells/s\n", cp);
+	printf("bench swe_vs_copy %.3f ratio\n", a / cp);
 	printf("bench swe_particles %.2f Mparticles/s\n", p);
 	return 0;
 }
