@@ -656,17 +656,67 @@ face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
 }
 
 /* Ghost faces for the local samples: u in the ghost rows and v in the ghost
- * columns copy the adjacent edge faces. */
+ * columns copy the adjacent edge faces, times the edge's tangential sign
+ * (s->tsgn: -1 at a no-slip wall, whose tangential velocity is then 0
+ * midway, on the wall; +1 elsewhere: zero gradient). */
 static void fill_face_ghosts(const struct swe_ctx *s, float *u, float *v)
 {
 	const int nx = s->nx, ny = s->ny;
+	const float *g = s->tsgn;
 	for (int i = 0; i <= nx; i++) {
-		u[P(s, i, -1)] = u[P(s, i, 0)];
-		u[P(s, i, ny)] = u[P(s, i, ny - 1)];
+		u[P(s, i, -1)] = g[WB_NORTH] * u[P(s, i, 0)];
+		u[P(s, i, ny)] = g[WB_SOUTH] * u[P(s, i, ny - 1)];
 	}
 	for (int j = 0; j <= ny; j++) {
-		v[P(s, -1, j)] = v[P(s, 0, j)];
-		v[P(s, nx, j)] = v[P(s, nx - 1, j)];
+		v[P(s, -1, j)] = g[WB_WEST] * v[P(s, 0, j)];
+		v[P(s, nx, j)] = g[WB_EAST] * v[P(s, nx - 1, j)];
+	}
+}
+
+/* Side-wall friction of no-slip walls (docs/swe.md): the tangential faces
+ * next to such a wall lose momentum to it as to the bed, with the scene's
+ * Manning n on the wall's wetted area h dx:
+ *   du/dt = -g n^2 |u| u / (h^(1/3) dx),
+ * integrated implicitly, u / (1 + cw |u| / h_f^(1/3)) with cw = g n^2 dt/dx
+ * and h_f the mean depth of the face's cells (at least eps). cw = 0 (no
+ * friction) leaves the faces as they are. The OpenCL twin is swe_wall_drag
+ * (cl/swe.cl). */
+SWE_INLINE float wall_drag1(float un, float hl, float hr, float cw,
+			       float eps)
+{
+	float hf = maxf(0.5f * (hl + hr), eps);
+	return un / (1.0f + cw * fabsf(un) / cbrt_pos(hf));
+}
+
+static void wall_drag(struct swe_ctx *s)
+{
+	const int nx = s->nx, ny = s->ny;
+	const long W = s->W;
+	if (!(s->sim.manning > 0))
+		return;
+	const float cw = (float)(s->g * s->sim.manning * s->sim.manning *
+				 s->dt / s->dx);
+	const float eps = (float)fmax(s->sim.dry_depth, 1e-9);
+	const float *h = s->h;
+	if (!(cw > 0.0f))
+		return;
+	for (int side = WB_NORTH; side <= WB_SOUTH; side++) {
+		if (s->tsgn[side] > 0.0f)
+			continue;
+		int row = side == WB_NORTH ? 0 : ny - 1;
+		for (int i = 1; i < nx; i++) {
+			long c = P(s, i, row);
+			s->u[c] = wall_drag1(s->u[c], h[c - 1], h[c], cw, eps);
+		}
+	}
+	for (int side = WB_WEST; side <= WB_EAST; side++) {
+		if (s->tsgn[side] > 0.0f)
+			continue;
+		int col = side == WB_WEST ? 0 : nx - 1;
+		for (int j = 1; j < ny; j++) {
+			long c = P(s, col, j);
+			s->v[c] = wall_drag1(s->v[c], h[c - W], h[c], cw, eps);
+		}
 	}
 }
 
@@ -888,6 +938,9 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 	s->dx = r->dx;
 	s->g = WB_GRAVITY;
 	s->bad_cell = -1;
+	for (int e = 0; e < 4; e++)
+		s->tsgn[e] = r->edges[e].kind == WB_EDGE_WALL &&
+				     !r->edges[e].free_slip ? -1.0f : 1.0f;
 	long nc = s->ncell;
 	s->h = falloc(nc);
 	s->h1 = falloc(nc);
@@ -1319,7 +1372,7 @@ static void height_and_actions(struct swe_ctx *s, int j, float k,
  * leave ut / vt: boundary faces hold the old values, u's ghost rows -1 and
  * ny copy rows 0 and ny - 1 (utPrev: the ring row of r - 1; utGhost: the
  * ring row of -1, written at r = 0), v's ghost columns copy columns 0 and
- * nx - 1. */
+ * nx - 1 (copies times the edges' tangential signs). */
 static void mc_ring_rows(struct swe_ctx *s, int r, float k,
 			 const struct face_par *fp, float *utR, float *vtR,
 			 const float *utPrev, float *utGhost)
@@ -1334,9 +1387,11 @@ static void mc_ring_rows(struct swe_ctx *s, int r, float k,
 		frw.fwd = utR;
 		u_fwd(s, r, k, fp, &frw, &tmp);
 		if (r == 0)
-			memcpy(utGhost, utR, (size_t)(nx + 1) * sizeof(float));
+			for (int i = 0; i <= nx; i++)
+				utGhost[i] = s->tsgn[WB_NORTH] * utR[i];
 	} else {
-		memcpy(utR, utPrev, (size_t)(nx + 1) * sizeof(float));
+		for (int i = 0; i <= nx; i++)
+			utR[i] = s->tsgn[WB_SOUTH] * utPrev[i];
 	}
 	if (r > 0 && r < ny) {
 		frw.fwd = vtR;
@@ -1344,8 +1399,8 @@ static void mc_ring_rows(struct swe_ctx *s, int r, float k,
 	} else {
 		memcpy(vtR, s->v + P(s, 0, r), (size_t)nx * sizeof(float));
 	}
-	vtR[-1] = vtR[0];
-	vtR[nx] = vtR[nx - 1];
+	vtR[-1] = s->tsgn[WB_WEST] * vtR[0];
+	vtR[nx] = s->tsgn[WB_EAST] * vtR[nx - 1];
 }
 
 static void fused_pass(struct swe_ctx *s, float k, float hmax,
@@ -1411,6 +1466,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 
 	s->hmax_step = hmax;
 	apply_modifiers(s);
+	wall_drag(s);
 	swe_falls_activate(s);
 
 	struct face_par fp;

@@ -108,6 +108,9 @@ struct swe_ctx {
 	long *src_row, *fix_row, *sink_row;
 	double *src_dv, *fix_dv, *sink_dv;
 	int has_blk;          /* some cell has a blocker (bb < +INF) */
+	float tsgn[4];        /* per edge (enum wb_edge_side order): sign of the
+				 tangential ghost faces, -1 at a no-slip wall
+				 (and side-wall friction), else +1 */
 	/* time stepping and bookkeeping */
 	double dt, t;
 	float hmax_step;      /* h_avgmax of this step (overshoot reduction) */

@@ -14,7 +14,10 @@
  *     every kind of source, edge, blocker and modifier;
  *   - rain and a sink-all cell booked exactly; a level edge fills a basin to
  *     its level; a modifier drives a periodic channel to its target;
- *   - divergence is reported as WB_ESIM naming the cell and the step.
+ *   - divergence is reported as WB_ESIM naming the cell and the step;
+ *   - no-slip side walls of a channel slow the rows next to them (side-wall
+ *     friction), free-slip walls leave the profile uniform; both conserve
+ *     water.
  * Every scene is generated here; tolerances are stated at each assertion.
  */
 #include <stdarg.h>
@@ -657,6 +660,86 @@ static void test_divergence_reported(void **state)
 	wb_raster_free(&r);
 }
 
+/* ---- no-slip walls ---------------------------------------------------------- */
+
+/* A straight channel along x (bed slope 1e-3, Manning 0.03) fed by a
+ * discharge at the west edge, open to the east, between walls at the north
+ * and south edges: steady flow after 300 s. u[j]: cell-centre u of row j,
+ * averaged over the middle half of the channel. */
+static void channel_profile(int slip, int maccormack, double *u, int ny,
+			    double *balance)
+{
+	const int nx = 80;
+	struct wb_raster r;
+	assert_int_equal(wb_raster_alloc(&r, nx, ny, 1.0), WB_OK);
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			r.z[i + j * nx] = (float)(1.0 - 1e-3 * i);
+			r.h0[i + j * nx] = 1.0f;
+		}
+	r.edges[WB_WEST].kind = WB_EDGE_INFLOW;
+	r.edges[WB_WEST].discharge = 1.0;
+	r.edges[WB_EAST].kind = WB_EDGE_OPEN;
+	r.edges[WB_NORTH].kind = r.edges[WB_SOUTH].kind = WB_EDGE_WALL;
+	r.edges[WB_NORTH].free_slip = r.edges[WB_SOUTH].free_slip = slip;
+	struct wb_sim sim = sim_plain();
+	sim.manning = 0.03;
+	sim.maccormack = maccormack;
+	struct wb_solve_opts o = { .threads = 1, .steps = 2500 };
+	struct wb_state st;
+	struct wb_solve_report rep;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(swe_solve(&r, &sim, &o, &st, &rep, &d), WB_OK);
+	for (int j = 0; j < ny; j++) {
+		u[j] = 0.0;
+		for (int i = nx / 4; i < 3 * nx / 4; i++)
+			u[j] += st.u[i + j * nx];
+		u[j] /= nx / 2;
+	}
+	*balance = rep.balance_error;
+	wb_state_free(&st);
+	wb_raster_free(&r);
+	wb_diags_release(&d);
+}
+
+static void test_noslip_walls(void **state)
+{
+	(void)state;
+	enum { NY = 10 };
+	for (int mc = 0; mc < 2; mc++) {
+		double fs[NY], ns[NY], bf, bn;
+		channel_profile(1, mc, fs, NY, &bf);
+		channel_profile(0, mc, ns, NY, &bn);
+		double fmin = fs[0], fmax = fs[0];
+		for (int j = 1; j < NY; j++) {
+			fmin = fmin < fs[j] ? fmin : fs[j];
+			fmax = fmax > fs[j] ? fmax : fs[j];
+		}
+		double wall = 0.5 * (ns[0] + ns[NY - 1]);
+		double mid = 0.5 * (ns[NY / 2 - 1] + ns[NY / 2]);
+		printf("channel (maccormack %d): free-slip u %.4f .. %.4f m/s; "
+		       "no-slip wall rows %.4f, middle %.4f m/s (ratio %.3f); "
+		       "balance %.2e / %.2e\n",
+		       mc, fmin, fmax, wall, mid, wall / mid, bf, bn);
+		/* free-slip: the rows do not know the walls, uniform to
+		   round-off (1e-4 relative) */
+		assert_true(fmin > 0.5 && (fmax - fmin) / fmax < 1e-4);
+		/* no-slip: the rows next to the walls are clearly slower than
+		   the middle (side-wall friction doubles the rows' friction
+		   at h = dx: about 1/sqrt(2) with no lateral exchange), and
+		   slower than the free-slip flow */
+		assert_true(wall < 0.9 * mid && wall > 0.3 * mid);
+		assert_true(wall < 0.9 * fmin);
+		/* the profile is symmetric and rises from the walls inward */
+		for (int j = 0; j < NY; j++)
+			assert_true(fabs(ns[j] - ns[NY - 1 - j]) < 1e-4 * mid);
+		assert_true(ns[1] > ns[0]);
+		/* water is conserved as without walls (1e-6 relative) */
+		assert_true(bf < 1e-6 && bn < 1e-6);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -669,6 +752,7 @@ int main(void)
 		cmocka_unit_test(test_fused_threads_identical),
 		cmocka_unit_test(test_sources_edges),
 		cmocka_unit_test(test_divergence_reported),
+		cmocka_unit_test(test_noslip_walls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

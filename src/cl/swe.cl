@@ -9,6 +9,7 @@
  *   swe_src, swe_fixed, swe_sink   apply_sources
  *   swe_ghost_we, swe_ghost_ns     fill_ghosts for h1
  *   swe_face_ghosts fill_face_ghosts
+ *   swe_wall_drag   wall_drag (side-wall friction of no-slip walls)
  *   swe_mc_bound    MacCormack: boundary faces of the forward estimate
  *   swe_faces       face_row_k for the u face and the v face of one cell
  *                   (advection, pressure, friction, clamp, walls)
@@ -46,6 +47,7 @@ struct swe_edges {
 	int bkind[4];
 	float bvel[4], bdis[4];
 	int per_we, per_ns;
+	float tsgn[4]; /* sign of the tangential ghost faces (-1 no-slip) */
 };
 
 inline float swe_cbrt_pos(float x)
@@ -241,18 +243,55 @@ kernel void swe_ghost_ns(global float *f, global const float *H, int W,
 }
 
 /* fill_face_ghosts: item q <= nx: u ghost rows of face column q; item
- * q - (nx + 1) <= ny: v ghost columns of face row q - nx - 1 */
+ * q - (nx + 1) <= ny: v ghost columns of face row q - nx - 1 (copies times
+ * the edges' tangential signs) */
 kernel void swe_face_ghosts(global float *u, global float *v, int W, int nx,
-			    int ny)
+			    int ny, struct swe_edges E)
 {
 	const int q = get_global_id(0);
 	if (q <= nx) {
-		u[(q + 1)] = u[(q + 1) + W];
-		u[(q + 1) + (ny + 1) * W] = u[(q + 1) + ny * W];
+		u[(q + 1)] = E.tsgn[2] * u[(q + 1) + W];
+		u[(q + 1) + (ny + 1) * W] = E.tsgn[3] * u[(q + 1) + ny * W];
 	} else if (q <= nx + 1 + ny) {
 		int j = q - nx - 1;
-		v[(j + 1) * W] = v[1 + (j + 1) * W];
-		v[(nx + 1) + (j + 1) * W] = v[nx + (j + 1) * W];
+		v[(j + 1) * W] = E.tsgn[0] * v[1 + (j + 1) * W];
+		v[(nx + 1) + (j + 1) * W] = E.tsgn[1] * v[nx + (j + 1) * W];
+	}
+}
+
+/* wall_drag: side-wall friction of no-slip walls (cw[side] > 0). Item
+ * q < nx: the u face of column q (q >= 1) in row 0 (north wall), then in
+ * row ny - 1 (south); item q - nx < ny: the v face of row q - nx (>= 1) in
+ * column 0 (west), then in column nx - 1 (east). */
+inline float swe_drag1(float un, float hl, float hr, float cw, float eps)
+{
+	float hf = MAXF(0.5f * (hl + hr), eps);
+	return un / (1.0f + cw * fabs(un) / swe_cbrt_pos(hf));
+}
+
+kernel void swe_wall_drag(global float *u, global float *v,
+			  global const float *h, int W, int nx, int ny,
+			  float cw_w, float cw_e, float cw_n, float cw_s,
+			  float eps)
+{
+	const int q = get_global_id(0);
+	if (q < nx) {
+		if (q < 1)
+			return;
+		int cn = (q + 1) + W, cs = (q + 1) + ny * W;
+		if (cw_n > 0.0f)
+			u[cn] = swe_drag1(u[cn], h[cn - 1], h[cn], cw_n, eps);
+		if (cw_s > 0.0f)
+			u[cs] = swe_drag1(u[cs], h[cs - 1], h[cs], cw_s, eps);
+	} else if (q < nx + ny) {
+		int j = q - nx;
+		if (j < 1)
+			return;
+		int cw0 = 1 + (j + 1) * W, ce = nx + (j + 1) * W;
+		if (cw_w > 0.0f)
+			v[cw0] = swe_drag1(v[cw0], h[cw0 - W], h[cw0], cw_w, eps);
+		if (cw_e > 0.0f)
+			v[ce] = swe_drag1(v[ce], h[ce - W], h[ce], cw_e, eps);
 	}
 }
 
