@@ -1659,6 +1659,130 @@ oom:
 
 /* ---- driver -------------------------------------------------------------- */
 
+/* Window means of the steady-state test (swe_solve, docs/swe.md "Steady
+ * state"): the depth and the face velocities are summed every 'every'
+ * steps; at the end of each window their means go to cell centres. */
+struct swe_means {
+	long every, nsamp, windows;
+	float *sh, *su, *sv;   /* padded sums over the window's samples */
+	float *mh, *mu, *mv;   /* last window's means, nx * ny, cell centres */
+	float *pu, *pv;        /* the window before's mean velocity */
+};
+
+/* Steps between samples: the largest divisor of the window that gives at
+ * least SWE_SAMPLES samples (1 for short windows). */
+static long swe_sample_every(long window)
+{
+	for (long e = window / SWE_SAMPLES; e > 1; e--)
+		if (window % e == 0)
+			return e;
+	return 1;
+}
+
+static int means_init(struct swe_means *m, const struct swe_ctx *s,
+		      long window)
+{
+	memset(m, 0, sizeof(*m));
+	m->every = swe_sample_every(window);
+	long n = (long)s->nx * s->ny;
+	m->sh = falloc(s->ncell);
+	m->su = falloc(s->ncell);
+	m->sv = falloc(s->ncell);
+	m->mh = falloc(n);
+	m->mu = falloc(n);
+	m->mv = falloc(n);
+	m->pu = falloc(n);
+	m->pv = falloc(n);
+	return m->sh && m->su && m->sv && m->mh && m->mu && m->mv && m->pu &&
+	       m->pv ? 0 : -1;
+}
+
+static void means_release(struct swe_means *m)
+{
+	float *f[] = { m->sh, m->su, m->sv, m->mh, m->mu, m->mv, m->pu, m->pv };
+	for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++)
+		free(f[k]);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Add the current depth and face velocities to the sums (element by
+ * element: the same bytes for any thread count). */
+static void means_sample(struct swe_means *m, const struct swe_ctx *s)
+{
+	const long W = s->W;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+	for (int j = 0; j < s->ny + 2; j++)
+		for (long c = j * W; c < (j + 1) * W; c++) {
+			m->sh[c] += s->h[c];
+			m->su[c] += s->u[c];
+			m->sv[c] += s->v[c];
+		}
+	m->nsamp++;
+}
+
+/* Close the window: means at cell centres (films thinner than
+ * SWE_THIN dry_depth get no velocity), sums cleared; returns the relative
+ * change of the mean velocity against the window before,
+ *   sqrt( sum h |du|^2 / max(sum h |u|^2, SWE_RES_FLOOR^2 sum h) )
+ * over the cells deeper than the film limit (h: the new mean depth), or
+ * INFINITY for the first window. Row sums added serially. */
+static double means_close(struct swe_means *m, const struct swe_ctx *s)
+{
+	const int nx = s->nx, ny = s->ny;
+	const long W = s->W;
+	const float w = 1.0f / (float)m->nsamp;
+	const float thin = (float)(SWE_THIN * fmax(s->sim.dry_depth, 1e-9));
+	float *t = m->pu;
+	m->pu = m->mu;
+	m->mu = t;
+	t = m->pv;
+	m->pv = m->mv;
+	m->mv = t;
+	double *rn = s->row_d, *rd = s->row_d2;
+	double *rh = malloc((size_t)ny * sizeof(double));
+	if (!rh)
+		return INFINITY;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+	for (int j = 0; j < ny; j++) {
+		double a = 0.0, b = 0.0, hh = 0.0;
+		for (int i = 0; i < nx; i++) {
+			long c = P(s, i, j), q = i + (long)j * nx;
+			float h = m->sh[c] * w;
+			float uc = 0.5f * (m->su[c] + m->su[c + 1]) * w;
+			float vc = 0.5f * (m->sv[c] + m->sv[c + W]) * w;
+			m->mh[q] = h;
+			m->mu[q] = h > thin ? uc : 0.0f;
+			m->mv[q] = h > thin ? vc : 0.0f;
+			if (!(h > thin))
+				continue;
+			double du = (double)m->mu[q] - m->pu[q];
+			double dv = (double)m->mv[q] - m->pv[q];
+			a += h * (du * du + dv * dv);
+			b += h * ((double)m->mu[q] * m->mu[q] +
+				  (double)m->mv[q] * m->mv[q]);
+			hh += h;
+		}
+		rn[j] = a;
+		rd[j] = b;
+		rh[j] = hh;
+	}
+	double num = 0.0, den = 0.0, hs = 0.0;
+	for (int j = 0; j < ny; j++) {
+		num += rn[j];
+		den += rd[j];
+		hs += rh[j];
+	}
+	free(rh);
+	memset(m->sh, 0, (size_t)s->ncell * sizeof(float));
+	memset(m->su, 0, (size_t)s->ncell * sizeof(float));
+	memset(m->sv, 0, (size_t)s->ncell * sizeof(float));
+	m->nsamp = 0;
+	if (m->windows++ == 0)
+		return INFINITY;
+	den = fmax(den, SWE_RES_FLOOR * SWE_RES_FLOOR * hs);
+	return den > 0.0 ? sqrt(num / den) : 0.0;
+}
+
 int swe_threads_for(const struct wb_raster *r, int threads)
 {
 	long per = r ? ((long)r->nx * r->ny) >> 17 : 1;
@@ -1695,20 +1819,33 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	long every = window < 100 ? window : 100;
 	double res = 1.0;
 	int conv = 0;
-	swe_residual(&s); /* snapshot the start */
+	/* a run to convergence compares window means (particles make the
+	   instantaneous field noisy); a run of fixed length reports the change
+	   since the last window's snapshot */
+	struct swe_means M;
+	int means = o->steps <= 0;
+	if (means && means_init(&M, &s, window)) {
+		means_release(&M);
+		swe_release(&s);
+		return wb_fail(d, WB_EIO, NULL, "swe: out of memory");
+	}
+	if (!means)
+		swe_residual(&s); /* snapshot the start */
 	while (s.step < max) {
 		st = swe_step(&s, d);
 		if (st)
 			goto done;
+		if (means && s.step % M.every == 0)
+			means_sample(&M, &s);
 		if (s.step % window == 0) {
-			res = swe_residual(&s);
+			res = means ? means_close(&M, &s) : swe_residual(&s);
 			for (long n = 0; n < s.n_falls; n++) {
 				s.falls[n].emit_last = s.falls[n].emit_cur;
 				s.falls[n].emit_cur = 0.0;
 			}
 			s.t_last = s.t_cur;
 			s.t_cur = 0.0;
-			if (o->steps <= 0 && res < tol && s.step >= 2 * window) {
+			if (means && res < tol && s.step >= 2 * window) {
 				conv = 1;
 				if (o->progress)
 					o->progress(o->progress_user, s.step,
@@ -1717,13 +1854,14 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			}
 		}
 		if (o->progress && (s.step % every == 0 || s.step == max))
-			o->progress(o->progress_user, s.step, max, res);
+			o->progress(o->progress_user, s.step, max,
+				    isfinite(res) ? res : 1.0);
 	}
 	double vf = swe_grid_volume(&s);
 	double vp = swe_particles_volume(&s.P);
 	rep->steps = s.step;
 	rep->converged = conv;
-	rep->residual = res;
+	rep->residual = isfinite(res) ? res : 1.0;
 	rep->sim_time = s.t;
 	rep->dt = s.step > 0 ? s.t / (double)s.step : s.dt;
 	rep->vol_initial = s.vol_initial;
@@ -1753,12 +1891,22 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		goto done;
 	}
 	st = swe_export(&s, out, d);
+	if (st == WB_OK && means && M.windows > 0) {
+		/* as lbm_solve: a run to convergence returns the last window's
+		   mean depth and flow (foam and waterfalls as they are) */
+		size_t n = (size_t)s.nx * s.ny;
+		memcpy(out->h, M.mh, n * sizeof(float));
+		memcpy(out->u, M.mu, n * sizeof(float));
+		memcpy(out->v, M.mv, n * sizeof(float));
+	}
 done:
 	rep->seconds = omp_get_wtime() - t0;
 	if (st && rep->steps == 0) {
 		rep->steps = s.step;
 		rep->sim_time = s.t;
 	}
+	if (means)
+		means_release(&M);
 	swe_release(&s);
 	return st;
 }

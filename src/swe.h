@@ -41,6 +41,13 @@
 #define SWE_PART_DRAG 0.02    /* 1/m: quadratic drag, terminal speed sqrt(g/k) */
 #define SWE_PART_CAP 4000000L /* pool limit; beyond it water stays on the grid */
 #define SWE_COMPACT_EVERY 5   /* steps between pool compactions */
+/* Steady state (swe_solve): window means of at least SWE_SAMPLES samples;
+ * their relative change is measured against at least SWE_RES_FLOOR m/s
+ * (depth-weighted RMS), so still water converges; cells shallower than
+ * SWE_THIN dry_depth are films and do not count. */
+#define SWE_SAMPLES 32
+#define SWE_RES_FLOOR 0.1
+#define SWE_THIN 10.0
 
 /* One candidate waterfall face: terrain drops by more than SWE_FALL_DROP*dx
  * from cell 'up' to cell 'dn' across face 'face' (an index into u when
