@@ -117,15 +117,26 @@ SWE_INLINE float cbrt_pos(float x)
 	return y;
 }
 
+/* Velocity clamp |u| <= umax (C&M); *nclamp counts the faces it changes
+ * (a NaN goes to -umax uncounted, as before: the face kernels report it by
+ * their maximum). */
+SWE_INLINE float clamp_face(float un, float umax, int *nclamp)
+{
+	*nclamp += fabsf(un) > umax; /* un > umax or un < -umax */
+	return minf(maxf(un, -umax), umax);
+}
+
 /* Pressure, friction, clamp and walls for one face whose advected velocity
- * is ua; cells l (west/north) and r. *nclamp counts clamps. dry = 0: both
+ * is ua; cells l (west/north) and r. *nclamp counts clamps of faces that
+ * are not walls. clampit = 0: no clamp (the caller clamps the stored value
+ * afterwards with clamp_face; a wall's 0 is never clamped). dry = 0: both
  * cells are known wet (the dry-cell walls are left out); blk = 0: no
  * blocker in the grid (bbl = bbr = +INF; the deck test, false for finite
  * surfaces, is left out). */
 SWE_INLINE float face_finish(float ua, float hl, float hr, float Hl,
 				float Hr, float bbl, float bbr,
 				const struct face_par *fp, const int dry,
-				const int blk, int *nclamp)
+				const int blk, const int clampit, int *nclamp)
 {
 	float el = hl + Hl, er = hr + Hr;
 	float zf = maxf(Hl, Hr);
@@ -136,9 +147,6 @@ SWE_INLINE float face_finish(float ua, float hl, float hr, float Hl,
 		float hf = maxf(0.5f * (hl + hr), fp->eps);
 		un = un / (1.0f + fp->fric * fabsf(un) / (hf * cbrt_pos(hf)));
 	}
-	int c = fabsf(un) > fp->umax; /* un > umax or un < -umax */
-	*nclamp += c;
-	un = minf(maxf(un, -fp->umax), fp->umax);
 	int wall = 0;
 	if (dry) {
 		int dl = hl <= fp->eps, dr = hr <= fp->eps;
@@ -146,7 +154,9 @@ SWE_INLINE float face_finish(float ua, float hl, float hr, float Hl,
 	}
 	if (blk)
 		wall |= maxf(el, er) >= minf(bbl, bbr);
-	return wall ? 0.0f : un;
+	if (!clampit)
+		return wall ? 0.0f : un;
+	return wall ? 0.0f : clamp_face(un, fp->umax, nclamp);
 }
 
 /* ---- ghost cells and boundary faces ------------------------------------ */
@@ -230,7 +240,7 @@ static float bc_face(const struct swe_ctx *s, const struct wb_edge *e,
 	case WB_EDGE_PERIODIC:
 	default:
 		return face_finish(uold, h[l], h[r], s->H[l], s->H[r], s->bb[l],
-				   s->bb[r], fp, 1, 1, nclamp);
+				   s->bb[r], fp, 1, 1, 1, nclamp);
 	}
 }
 
@@ -460,8 +470,7 @@ enum { SPAN_BOTH = 0, SPAN_SL = 1, SPAN_CONS = 2 };
 SWE_INLINE void
 face_span(const struct face_ptrs *pp, int base, int W, int ib, int ie,
 	  float k, const int xdir, const int mode, const int blk,
-	  const int path, const int wet, const struct face_par *fpl,
-	  uint32_t *umaxp, int *nclp)
+	  const int path, const int wet, const struct face_par *fpl)
 {
 	const int A = xdir ? 1 : W, B = xdir ? W : 1;
 	const float *restrict q = pp->q;
@@ -481,9 +490,7 @@ face_span(const struct face_ptrs *pp, int base, int W, int ib, int ie,
 	const float *restrict tP = pp->tP;
 	float *restrict out = pp->out;
 	const float eps = fpl->eps;
-	uint32_t umax = 0;
-	int ncl = 0;
-#pragma omp simd reduction(max : umax) reduction(+ : ncl)
+#pragma omp simd
 	for (int i = ib; i < ie; i++) {
 		const int c = base + i;
 		float qc = q[c];
@@ -529,16 +536,12 @@ face_span(const struct face_ptrs *pp, int base, int W, int ib, int ie,
 		if (!wet)
 			qa = front_extrapolate(qa, hl, hr, q[c - A], q[c + A],
 					       eps);
-		float un = face_finish(qa, hl, hr, H[c - A], H[c],
-				       blk ? bb[c - A] : INFINITY,
-				       blk ? bb[c] : INFINITY, fpl, !wet, blk,
-				       &ncl);
-		out[c] = un;
-		uint32_t ab = fbits(fabsf(un));
-		umax = ab > umax ? ab : umax;
+		int ncl = 0;
+		out[c] = face_finish(qa, hl, hr, H[c - A], H[c],
+				     blk ? bb[c - A] : INFINITY,
+				     blk ? bb[c] : INFINITY, fpl, !wet, blk, 0,
+				     &ncl);
 	}
-	*umaxp = *umaxp > umax ? *umaxp : umax;
-	*nclp += ncl;
 }
 
 /* Faces per block of the block dispatch in face_row_k. */
@@ -629,21 +632,33 @@ face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
 		int ie = i + SWE_FACE_BLOCK;
 		if (sl)
 			face_span(&pp, base, W, i, ie, k, xdir, mode, blk,
-				  SPAN_SL, 1, &fpl, &umax, &ncl);
+				  SPAN_SL, 1, &fpl);
 		else if (cn)
 			face_span(&pp, base, W, i, ie, k, xdir, mode, blk,
-				  SPAN_CONS, 1, &fpl, &umax, &ncl);
+				  SPAN_CONS, 1, &fpl);
 		else if (wet)
 			face_span(&pp, base, W, i, ie, k, xdir, mode, blk,
-				  SPAN_BOTH, 1, &fpl, &umax, &ncl);
+				  SPAN_BOTH, 1, &fpl);
 		else
 			face_span(&pp, base, W, i, ie, k, xdir, mode, blk,
-				  SPAN_BOTH, 0, &fpl, &umax, &ncl);
+				  SPAN_BOTH, 0, &fpl);
 	}
-	face_span(&pp, base, W, i, nx, k, xdir, mode, blk, SPAN_BOTH, 0, &fpl,
-		  &umax, &ncl);
-	if (xdir) {
-		for (int c = base; c < base + nx; c++) {
+	face_span(&pp, base, W, i, nx, k, xdir, mode, blk, SPAN_BOTH, 0, &fpl);
+	/* the clamp, its count and the largest |u| of the row, from the
+	   stored values */
+	float *restrict out = pp.out;
+	const float um = fpl.umax;
+	/* u rows also give the row's largest depth (faces from i = 1, the
+	   cell of i = 0 apart) */
+	if (xdir)
+		hm = fbits(h[base]);
+#pragma omp simd reduction(max : umax, hm) reduction(+ : ncl)
+	for (int c = base + i0; c < base + nx; c++) {
+		float un = clamp_face(out[c], um, &ncl);
+		out[c] = un;
+		uint32_t ab = fbits(fabsf(un));
+		umax = ab > umax ? ab : umax;
+		if (xdir) {
 			uint32_t hb = fbits(h[c]);
 			hm = hb > hm ? hb : hm;
 		}

@@ -71,12 +71,13 @@ inline float swe_finish(float ua, float hl, float hr, float Hl, float Hr,
 		float hf = MAXF(0.5f * (hl + hr), fp.eps);
 		un = un / (1.0f + fp.fric * fabs(un) / (hf * swe_cbrt_pos(hf)));
 	}
-	int c = (un > fp.umax) | (un < -fp.umax);
-	*nclamp += c;
-	un = MINF(MAXF(un, -fp.umax), fp.umax);
 	int dl = hl <= fp.eps, dr = hr <= fp.eps;
 	int wall = (dl & dr) | (dl & (Hl > er)) | (dr & (Hr > el)) |
 		   (MAXF(el, er) >= MINF(bbl, bbr));
+	/* clamps of faces that are not walls are counted */
+	int c = (un > fp.umax) | (un < -fp.umax);
+	*nclamp += c & !wall;
+	un = MINF(MAXF(un, -fp.umax), fp.umax);
 	return wall ? 0.0f : un;
 }
 
