@@ -593,7 +593,7 @@ struct cl_lbm {
 	int n1e, n1, n2, nf; /* pass-1 edge items, + corners; pass 2; flux */
 	cl_mem si, sf;       /* special cells */
 	cl_mem acc_fin, acc_fout, acc_sin, acc_sout, acc_scl, clamp_acc, bad;
-	cl_mem mh, mu[2], mv[2], rows, rnum, rden, rwet;
+	cl_mem mh, mu[2], mv[2], rows, rnum, rden, rwet; /* rwet: sum h per row */
 	cl_mem sh, su, sv, mm; /* lbm_solve's window sums and mean depth */
 	size_t lx, ngroups;
 	int mcur;            /* which of mu/mv holds the latest macro */
@@ -833,7 +833,7 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	    !(c->rows = buf_new(e, (size_t)L->ny * sizeof(cl_long), &err)) ||
 	    !(c->rnum = buf_new(e, (size_t)L->ny * e->realsz, &err)) ||
 	    !(c->rden = buf_new(e, (size_t)L->ny * e->realsz, &err)) ||
-	    !(c->rwet = buf_new(e, (size_t)L->ny * sizeof(cl_int), &err))) {
+	    !(c->rwet = buf_new(e, (size_t)L->ny * e->realsz, &err))) {
 		st = cl_fail(d, err, "allocating device memory for the LBM fields");
 		goto fail;
 	}
@@ -1141,7 +1141,8 @@ enum wb_status cl_lbm_macro(struct cl_lbm *c, float *h, float *u, float *v,
 
 /* Water volume (m^3) on the device: exact integer mass (rows summed on
  * the host), as lbm_volume. */
-static cl_int lbm_volume_dev(struct cl_lbm *c, double *vol)
+/* Water on the device grid in exact integer units (lbm_mass). */
+static cl_int lbm_mass_dev(struct cl_lbm *c, long long *mass)
 {
 	const struct lbm *L = &c->L;
 	cl_kernel k = c->k_rowsum;
@@ -1163,12 +1164,20 @@ static cl_int lbm_volume_dev(struct cl_lbm *c, double *vol)
 	for (int j = 0; err == CL_SUCCESS && j < ny; j++)
 		m += rows[j];
 	free(rows);
-	*vol = (double)m * L->unit * L->p.dx * L->p.dx;
+	*mass = m;
+	return err;
+}
+
+static cl_int lbm_volume_dev(struct cl_lbm *c, double *vol)
+{
+	long long m = 0;
+	cl_int err = lbm_mass_dev(c, &m);
+	*vol = (double)m * c->L.unit * c->L.p.dx * c->L.p.dx;
 	return err;
 }
 
 /* rel_change of lbm.c: depth hb, previous velocities (u0, v0), new (u1,
- * v1), over cells deeper than h_thin. */
+ * v1), over cells deeper than h_thin, depth weighted. */
 static cl_int lbm_resid_dev(struct cl_lbm *c, cl_mem hb, int p, int q,
 			    double *res)
 {
@@ -1190,29 +1199,28 @@ static cl_int lbm_resid_dev(struct cl_lbm *c, cl_mem hb, int p, int q,
 		err = run1d(c->env, k, (size_t)ny);
 	double *num = malloc((size_t)ny * sizeof(double));
 	double *den = malloc((size_t)ny * sizeof(double));
-	cl_int *wet = malloc((size_t)ny * sizeof(cl_int));
-	if (!num || !den || !wet)
+	double *hs = malloc((size_t)ny * sizeof(double));
+	if (!num || !den || !hs)
 		err = CL_OUT_OF_HOST_MEMORY;
 	if (err == CL_SUCCESS)
 		err = read_reals(c->env, c->rnum, (size_t)ny, num);
 	if (err == CL_SUCCESS)
 		err = read_reals(c->env, c->rden, (size_t)ny, den);
 	if (err == CL_SUCCESS)
-		err = buf_read(c->env, c->rwet, 0, (size_t)ny * sizeof(cl_int), wet);
+		err = read_reals(c->env, c->rwet, (size_t)ny, hs);
 	if (err == CL_SUCCESS) {
-		double sn = 0, sd = 0;
-		long w = 0;
+		double sn = 0, sd = 0, sh = 0;
 		for (int j = 0; j < ny; j++) {
 			sn += num[j];
 			sd += den[j];
-			w += wet[j];
+			sh += hs[j];
 		}
-		sd = MAXD(sd, LBM_RES_FLOOR * LBM_RES_FLOOR * (double)(w > 0 ? w : 1));
-		*res = sqrt(sn / sd);
+		sd = MAXD(sd, LBM_RES_FLOOR * LBM_RES_FLOOR * sh);
+		*res = sd > 0 ? sqrt(sn / sd) : 0;
 	}
 	free(num);
 	free(den);
-	free(wet);
+	free(hs);
 	return err;
 }
 
@@ -1303,7 +1311,8 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	long window = sim->window > 0 ? sim->window : 200;
 	double tol = sim->tolerance > 0 ? sim->tolerance : 1e-4;
 	long every = 1;
-	for (long s2 = window / 16; s2 > 1; s2--)
+	long most = window / LBM_SAMPLES;
+	for (long s2 = most > LBM_SAMPLE_MIN ? most : LBM_SAMPLE_MIN; s2 > 1; s2--)
 		if (window % s2 == 0) {
 			every = s2;
 			break;
@@ -1326,6 +1335,18 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			st = cl_fail(d, err, "allocating the window means");
 			goto done;
 		}
+	}
+	/* water stored and passed through at the start of the window */
+	long long wm = 0, wio = 0;
+	if (!fixed) {
+		long long i0 = 0, o0 = 0;
+		long ncl0 = 0;
+		if ((err = lbm_mass_dev(c, &wm)) != CL_SUCCESS ||
+		    (err = lbm_books(c, &i0, &o0, &ncl0)) != CL_SUCCESS) {
+			st = cl_fail(d, err, "summing the initial volume");
+			goto done;
+		}
+		wio = i0 + o0;
 	}
 	cl_kernel kacc = NULL, kmean = NULL;
 	if (!fixed && (!(kacc = clCreateKernel(e->prog, "lbm_accum", &err)) ||
@@ -1379,7 +1400,18 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			if (err == CL_SUCCESS && windows++ > 0)
 				err = lbm_resid_dev(c, c->mm, pslot, q, &res);
 			pslot = q;
-			if (err == CL_SUCCESS && res < tol &&
+			/* as lbm_solve: the water stored changes by at most
+			 * tol of what passed through the window */
+			long long m1 = 0, i1 = 0, o1 = 0;
+			long ncl = 0;
+			if (err == CL_SUCCESS)
+				err = lbm_mass_dev(c, &m1);
+			if (err == CL_SUCCESS)
+				err = lbm_books(c, &i1, &o1, &ncl);
+			int still = llabs(m1 - wm) <= tol * (double)(i1 + o1 - wio);
+			wm = m1;
+			wio = i1 + o1;
+			if (err == CL_SUCCESS && res < tol && still &&
 			    L->step >= L->ramp_steps + 2 * window) {
 				rep->converged = 1;
 				break;

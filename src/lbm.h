@@ -69,10 +69,14 @@
 #define LBM_FR_MAX 1.0      /* Froude clamp |u| <= sqrt(g h) (the talk) */
 #define LBM_THIN 10.0       /* films thinner than 10 h_dry move at M / h_thin */
 /* Steady-state test: the window-mean velocity change is relative to the
- * RMS speed, but never to less than LBM_RES_FLOOR m/s, so still water whose
+ * depth-weighted RMS speed, but never to less than LBM_RES_FLOOR m/s, so still water whose
  * round-off motion is far below anything a flow map shows (tolerance 1e-4:
  * 1e-5 m/s) counts as steady. */
 #define LBM_RES_FLOOR 0.1
+/* Samples per steady-state window (at least): the window mean of a flow
+ * with grid-scale chatter converges as 1/sqrt(samples). */
+#define LBM_SAMPLES 64
+#define LBM_SAMPLE_MIN 5    /* but not more often than every 5 steps */
 #define LBM_H_LIMIT 6.0     /* depth above 6 h_deep: diverged (g h > e^2) */
 #define LBM_POS 2.0         /* populations sent toward cells shallower than
 			       2 h_dry are kept >= 0 */

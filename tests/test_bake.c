@@ -129,10 +129,14 @@ static void test_river_lbm_bake(void **state)
 		wb_bake_release(&b);
 		return;
 	}
-	/* Not asserted: convergence to the scene's tolerance. The river does
-	 * not reach it within max_steps (residual of the window means ~0.14,
-	 * docs/lbm.md says where the chatter sits); it is an open item of the
-	 * LBM-SWE issue. What a bake must give is asserted below. */
+	/* steady: the window-mean flow changed by less than the scene's
+	 * tolerance (0.03 in the kinetic-energy norm, window 4000 steps; the
+	 * chatter floor of this scene is ~0.01-0.02, docs/lbm.md) before the
+	 * step cap, and the stored water by less than that share of what
+	 * passed through the last window */
+	assert_true(rep->converged);
+	assert_true(rep->residual < b.sc.sim.tolerance);
+	assert_true(rep->steps < b.sc.sim.max_steps);
 	/* water leaves the map at the south edge, where the valley ends */
 	int wet_edge = 0;
 	for (int i = 0; i < nx; i++)

@@ -649,29 +649,28 @@ kernel void lbm_wmean(global float *sh, global float *su, global float *sv,
 	sh[q] = su[q] = sv[q] = 0;
 }
 
-/* rel_change of lbm.c, per row, over cells deeper than h_thin: num =
- * sum |du|^2, den = sum |u1|^2, wet = those cells. One work item per row
- * (called once a window). */
+/* rel_change of lbm.c, per row, over cells deeper than h_thin, depth
+ * weighted: num = sum h |du|^2, den = sum h |u1|^2, hs = sum h. One work
+ * item per row (called once a window). */
 kernel void wb_resid_rows(global const float *h, global const float *u0,
 			  global const float *v0, global const float *u1,
 			  global const float *v1, int nx, int ny, float hthin,
-			  global real *num, global real *den, global int *wet)
+			  global real *num, global real *den, global real *hs)
 {
 	const int j = get_global_id(0);
 	if (j >= ny)
 		return;
-	real rn = 0, rd = 0;
-	int w = 0;
+	real rn = 0, rd = 0, rh = 0;
 	for (int i = 0; i < nx; i++) {
 		int k = i + j * nx;
 		if (!(h[k] > hthin))
 			continue;
 		real du = (real)u1[k] - u0[k], dv = (real)v1[k] - v0[k];
-		rn += du * du + dv * dv;
-		rd += (real)u1[k] * u1[k] + (real)v1[k] * v1[k];
-		w++;
+		rn += h[k] * (du * du + dv * dv);
+		rd += h[k] * ((real)u1[k] * u1[k] + (real)v1[k] * v1[k]);
+		rh += h[k];
 	}
 	num[j] = rn;
 	den[j] = rd;
-	wet[j] = w;
+	hs[j] = rh;
 }
