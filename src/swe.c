@@ -25,12 +25,19 @@
  *      h_i <= eps and H_i > H_{i+1} + h_{i+1}, or
  *      h_{i+1} <= eps and H_{i+1} > H_i + h_i            (talk, corrected),
  *   or when the higher surface reaches a blocker deck of either cell.
+ * Scene edges of kind wall stop the normal velocity; a no-slip wall also
+ * mirrors the tangential velocity with the opposite sign into the ghost
+ * faces and takes momentum from the faces along it by side-wall friction,
+ *   du/dt = -g n^2 |u| u / (h^(1/3) dx)   (Manning on the wall's area h dx,
+ * implicit, at the start of the step: wall_drag).
  * Overshoot reduction (C&M): the upwind depth of a flux is reduced by
  *   h_adj = max(0, (h_i + h_{i+1})/2 - h_avgmax), h_avgmax = beta dx^2/(g dt^2),
  * active only with a user time step larger than the wave CFL allows.
  * Adaptive dt: min(0.25 dx / max|u|, 0.5 dx / sqrt(g max h)); a user dt
  * (sim.dt > 0) is capped by the first (it keeps upwind depths >= 0).
  * Waterfalls and particles: swe_particles.c. Foam: foam.c.
+ * Steady state (swe_solve): window means of depth and flow, their
+ * depth-weighted relative change against a 0.1 m/s floor (docs/swe.md).
  *
  * Indexing: see swe.h (padded grid, stride W = nx + 2, faces share the index
  * of the cell to their east/south). Parallel over rows (OpenMP), reductions
