@@ -576,8 +576,9 @@ out:
 
 /* ---- LBM-SWE ------------------------------------------------------------ */
 
-/* Kernel parameters of lbm_step; layout must match struct lbm_kp in
- * src/cl/lbm.cl (seventeen floats). */
+/* Parameters of the LBM kernels other than lbm_step (which takes lbm.h's
+ * struct lbm_kpar, as struct lbm_kp in src/cl/lbm.cl), as lbm.c computes
+ * them. */
 struct lbm_kp {
 	cl_float hd, hthin, ithin, hpos, om, omm, ghk, Gax, Gdg, Gai, Gdi, umax2,
 		fr2, kf, hlim, unit, inv;
@@ -600,6 +601,7 @@ struct cl_lbm {
 	cl_kernel k_ghost, k_flux, k_step, k_spec, k_macro, k_mfix, k_rowsum,
 		  k_resid;
 	struct lbm_kp kp;
+	struct lbm_kpar ks;  /* lbm_step's parameters (lbm_kernel_params) */
 	int cur;
 };
 
@@ -891,6 +893,7 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	k->hlim = (float)(LBM_H_LIMIT * p->h_deep);
 	k->unit = (float)L->unit;
 	k->inv = (float)(1.0 / L->unit);
+	lbm_kernel_params(L, &c->ks);
 	*out = c;
 	return WB_OK;
 fail:
@@ -981,7 +984,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	err |= ARG(k, 7, W);
 	err |= ARG(k, 8, nx);
 	err |= ARG(k, 9, ny);
-	err |= ARG(k, 10, c->kp);
+	err |= ARG(k, 10, c->ks);
 	err |= ARG(k, 11, c->clamp_acc);
 	err |= ARG(k, 12, c->bad);
 	err |= ARG(k, 13, step);

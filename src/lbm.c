@@ -61,36 +61,6 @@ static int dir_of(int cx, int cy)
 	return -1;
 }
 
-/* h^(-1/3) for h > 0: bit-level first guess, three Newton steps
- * (y <- y (4 - h y^3) / 3); branch-free so the kernel stays vectorised. */
-static inline float rcbrt_f(float x)
-{
-	uint32_t i;
-	float y;
-	memcpy(&i, &x, sizeof(i));
-	i = 0x54a2fa8cu - i / 3u;
-	memcpy(&y, &i, sizeof(y));
-	y = y * (4.0f - x * y * y * y) * (1.0f / 3.0f);
-	y = y * (4.0f - x * y * y * y) * (1.0f / 3.0f);
-	y = y * (4.0f - x * y * y * y) * (1.0f / 3.0f);
-	return y;
-}
-
-/* 1/sqrt(x) for x > 0: bit-level first guess, three Newton steps. Used in
- * place of sqrtf, whose errno path keeps the kernel from vectorising. */
-static inline float rsqrt_f(float x)
-{
-	uint32_t i;
-	float y;
-	memcpy(&i, &x, sizeof(i));
-	i = 0x5f3759dfu - (i >> 1);
-	memcpy(&y, &i, sizeof(y));
-	y = y * (1.5f - 0.5f * x * y * y);
-	y = y * (1.5f - 0.5f * x * y * y);
-	y = y * (1.5f - 0.5f * x * y * y);
-	return y;
-}
-
 /* Fixed-point rounding to nearest, ties to even: round(-x) = -round(x), so
  * antisymmetric transfers stay exactly antisymmetric. |x| < 2^30. */
 static inline int32_t fx_round(float x)
@@ -229,6 +199,7 @@ void lbm_release(struct lbm *L)
 	free(L->sp);
 	free(L->sp_row);
 	free(L->blk);
+	free(L->bdz);
 	free(L->row_clamp);
 	free(L->row_bad);
 	free(L->row_in);
@@ -752,10 +723,14 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 	init_ghosts(L, r);
 	/* 8-cell blocks whose 3 x 10 stencil is open sky (no blocker, solid
 	 * or solid ghost) and whose elevations are small enough that z + h
-	 * separates h_pos from h_dry: candidates for the kernel's fast path */
+	 * separates h_pos from h_dry: candidates for the kernel's fast path
+	 * (blk 2: no bed step of the block's links above h_pos); bdz: the
+	 * largest bed step |z_y - z_x| of the block's links (the step clamp
+	 * of the bed term is a no-op where the water is deeper) */
 	L->nb = (L->nx + 7) / 8;
 	L->blk = calloc((size_t)L->H * L->nb, 1);
-	if (!L->blk) {
+	L->bdz = calloc((size_t)L->H * L->nb, sizeof(float));
+	if (!L->blk || !L->bdz) {
 		lbm_release(L);
 		return wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
 	}
@@ -765,6 +740,7 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 	for (int jj = 1; jj <= L->ny && zmax < 8192; jj++)
 		for (int b = 0; b * 8 + 8 <= L->nx; b++) {
 			int ok = 1, flat = 1;
+			float dzm = 0;
 			for (int dj = -1; dj <= 1; dj++)
 				for (int di = 0; di < 10; di++)
 					ok &= L->c[(size_t)(jj + dj) * L->W + b * 8 + di] >=
@@ -776,11 +752,14 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 					float dz = L->z[n + lbm_cx[a] + lbm_cy[a] * L->W] -
 						   L->z[n];
 					flat &= dz <= hpos && -dz <= hpos;
+					dzm = MAXF(dzm, MAXF(dz, -dz));
 				}
 			}
 			L->blk[(size_t)jj * L->nb + b] = (uint8_t)(ok ? 1 + flat : 0);
+			L->bdz[(size_t)jj * L->nb + b] = dzm;
 		}
 	L->cur = 0;
+	lbm_kernel_params(L, &L->kp);
 	lbm_fill_ghosts(L); /* ghost depths for the link rule */
 	init_state(L);
 	/* ramp inflow and level edges over two passes of a gravity wave
@@ -799,133 +778,14 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 
 /* ---- the step ---------------------------------------------------------- */
 
-/* The fused step is written with GCC/Clang vector extensions, 8 cells per
- * vector, so that it vectorises whatever the auto-vectoriser decides (the
- * selects would otherwise need -fno-trapping-math). Every lane performs the
- * scalar IEEE operations of the formulas in lbm.h in the same order (no
- * contraction: -ffp-contract=off), so a cell's result does not depend on its
- * lane or on the thread that computes it. */
-typedef float v8f __attribute__((vector_size(32)));
-typedef int32_t v8i __attribute__((vector_size(32)));
-/* integer sums wrap (unsigned) so that a diverging run, caught right after
- * the step, is not undefined behaviour; in range they equal signed sums */
-typedef uint32_t v8u __attribute__((vector_size(32)));
-
-static inline v8f vld(const float *p)
-{
-	v8f v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline void vst(float *p, v8f v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-/* selects, min, max and rounding: AVX instructions where available (same
- * results as the generic forms: masks are all ones or zero, min/max return
- * the second operand unless the comparison holds) */
-static inline v8f vsel(v8i m, v8f a, v8f b)
-{
-#ifdef __AVX__
-	return (v8f)_mm256_blendv_ps((__m256)b, (__m256)a, (__m256)m);
-#else
-	return (v8f)((m & (v8i)a) | (~m & (v8i)b));
-#endif
-}
-
-static inline v8i vldi(const int32_t *p)
-{
-	v8i v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline void vsti(int32_t *p, v8i v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline v8i vseli(v8i m, v8i a, v8i b)
-{
-	return (m & a) | (~m & b);
-}
-
-static inline v8f vcvt(v8i v)
-{
-	return __builtin_convertvector(v, v8f);
-}
-
-static inline v8f vmax(v8f a, v8f b)
-{
-#ifdef __AVX__
-	return (v8f)_mm256_max_ps((__m256)a, (__m256)b);
-#else
-	return vsel(a > b, a, b);
-#endif
-}
-
-static inline v8f vmin(v8f a, v8f b)
-{
-#ifdef __AVX__
-	return (v8f)_mm256_min_ps((__m256)a, (__m256)b);
-#else
-	return vsel(a < b, a, b);
-#endif
-}
-
-/* round to nearest, ties to even, to fixed point (as fx_round); out of
- * range values are caught by the kernel's divergence check */
-static inline v8i vround(v8f x)
-{
-#ifdef __AVX__
-	return (v8i)_mm256_cvtps_epi32((__m256)x);
-#else
-	v8i r;
-	for (int l = 0; l < 8; l++)
-		r[l] = (int32_t)lrintf(fminf(fmaxf(x[l], -2e9f), 2e9f));
-	return r;
-#endif
-}
-
-/* true if any lane of a mask is set */
-static inline int vany(v8i m)
-{
-#ifdef __AVX__
-	return _mm256_movemask_ps((__m256)m) != 0;
-#else
-	int a = 0;
-	for (int l = 0; l < 8; l++)
-		a |= m[l] != 0;
-	return a;
-#endif
-}
-
-/* 1/sqrt(x), x > 0: bit-level guess and two Newton steps (0.2% -> 5e-6,
- * enough for the clamp factor and the friction speed) */
-static inline v8f vrsqrt(v8f x)
-{
-	v8i i = (v8i)x;
-	i = 0x5f3759df - (i >> 1);
-	v8f y = (v8f)i;
-	y = y * (1.5f - 0.5f * x * y * y);
-	y = y * (1.5f - 0.5f * x * y * y);
-	return y;
-}
-
-/* x^(-1/3), x > 0: bit-level guess and two Newton steps
- * (y <- y (4 - x y^3) / 3) */
-static inline v8f vrcbrt(v8f x)
-{
-	v8i i = (v8i)x;
-	v8f fi = __builtin_convertvector(i, v8f) * (1.0f / 3.0f);
-	i = 0x54a2fa8c - __builtin_convertvector(fi, v8i);
-	v8f y = (v8f)i;
-	for (int k = 0; k < 2; k++) /* 3.5% -> 0.25% -> 1e-5: friction */
-		y = y * (4.0f - x * y * y * y) * (1.0f / 3.0f);
-	return y;
-}
+/* The fused step is written with GCC/Clang vector extensions (lbm_kernel.h,
+ * 8 cells per vector, or 16 on AVX-512 machines), so that it vectorises
+ * whatever the auto-vectoriser decides (the selects would otherwise need
+ * -fno-trapping-math). Every lane performs the scalar IEEE operations of
+ * the formulas in lbm_kernel.h in the same order (explicit fused
+ * multiply-adds only: -ffp-contract=off), so a cell's result does not
+ * depend on its lane, on the vector width or on the thread that computes
+ * it. */
 
 /* Kernel inputs: arrays addressed as base[n + offset], stride W. */
 struct lbm_kin {
@@ -939,262 +799,69 @@ struct lbm_kout {
 	float *hB;
 };
 
-struct lbm_kpar {
-	float hd, hthin, hpos, om, omm, ghk, Gax, Gdg, umax2, fr2, kf, hlim;
-	float unit, inv; /* fixed point: metres per unit and its inverse */
-	float Gai, Gdi;  /* bed weights over the unit (as lbm.kGi) */
-};
-
-/* Eight cells n .. n+7 of one row. Returns the clamp and bad-cell masks
- * (lanes -1 / 0) through *clamp, *bad. */
-/* fast = 1: every cell of the 3 x 10 stencil is deeper than h_pos and open
- * sky (no blocker or solid), so every link is open and no positivity fix
- * can trigger; the result is then bit-identical to fast = 0 (the selects
- * would all pick the open / unchanged values), only cheaper. fast = 2:
- * also no bed step in the stencil exceeds h_pos, so the step clamp of the
- * bed term is a no-op too. */
-static inline __attribute__((always_inline)) void
-cell8(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
-      const struct lbm_kpar *k, v8i *clamp, v8i *bad, const int fast)
+void lbm_kernel_params(const struct lbm *L, struct lbm_kpar *k)
 {
-	const int W = in->W;
-	const float *hA = in->hA, *z = in->z, *c = in->c;
-	const float hd = k->hd, om = k->om, omm = k->omm, omm1 = 1.0f - k->omm;
-	const v8f zero = { 0 };
-	const v8f hx = vld(hA + n), zx = vld(z + n);
-	const v8f cx = fast ? zero : vld(c + n);
-	const v8f ex = zx + hx, zxd = zx + hd;
-	const v8f hxp = vmax(hx, zero); /* bed term: negative depths count 0 */
-	const v8i ones = (v8i)(zero == zero);
-	/* link to y = n + off (direction a): open mask o_a, bed term s_a with
-	 * the step clamped to [-h_y, h_x] */
-#define LINK(a, off)                                                        \
-	const v8f hy##a = vld(hA + n + (off)), zy##a = vld(z + n + (off));  \
-	const v8f em##a = fast ? zero : vmax(ex, zy##a + hy##a);             \
-	const v8f zm##a = fast ? zero : vmax(zxd, zy##a + hd);               \
-	const v8f cm##a = fast ? zero : vmin(cx, vld(c + n + (off)));        \
-	const v8i o##a = fast ? ones : (em##a > zm##a) & (cm##a > em##a);   \
-	const v8f hp##a = vmax(hy##a, zero);                                 \
-	const v8f dz##a = fast == 2 ? zy##a - zx :                           \
-			  vmax(-hp##a, vmin(zy##a - zx, hxp));               \
-	const v8f t##a = -(hxp + hp##a) * dz##a;                             \
-	const v8f s##a = fast ? t##a : vsel(o##a, t##a, zero);
-	LINK(1, 1)
-	LINK(2, 1 + W)
-	LINK(3, W)
-	LINK(4, -1 + W)
-	LINK(5, -1)
-	LINK(6, -1 - W)
-	LINK(7, -W)
-	LINK(8, 1 - W)
-#undef LINK
-	/* pull streaming; a closed link bounces the cell's own value back */
-	const int32_t *const *A = in->A;
-	const v8i F0 = vldi(A[0] + n);
-#define PULL(a, b, off)                                                     \
-	(fast ? vldi(A[a] + n + (off)) :                                     \
-		vseli(o##b, vldi(A[a] + n + (off)), vldi(A[b] + n)))
-	const v8i F5 = PULL(5, 1, 1);
-	const v8i F6 = PULL(6, 2, 1 + W);
-	const v8i F7 = PULL(7, 3, W);
-	const v8i F8 = PULL(8, 4, -1 + W);
-	const v8i F1 = PULL(1, 5, -1);
-	const v8i F2 = PULL(2, 6, -1 - W);
-	const v8i F3 = PULL(3, 7, -W);
-	const v8i F4 = PULL(4, 8, 1 - W);
-#undef PULL
-	/* exact mass received, and the exact (antisymmetric) bed transfers */
-	const float Gax = k->Gax, Gdg = k->Gdg, inv = k->inv, un = k->unit;
-#define U(x) ((v8u)(x))
-	const v8u Hin = ((U(F0) + U(F1)) + (U(F2) + U(F3))) +
-			((U(F4) + U(F5)) + (U(F6) + U(F7))) + U(F8);
-	const float Gai = k->Gai, Gdi = k->Gdi;
-	const v8u Sb = ((U(vround(s1 * Gai)) + U(vround(s2 * Gdi))) +
-			(U(vround(s3 * Gai)) + U(vround(s4 * Gdi)))) +
-		       ((U(vround(s5 * Gai)) + U(vround(s6 * Gdi))) +
-			(U(vround(s7 * Gai)) + U(vround(s8 * Gdi))));
-	const v8f f0 = vcvt(F0) * un, f1 = vcvt(F1) * un, f2 = vcvt(F2) * un,
-		  f3 = vcvt(F3) * un, f4 = vcvt(F4) * un, f5 = vcvt(F5) * un,
-		  f6 = vcvt(F6) * un, f7 = vcvt(F7) * un, f8 = vcvt(F8) * un;
-	/* moments, lattice units (M = h u / e) */
-	const v8f h = ((f0 + f1) + (f2 + f3)) + ((f4 + f5) + (f6 + f7)) + f8;
-	const v8f Mx = (f1 + f2 + f8) - (f4 + f5 + f6);
-	const v8f My = (f2 + f3 + f4) - (f6 + f7 + f8);
-	/* thin films (h < h_thin = 10 h_dry) move at M / h_thin: their momentum
-	 * decays, so round-off in tiny depths cannot make fast films */
-	const v8f hf = vmax(h, zero + hd);
-	const v8f ihf = 1.0f / vmax(h, zero + k->hthin);
-	const v8f U = Mx * ihf, V = My * ihf;
-	/* stability clamps |u| <= 0.5 e, Froude <= 1 (the talk) */
-	const v8f ghe = k->ghk * h;
-	const v8f sp2 = U * U + V * V;
-	const v8f lim2 = vmin(zero + k->umax2, k->fr2 * ghe);
-	const v8i cl = sp2 > lim2;
-	const v8f tiny = zero + 1e-30f;
-	const v8f sq = vmax(lim2, tiny) * vrsqrt(vmax(lim2 * sp2, tiny));
-	const v8f sc = vsel(cl, sq, zero + 1.0f);
-	const v8f Uc = sc * U, Vc = sc * V;
-	*clamp = (cl & (h > hd)) | (ghe >= 1.0f);
-	/* Manning friction, implicit: U_f = U_c / (1 + g n^2 dx |U_c| h^-4/3) */
-	const v8f y3 = vrcbrt(hf);
-	const v8f h43 = y3 * y3 * y3 * y3;
-	const v8f sp2c = vmax(Uc * Uc + Vc * Vc, tiny);
-	const v8f spc = sp2c * vrsqrt(sp2c);
-	const v8f rf = 1.0f / (1.0f + k->kf * spc * h43);
-	/* equilibrium at the clamped velocity */
-	const v8f uu = Uc * Uc + Vc * Vc;
-	const v8f hb = h * (ghe - uu) * (1.0f / 6.0f);
-	const v8f h3 = h * (1.0f / 3.0f), h2 = h * 0.5f;
-	const v8f c2 = Uc + Vc, c4 = Vc - Uc;
-	const v8f q1 = hb + h3 * Uc + h2 * Uc * Uc;
-	const v8f q5 = hb - h3 * Uc + h2 * Uc * Uc;
-	const v8f q3 = hb + h3 * Vc + h2 * Vc * Vc;
-	const v8f q7 = hb - h3 * Vc + h2 * Vc * Vc;
-	const v8f q2 = 0.25f * (hb + h3 * c2 + h2 * c2 * c2);
-	const v8f q6 = 0.25f * (hb - h3 * c2 + h2 * c2 * c2);
-	const v8f q4 = 0.25f * (hb + h3 * c4 + h2 * c4 * c4);
-	const v8f q8 = 0.25f * (hb - h3 * c4 + h2 * c4 * c4);
-	/* rest population as the remainder: sum_a feq_a = h to round-off
-	 * (rounded constants 5/6, 1/6 in feq_0 would leak mass every step) */
-	const v8f q0 = h - (((q1 + q3) + (q5 + q7)) + ((q2 + q4) + (q6 + q8)));
-	/* forcing: post-collision momentum = h U_f exactly, plus bed slope */
-	const v8f dMx = h * (Uc * rf) - omm1 * Mx - omm * h * Uc;
-	const v8f dMy = h * (Vc * rf) - omm1 * My - omm * h * Vc;
-	const v8f ax = dMx * (1.0f / 3.0f), ay = dMy * (1.0f / 3.0f);
-	const v8f dg2 = 0.25f * (ax + ay), dg4 = 0.25f * (ay - ax);
-	/* collision, two relaxation rates per opposite pair (a, abar):
-	 * symmetric part (f_a + f_abar)/2 with omega (viscosity), antisymmetric
-	 * part with omega_m; omega_m = omega is BGK (TRT only for tau < 0.55,
-	 * see lbm_params_choose) */
-#define PAIR(a, b, fa, fb)                                                  \
-	const v8f sy##a = om * (((q##a + q##b) - (f##a + f##b)) * 0.5f);     \
-	const v8f am##a = omm * (((q##a - q##b) - (f##a - f##b)) * 0.5f);    \
-	const v8f p##a = f##a + (sy##a + am##a) + (fa);                      \
-	const v8f p##b = f##b + (sy##a - am##a) + (fb);
-	const v8f p0 = f0 + om * (q0 - f0);
-	PAIR(1, 5, ax + Gax * s1, -ax + Gax * s5)
-	PAIR(2, 6, dg2 + Gdg * s2, -dg2 + Gdg * s6)
-	PAIR(3, 7, ay + Gax * s3, -ay + Gax * s7)
-	PAIR(4, 8, dg4 + Gdg * s4, -dg4 + Gdg * s8)
-#undef PAIR
-	/* positivity where it matters: populations sent toward shallow cells
-	 * (h < h_pos) and the rest population of a shallow cell must not be
-	 * negative, or depths could go negative; there, blend toward hp q_a
-	 * (q = 4/9, 1/9, 1/36) just enough. Deeper water keeps the negative
-	 * populations the equilibrium has at Froude numbers above ~0.3. */
-	*bad = ~(h < k->hlim);
-	v8f b0 = p0, b1 = p1, b2 = p2, b3 = p3, b4 = p4, b5 = p5, b6 = p6,
-	    b7 = p7, b8 = p8;
-	const v8f hpos = zero + k->hpos;
-	/* a population matters if it goes to a shallow open neighbour, or
-	 * (bounced back or kept) if this cell is shallow; on the fast path no
-	 * neighbour is shallow, but this cell may have become so */
-	const v8i sh = h < hpos;
-	if (!fast || vany(sh)) {
-		const v8f big = zero + 1e30f;
-		const v8f hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
-		v8f rmin = vmin(vsel(sh, p0 * 2.25f, big),
-				vsel(sh | (o1 & (hy1 < hpos)), p1 * 9.0f, big));
-		rmin = vmin(rmin, vsel(sh | (o3 & (hy3 < hpos)), p3 * 9.0f, big));
-		rmin = vmin(rmin, vsel(sh | (o5 & (hy5 < hpos)), p5 * 9.0f, big));
-		rmin = vmin(rmin, vsel(sh | (o7 & (hy7 < hpos)), p7 * 9.0f, big));
-		rmin = vmin(rmin, vsel(sh | (o2 & (hy2 < hpos)), p2 * 36.0f, big));
-		rmin = vmin(rmin, vsel(sh | (o4 & (hy4 < hpos)), p4 * 36.0f, big));
-		rmin = vmin(rmin, vsel(sh | (o6 & (hy6 < hpos)), p6 * 36.0f, big));
-		rmin = vmin(rmin, vsel(sh | (o8 & (hy8 < hpos)), p8 * 36.0f, big));
-		const v8i neg = rmin < 0.0f;
-		*clamp |= neg;
-		if (vany(neg)) { /* else th = 0 below: nothing changes */
-			const v8i pos = hp > 0.0f;
-			const v8f r = rmin / vmax(hp, tiny);
-			const v8f th = vsel(neg, vsel(pos, -r / (1.0f - r), zero + 1.0f),
-					    zero);
-			const v8f T = vsel(pos, hp, zero);
-			b0 = p0 + th * (T * (4.0f / 9) - p0);
-			b1 = p1 + th * (T * (1.0f / 9) - p1);
-			b2 = p2 + th * (T * (1.0f / 36) - p2);
-			b3 = p3 + th * (T * (1.0f / 9) - p3);
-			b4 = p4 + th * (T * (1.0f / 36) - p4);
-			b5 = p5 + th * (T * (1.0f / 9) - p5);
-			b6 = p6 + th * (T * (1.0f / 36) - p6);
-			b7 = p7 + th * (T * (1.0f / 9) - p7);
-			b8 = p8 + th * (T * (1.0f / 36) - p8);
-		}
-	}
-	(void)b0;
-	int32_t *const *B = out->B;
-	const v8i P1 = vround(b1 * inv), P2 = vround(b2 * inv),
-		  P3 = vround(b3 * inv), P4 = vround(b4 * inv),
-		  P5 = vround(b5 * inv), P6 = vround(b6 * inv),
-		  P7 = vround(b7 * inv), P8 = vround(b8 * inv);
-	/* the rest population takes the remainder: exact mass budget */
-	vsti(B[0] + m, (v8i)((Hin + Sb) - (((U(P1) + U(P2)) + (U(P3) + U(P4))) +
-					   ((U(P5) + U(P6)) + (U(P7) + U(P8))))));
-#undef U
-	vsti(B[1] + m, P1);
-	vsti(B[2] + m, P2);
-	vsti(B[3] + m, P3);
-	vsti(B[4] + m, P4);
-	vsti(B[5] + m, P5);
-	vsti(B[6] + m, P6);
-	vsti(B[7] + m, P7);
-	vsti(B[8] + m, P8);
-	vst(out->hB + m, h);
+	const struct lbm_params *p = &L->p;
+	const double un = L->unit;
+	memset(k, 0, sizeof(*k));
+	k->hd = (float)p->h_dry;
+	k->hpos = (float)(LBM_POS * p->h_dry);
+	k->hd_u = (float)(p->h_dry / un);
+	k->hthin = (float)(LBM_THIN * p->h_dry / un);
+	k->hpos_u = (float)(LBM_POS * p->h_dry / un);
+	k->hlim_u = (float)(LBM_H_LIMIT * p->h_deep / un);
+	k->ghk = (float)(p->g * un / (p->e * p->e));
+	k->umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
+	k->fr2 = (float)(p->fr_max * p->fr_max);
+	k->kf = (float)(p->g * p->manning * p->manning * p->dx /
+			(un * cbrt(un)));
+	k->om = (float)p->omega;
+	k->om1 = (float)(1.0 - p->omega);
+	k->om6 = (float)(p->omega / 6.0);
+	k->omh = (float)(p->omega / 2.0);
+	k->nom13 = (float)(-(1.0 - p->omega_m) / 3.0);
+	k->om1h = (float)((1.0 - p->omega) / 2.0);
+	k->omm1h = (float)((1.0 - p->omega_m) / 2.0);
+	k->trt = (float)p->omega_m != (float)p->omega;
+	k->unit = (float)un;
+	k->Gai = L->kGi[1];
+	k->Gdi = L->kGi[2];
 }
 
-/* Eight cells that hold no water, whose neighbours hold none and that
- * receive nothing: every input of the update is zero (bit patterns), so
- * its result is zero too (h = 0, all populations 0, no clamp). */
-static inline int dry8(const struct lbm_kin *in, int n)
-{
-	const int W = in->W;
-	const float *hA = in->hA;
-	const int32_t *const *A = in->A;
-	v8i acc = vldi(A[0] + n);
-	for (int dj = -1; dj <= 1; dj++)
-		for (int di = -1; di <= 1; di++)
-			acc |= (v8i)vld(hA + n + di + dj * W);
-	acc |= vldi(A[5] + n + 1) | vldi(A[6] + n + 1 + W) |
-	       vldi(A[7] + n + W) | vldi(A[8] + n - 1 + W) |
-	       vldi(A[1] + n - 1) | vldi(A[2] + n - 1 - W) |
-	       vldi(A[3] + n - W) | vldi(A[4] + n + 1 - W);
-	for (int a = 1; a < LBM_Q; a++)
-		acc |= vldi(A[a] + n);
-	return !vany(acc != 0);
-}
+#define LBM_VW 8
+#include "lbm_kernel.h"
+#undef LBM_VW
 
-static int lanes_set(v8i m)
-{
-#ifdef __AVX__
-	return __builtin_popcount((unsigned)_mm256_movemask_ps((__m256)m));
-#else
-	int s = 0;
-	for (int l = 0; l < 8; l++)
-		s += m[l] != 0;
-	return s;
+/* The 16-lane (AVX-512) kernel: GCC on x86-64 with AVX2 and FMA as the
+ * base, chosen at run time where the CPU has AVX-512 F/DQ/BW/VL. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+	defined(__AVX2__) && defined(__FMA__)
+#define LBM_HAVE16 1
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl")
+#define LBM_VW 16
+#include "lbm_kernel.h"
+#undef LBM_VW
+
+#pragma GCC pop_options
 #endif
+
+int lbm_kernel_lanes(const struct lbm *L)
+{
+#ifdef LBM_HAVE16
+	if (!L->simd8 && __builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512dq") &&
+	    __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512vl"))
+		return 16;
+#endif
+	return 8;
 }
 
 void lbm_kernel_row(struct lbm *L, int jj)
 {
 	const int W = L->W, nx = L->nx;
-	struct lbm_kpar k;
-	k.hd = (float)L->p.h_dry;
-	k.hthin = (float)(LBM_THIN * L->p.h_dry);
-	k.hpos = (float)(LBM_POS * L->p.h_dry);
-	k.om = (float)L->p.omega;
-	k.omm = (float)L->p.omega_m;
-	k.ghk = (float)(L->p.g / (L->p.e * L->p.e));
-	k.Gax = (float)(L->p.g / (6 * L->p.e * L->p.e));
-	k.Gdg = 0.25f * k.Gax;
-	k.umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
-	k.fr2 = (float)(L->p.fr_max * L->p.fr_max);
-	k.kf = (float)(L->p.g * L->p.manning * L->p.manning * L->p.dx);
-	k.hlim = (float)(LBM_H_LIMIT * L->p.h_deep);
-	k.unit = (float)L->unit;
-	k.Gai = L->kGi[1];
-	k.Gdi = L->kGi[2];
-	k.inv = (float)(1.0 / L->unit);
+	const struct lbm_kpar k = L->kp;
 	struct lbm_kin in;
 	struct lbm_kout out;
 	for (int a = 0; a < LBM_Q; a++) {
@@ -1209,42 +876,18 @@ void lbm_kernel_row(struct lbm *L, int jj)
 	long nclamp = 0;
 	int nbad = 0;
 	const int n0 = jj * W + 1;
-	int i = 0;
 	const uint8_t *blk = L->blk + (size_t)jj * L->nb;
-	const v8f hpos = { k.hpos, k.hpos, k.hpos, k.hpos,
-			   k.hpos, k.hpos, k.hpos, k.hpos };
-	for (; i + 8 <= nx; i += 8) {
-		v8i cl = { 0 }, bd;
-		const int n = n0 + i;
-		int fast = 0;
-		if (blk[i / 8] && !L->no_shortcuts) { /* open sky: stencil deep? */
-			const float *hA = in.hA;
-			v8f mn = vmin(vmin(vld(hA + n - 1 - W), vld(hA + n - W)),
-				      vld(hA + n + 1 - W));
-			mn = vmin(mn, vmin(vmin(vld(hA + n - 1), vld(hA + n)),
-					   vld(hA + n + 1)));
-			mn = vmin(mn, vmin(vmin(vld(hA + n - 1 + W), vld(hA + n + W)),
-					   vld(hA + n + 1 + W)));
-			fast = !vany(mn < hpos);
-		}
-		if (!fast && !L->no_shortcuts && dry8(&in, n)) {
-			/* dry and nothing arriving: the update gives zeros */
-			const v8i zi = { 0 };
-			const v8f zf = { 0 };
-			for (int a = 0; a < LBM_Q; a++)
-				vsti(out.B[a] + n, zi);
-			vst(out.hB + n, zf);
-			continue;
-		}
-		if (fast && blk[i / 8] == 2)
-			cell8(&in, n, &out, n, &k, &cl, &bd, 2);
-		else if (fast)
-			cell8(&in, n, &out, n, &k, &cl, &bd, 1);
-		else
-			cell8(&in, n, &out, n, &k, &cl, &bd, 0);
-		nclamp += lanes_set(cl);
-		nbad += lanes_set(bd);
-	}
+	const float *bdz = L->bdz + (size_t)jj * L->nb;
+	const int nfull = nx / 8;
+#ifdef LBM_HAVE16
+	if (lbm_kernel_lanes(L) == 16)
+		row16(&in, &out, &k, blk, bdz, nfull, n0, L->no_shortcuts, &nclamp,
+		      &nbad);
+	else
+#endif
+		row8(&in, &out, &k, blk, bdz, nfull, n0, L->no_shortcuts, &nclamp,
+		     &nbad);
+	const int i = nfull * 8;
 	if (i < nx) {
 		/* tail: copy a 3 x 10 window around the last cells and run the
 		 * same eight-lane code on it; only valid lanes are stored */
@@ -1275,8 +918,11 @@ void lbm_kernel_row(struct lbm *L, int jj)
 		tin.c = tc;
 		tin.W = TW;
 		tout.hB = thB;
-		v8i cl = { 0 }, bd;
-		cell8(&tin, TW + 1, &tout, 0, &k, &cl, &bd, 0);
+		vm8 cl = { 0 }, bd = { 0 };
+		if (k.trt)
+			cell8(&tin, TW + 1, &tout, 0, &k, &cl, &bd, 0, 1);
+		else
+			cell8(&tin, TW + 1, &tout, 0, &k, &cl, &bd, 0, 0);
 		for (int l = 0; l < left; l++) {
 			for (int a = 0; a < LBM_Q; a++)
 				out.B[a][n0 + i + l] = tB[a][l];
@@ -1288,7 +934,6 @@ void lbm_kernel_row(struct lbm *L, int jj)
 	L->row_clamp[jj] += nclamp;
 	L->row_bad[jj] += nbad;
 }
-
 /* Sources, sinks, fixed levels and modifiers of one row, on f[!cur]. */
 static void specials_row(struct lbm *L, int j)
 {
@@ -1415,6 +1060,7 @@ static void locate_bad(const struct lbm *L, struct wb_diags *d)
 
 enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 {
+	lbm_kernel_params(L, &L->kp); /* L->p may have been changed */
 	for (long s = 0; s < nsteps; s++) {
 		lbm_fill_ghosts(L);
 		int64_t ein, eout;

@@ -126,6 +126,22 @@ static inline void lbm_feq(float h, float U, float V, float ghe, float *out)
 	out[0] = h - rest;
 }
 
+/* Constants of the fused update (lbm_kernel.h), from the parameters; the
+ * OpenCL host passes the same values to its kernel. Depths in metres for
+ * the link rule (hd, hpos), else in fixed-point units ("_u", hthin). */
+struct lbm_kpar {
+	float hd, hpos;              /* h_dry, h_pos (m) */
+	float hd_u, hthin, hpos_u, hlim_u; /* h_dry, h_thin, h_pos, 6 h_deep */
+	float ghk;                   /* g unit / e^2 */
+	float umax2, fr2;            /* U_max^2, Fr_max^2 */
+	float kf;                    /* g n^2 dx unit^(-4/3) */
+	float om, om1, om6, omh;     /* omega, 1 - omega, omega/6, omega/2 */
+	float nom13;                 /* -(1 - omega_m) / 3 */
+	float om1h, omm1h;           /* (1 - omega)/2, (1 - omega_m)/2 (TRT) */
+	float unit;                  /* metres per unit */
+	float Gai, Gdi;              /* bed weights over the unit (lbm.kGi) */
+	int trt;                     /* omega_m != omega (as floats) */
+};
 /* Cells with work outside the vectorised kernel (sorted by index). */
 struct lbm_special {
 	int32_t n;          /* padded index */
@@ -163,7 +179,10 @@ struct lbm {
 	uint8_t cflip[4];   /* corner copy reflected: 1 in x, 2 in y, 0 not */
 	long ramp_steps;    /* inflow / level ramp */
 	uint8_t *blk;       /* per padded row and 8-cell block: fast path allowed */
+	float *bdz;         /* per padded row and 8-cell block: largest bed step */
 	int no_shortcuts;   /* tests: no fast path, no dry-block skip */
+	int simd8;          /* tests: 8-lane kernel even where AVX-512 runs */
+	struct lbm_kpar kp; /* kernel constants (lbm_kernel_params) */
 	int nb;             /* blocks per row */
 	struct lbm_special *sp;
 	int nsp;
@@ -190,8 +209,16 @@ void lbm_release(struct lbm *L);
 void lbm_fill_ghosts(struct lbm *L);
 
 /* One row of the fused step (jj: padded row 1..ny), reading f[cur] and
- * writing f[!cur]; adds to the row's partials. */
+ * writing f[!cur] with the constants in L->kp; adds to the row's
+ * partials. */
 void lbm_kernel_row(struct lbm *L, int jj);
+
+/* Vector width the kernel runs with: 16 (AVX-512 present at run time and
+ * L->simd8 == 0) or 8. The results are the same bits either way. */
+int lbm_kernel_lanes(const struct lbm *L);
+
+/* Fill k from L->p and L->unit (lbm_init and lbm_step do, into L->kp). */
+void lbm_kernel_params(const struct lbm *L, struct lbm_kpar *k);
 
 /* Advance n steps. WB_ESIM with where and when in d if the run diverges. */
 enum wb_status lbm_step(struct lbm *L, long n, struct wb_diags *d);

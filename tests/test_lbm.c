@@ -422,6 +422,61 @@ static void test_fast_path_identical(void **state)
 	wb_raster_free(&r);
 }
 
+/* ---- the 16-lane (AVX-512) kernel gives the 8-lane kernel's bits ---------
+ * Both widths run the same IEEE operations per lane; the wet/dry river
+ * (general, fast and dry blocks side by side, positivity fixes, a tail)
+ * is stepped with each, and with the general path only, for a BGK and a
+ * TRT relaxation time. On a CPU
+ * without AVX-512 both runs use 8 lanes and the test still checks that
+ * the simd8 switch changes nothing. */
+
+static void test_simd_widths_identical(void **state)
+{
+	(void)state;
+	const int nx = 203, ny = 64;
+	struct wb_raster r;
+	river_scene(&r, nx, ny);
+	for (int j = 0; j < ny; j++)
+		for (int i = 60; i < 140; i++)
+			r.h0[i + (size_t)j * nx] = 2.0f;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	const double visc[2] = { 0.3, 0.02 }; /* BGK, TRT (tau < 0.55) */
+	for (int t = 0; t < 2; t++) {
+		struct wb_sim sim = sim_default();
+		sim.manning = 0.03;
+		sim.viscosity = visc[t];
+		struct lbm a, b, c;
+		assert_int_equal(lbm_init(&a, &r, &sim, 1, &d), WB_OK);
+		assert_int_equal(lbm_init(&b, &r, &sim, 1, &d), WB_OK);
+		assert_int_equal(lbm_init(&c, &r, &sim, 1, &d), WB_OK);
+		assert_true((a.p.omega_m != a.p.omega) == (t == 1));
+		b.simd8 = 1;
+		c.no_shortcuts = 1; /* c: general path only, widest kernel */
+		assert_int_equal(lbm_kernel_lanes(&b), 8);
+		printf("simd: %d lanes vs 8, tau %.3f (%s)\n", lbm_kernel_lanes(&a),
+		       a.p.tau, t ? "TRT" : "BGK");
+		assert_int_equal(lbm_step(&a, 300, &d), WB_OK);
+		assert_int_equal(lbm_step(&b, 300, &d), WB_OK);
+		assert_int_equal(lbm_step(&c, 300, &d), WB_OK);
+		for (int q = 0; q < LBM_Q; q++) {
+			assert_memory_equal(a.f[a.cur][q], b.f[b.cur][q],
+					    a.ncell * sizeof(int32_t));
+			assert_memory_equal(a.f[a.cur][q], c.f[c.cur][q],
+					    a.ncell * sizeof(int32_t));
+		}
+		assert_memory_equal(a.h[a.cur], b.h[b.cur], a.ncell * sizeof(float));
+		assert_memory_equal(a.h[a.cur], c.h[c.cur], a.ncell * sizeof(float));
+		assert_true(a.clamped == b.clamped && a.clamped == c.clamped &&
+			    a.clamped > 0);
+		lbm_release(&a);
+		lbm_release(&b);
+		lbm_release(&c);
+	}
+	wb_diags_release(&d);
+	wb_raster_free(&r);
+}
+
 /* ---- a bridge deck: water passes below it, a low deck is a wall ---------- */
 
 static double deck_case(double bottom, double *umean_down)
@@ -626,6 +681,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cylinder_strouhal),
 		cmocka_unit_test(test_threads_identical),
 		cmocka_unit_test(test_fast_path_identical),
+		cmocka_unit_test(test_simd_widths_identical),
 		cmocka_unit_test(test_bridge_deck),
 		cmocka_unit_test(test_wetdry_dam_break),
 		cmocka_unit_test(test_sources_sinks),

@@ -43,26 +43,18 @@ constant int lbm_flipy[9] = { 0, 1, 8, 7, 6, 5, 4, 3, 2 };
 #define LBM_G_EXTRAP 3
 #define LBM_G_ZOU 4
 
-inline float lbm_rsqrt(float x)
-{
-	uint i = as_uint(x);
-	i = 0x5f3759dfu - (i >> 1);
-	float y = as_float(i);
-	y = y * (1.5f - 0.5f * x * y * y);
-	y = y * (1.5f - 0.5f * x * y * y);
-	return y;
-}
-
-/* x^(-1/3), x > 0: lbm.c's vrcbrt (guess from the integer bits divided
- * in float, two Newton steps); lbm_rsqrt above: two Newton steps */
+/* x^(-1/3), x > 0: lbm_kernel.h's RCBRT (guess from the integer bits
+ * divided in float, two Newton steps y <- y (4 - x y^3) / 3) */
 inline float lbm_rcbrt(float x)
 {
 	int i = as_int(x);
 	float fi = (float)i * (1.0f / 3.0f);
 	i = 0x54a2fa8c - convert_int_rtz(fi);
 	float y = as_float(i);
-	for (int k = 0; k < 2; k++)
-		y = y * (4.0f - x * y * y * y) * (1.0f / 3.0f);
+	for (int k = 0; k < 2; k++) {
+		float y3 = (y * y) * y;
+		y = (y * fma(-x, y3, 4.0f)) * (1.0f / 3.0f);
+	}
 	return y;
 }
 
@@ -232,11 +224,12 @@ kernel void lbm_flux(global const int *A, global const float *hA,
 		acc_out[k] -= net;
 }
 
-/* Parameters of lbm_step, computed on the host exactly as lbm_kernel_row
- * computes them. */
+/* Parameters of lbm_step: lbm.h's struct lbm_kpar, filled on the host by
+ * lbm_kernel_params (depths in metres for the link rule, else in units). */
 struct lbm_kp {
-	float hd, hthin, ithin, hpos, om, omm, ghk, Gax, Gdg, Gai, Gdi, umax2,
-		fr2, kf, hlim, unit, inv;
+	float hd, hpos, hd_u, hthin, hpos_u, hlim_u, ghk, umax2, fr2, kf, om,
+		om1, om6, omh, nom13, om1h, omm1h, unit, Gai, Gdi;
+	int trt;
 };
 
 /*
@@ -266,29 +259,30 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 			  r3 = A3[n - W], r4 = A4[n + 1 - W];
 		const int b1 = A1[n], b2 = A2[n], b3 = A3[n], b4 = A4[n],
 			  b5 = A5[n], b6 = A6[n], b7 = A7[n], b8 = A8[n];
-		const float hd = kp.hd, om = kp.om, omm = kp.omm;
-		const float omm1 = 1.0f - kp.omm;
+		const float hd = kp.hd, tiny = 1e-30f;
 		const float hx = hA[n], zx = z[n], cx = c[n], ex = zx + hx;
 		const float zxd = zx + hd;
 		const float hxp = MAXF(hx, 0.0f); /* negative depths count 0 */
-#define LINK(a, off)                                                        \
+		const float nhxp = -hxp;
+		/* link rule and bed transfer (units), lbm_kernel.h's LINK */
+#define LINK(a, off, G)                                                     \
 	const float hy##a = hA[n + (off)], zy##a = z[n + (off)];            \
 	const float em##a = MAXF(ex, zy##a + hy##a);                         \
 	const float zm##a = MAXF(zxd, zy##a + hd);                           \
 	const float cm##a = MINF(cx, c[n + (off)]);                          \
 	const int o##a = (em##a > zm##a) & (cm##a > em##a);                 \
 	const float hp##a = MAXF(hy##a, 0.0f);                               \
-	const float dz##a = MAXF(-hp##a, MINF(zy##a - zx, hxp));             \
-	const float t##a = -(hxp + hp##a) * dz##a;                           \
-	const float s##a = o##a ? t##a : 0.0f;
-		LINK(1, 1)
-		LINK(2, 1 + W)
-		LINK(3, W)
-		LINK(4, -1 + W)
-		LINK(5, -1)
-		LINK(6, -1 - W)
-		LINK(7, -W)
-		LINK(8, 1 - W)
+	const float d##a = MINF(hp##a, MAXF(zx - zy##a, nhxp));              \
+	const float t##a = ((hxp + hp##a) * d##a) * (G);                     \
+	const float bed##a = o##a ? t##a : 0.0f;
+		LINK(1, 1, kp.Gai)
+		LINK(2, 1 + W, kp.Gdi)
+		LINK(3, W, kp.Gai)
+		LINK(4, -1 + W, kp.Gdi)
+		LINK(5, -1, kp.Gai)
+		LINK(6, -1 - W, kp.Gdi)
+		LINK(7, -W, kp.Gai)
+		LINK(8, 1 - W, kp.Gdi)
 #undef LINK
 		/* pull streaming; a closed link bounces the cell's own value */
 		const int F5 = o1 ? r5 : b1;
@@ -299,79 +293,83 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		const int F2 = o6 ? r2 : b6;
 		const int F3 = o7 ? r3 : b7;
 		const int F4 = o8 ? r4 : b8;
-		/* exact mass received, exact (antisymmetric) bed transfers */
-		const float Gax = kp.Gax, Gdg = kp.Gdg, inv = kp.inv, un = kp.unit;
-		/* integer sums wrap (unsigned), as lbm.c's */
+		/* exact mass and momentum received (integer sums wrap, unsigned,
+		 * as lbm.c's), exact (antisymmetric) bed transfers */
 #define U(x) ((uint)(x))
 		const uint Hin = ((U(F0) + U(F1)) + (U(F2) + U(F3))) +
 				 ((U(F4) + U(F5)) + (U(F6) + U(F7))) + U(F8);
-		const float Gai = kp.Gai, Gdi = kp.Gdi;
-		const uint Sb = ((U(lbm_fx(s1 * Gai)) + U(lbm_fx(s2 * Gdi))) +
-				 (U(lbm_fx(s3 * Gai)) + U(lbm_fx(s4 * Gdi)))) +
-				((U(lbm_fx(s5 * Gai)) + U(lbm_fx(s6 * Gdi))) +
-				 (U(lbm_fx(s7 * Gai)) + U(lbm_fx(s8 * Gdi))));
-		const float f0 = (float)F0 * un, f1 = (float)F1 * un,
-			    f2 = (float)F2 * un, f3 = (float)F3 * un,
-			    f4 = (float)F4 * un, f5 = (float)F5 * un,
-			    f6 = (float)F6 * un, f7 = (float)F7 * un,
-			    f8 = (float)F8 * un;
-		const float h = ((f0 + f1) + (f2 + f3)) + ((f4 + f5) + (f6 + f7)) + f8;
-		const float Mx = (f1 + f2 + f8) - (f4 + f5 + f6);
-		const float My = (f2 + f3 + f4) - (f6 + f7 + f8);
-		const float hf = MAXF(h, hd);
+		const uint Sb = ((U(lbm_fx(bed1)) + U(lbm_fx(bed2))) +
+				 (U(lbm_fx(bed3)) + U(lbm_fx(bed4)))) +
+				((U(lbm_fx(bed5)) + U(lbm_fx(bed6))) +
+				 (U(lbm_fx(bed7)) + U(lbm_fx(bed8))));
+		const float h = (float)as_int(Hin);
+		const float Mx = (float)as_int((U(F1) + U(F2) + U(F8)) -
+					       (U(F4) + U(F5) + U(F6)));
+		const float My = (float)as_int((U(F2) + U(F3) + U(F4)) -
+					       (U(F6) + U(F7) + U(F8)));
 		/* thin films (h < h_thin) move at M / h_thin (lbm.c) */
 		const float ihf = 1.0f / MAXF(h, kp.hthin);
-		const float U = Mx * ihf, V = My * ihf;
+		const float Uv = Mx * ihf, V = My * ihf;
 		const float ghe = kp.ghk * h;
-		const float sp2 = U * U + V * V;
+		const float sp2 = fma(Uv, Uv, V * V);
 		const float lim2 = MINF(kp.umax2, kp.fr2 * ghe);
 		const int cl = sp2 > lim2;
-		const float tiny = 1e-30f;
-		const float sq = MAXF(lim2, tiny) * lbm_rsqrt(MAXF(lim2 * sp2, tiny));
-		const float sc = cl ? sq : 1.0f;
-		const float Uc = sc * U, Vc = sc * V;
-		const int clv = (cl & (h > hd)) | (ghe >= 1.0f);
-		const float y3 = lbm_rcbrt(hf);
-		const float h43 = y3 * y3 * y3 * y3;
-		const float sp2c = MAXF(Uc * Uc + Vc * Vc, tiny);
-		const float spc = sp2c * lbm_rsqrt(sp2c);
-		const float rf = 1.0f / (1.0f + kp.kf * spc * h43);
-		const float uu = Uc * Uc + Vc * Vc;
-		const float hb = h * (ghe - uu) * (1.0f / 6.0f);
-		const float h3 = h * (1.0f / 3.0f), h2 = h * 0.5f;
+		const float l2p = MAXF(lim2, 0.0f);
+		const float sc = cl ? sqrt(l2p / MAXF(sp2, tiny)) : 1.0f;
+		const float Uc = sc * Uv, Vc = sc * V;
+		const float uu = MINF(sp2, l2p);
+		const int clv = (cl & (h > kp.hd_u)) | (ghe >= 1.0f);
+		/* Manning friction, implicit */
+		const float y = lbm_rcbrt(MAXF(h, kp.hd_u));
+		const float y2 = y * y;
+		const float rf = 1.0f / fma(kp.kf * sqrt(uu), y2 * y2, 1.0f);
+		/* equilibrium (times omega) and forcing per direction */
+		const float Aq = (ghe - uu) * (h * kp.om6);
+		const float Cq = h * kp.omh;
+		const float hr = (h * rf) * (1.0f / 3.0f);
+		const float Bx = fma(kp.nom13, Mx, hr * Uc);
+		const float By = fma(kp.nom13, My, hr * Vc);
+		const float eX = fma(Cq * Uc, Uc, Aq), eY = fma(Cq * Vc, Vc, Aq);
 		const float c2 = Uc + Vc, c4 = Vc - Uc;
-		const float q1 = hb + h3 * Uc + h2 * Uc * Uc;
-		const float q5 = hb - h3 * Uc + h2 * Uc * Uc;
-		const float q3 = hb + h3 * Vc + h2 * Vc * Vc;
-		const float q7 = hb - h3 * Vc + h2 * Vc * Vc;
-		const float q2 = 0.25f * (hb + h3 * c2 + h2 * c2 * c2);
-		const float q6 = 0.25f * (hb - h3 * c2 + h2 * c2 * c2);
-		const float q4 = 0.25f * (hb + h3 * c4 + h2 * c4 * c4);
-		const float q8 = 0.25f * (hb - h3 * c4 + h2 * c4 * c4);
-		const float q0 = h - (((q1 + q3) + (q5 + q7)) + ((q2 + q4) + (q6 + q8)));
-		const float dMx = h * (Uc * rf) - omm1 * Mx - omm * h * Uc;
-		const float dMy = h * (Vc * rf) - omm1 * My - omm * h * Vc;
-		const float ax = dMx * (1.0f / 3.0f), ay = dMy * (1.0f / 3.0f);
-		const float dg2 = 0.25f * (ax + ay), dg4 = 0.25f * (ay - ax);
-		/* collision, two rates per opposite pair (a, abar): symmetric
-		 * part with omega, antisymmetric part with omega_m (TRT below
-		 * LBM_TAU_TRT, else omega_m = omega: BGK) */
-#define PAIR(a, b, fa, fb)                                                  \
-	const float sy##a = om * (((q##a + q##b) - (f##a + f##b)) * 0.5f);   \
-	const float am##a = omm * (((q##a - q##b) - (f##a - f##b)) * 0.5f);  \
-	const float p##a = f##a + (sy##a + am##a) + (fa);                    \
-	const float p##b = f##b + (sy##a - am##a) + (fb);
-		const float p0 = f0 + om * (q0 - f0);
-		PAIR(1, 5, ax + Gax * s1, -ax + Gax * s5)
-		PAIR(2, 6, dg2 + Gdg * s2, -dg2 + Gdg * s6)
-		PAIR(3, 7, ay + Gax * s3, -ay + Gax * s7)
-		PAIR(4, 8, dg4 + Gdg * s4, -dg4 + Gdg * s8)
+		const float Ad = Aq * 0.25f, Cd = Cq * 0.25f;
+		const float e2 = fma(Cd * c2, c2, Ad), e4 = fma(Cd * c4, c4, Ad);
+		const float B2 = (Bx + By) * 0.25f, B4 = (By - Bx) * 0.25f;
+		const float om1 = kp.om1;
+		const float f1 = (float)F1, f2 = (float)F2, f3 = (float)F3,
+			    f4 = (float)F4, f5 = (float)F5, f6 = (float)F6,
+			    f7 = (float)F7, f8 = (float)F8;
+		float p1, p2, p3, p4, p5, p6, p7, p8;
+		if (!kp.trt) {
+			p1 = fma(om1, f1, eX + Bx) + bed1;
+			p5 = fma(om1, f5, eX - Bx) + bed5;
+			p3 = fma(om1, f3, eY + By) + bed3;
+			p7 = fma(om1, f7, eY - By) + bed7;
+			p2 = fma(om1, f2, e2 + B2) + bed2;
+			p6 = fma(om1, f6, e2 - B2) + bed6;
+			p4 = fma(om1, f4, e4 + B4) + bed4;
+			p8 = fma(om1, f8, e4 - B4) + bed8;
+		} else {
+			const float s1 = kp.om1h, a1 = kp.omm1h;
+#define PAIR(a, b, e, B)                                                    \
+	{                                                                    \
+		const float ts = fma(s1, f##a + f##b, e);                    \
+		const float fd = f##a - f##b;                                 \
+		p##a = fma(a1, fd, ts + (B)) + bed##a;                        \
+		p##b = fma(-a1, fd, ts - (B)) + bed##b;                       \
+	}
+			PAIR(1, 5, eX, Bx)
+			PAIR(3, 7, eY, By)
+			PAIR(2, 6, e2, B2)
+			PAIR(4, 8, e4, B4)
 #undef PAIR
+		}
+		const float p0 = fma(om1, (float)F0,
+				     h * kp.om - fma(Aq, 5.0f, (Cq * 3.0f) * uu));
 		const float hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
 		/* positivity only for populations that go to a shallow open
 		 * neighbour, or stay (bounced back or kept) in a shallow cell */
 		const float hpos = kp.hpos, big = 1e30f;
-		const int sh = h < hpos;
+		const int sh = h < kp.hpos_u;
 		float rmin = MINF(sh ? p0 * 2.25f : big,
 				  (sh | (o1 & (hy1 < hpos))) ? p1 * 9.0f : big);
 		rmin = MINF(rmin, (sh | (o3 & (hy3 < hpos))) ? p3 * 9.0f : big);
@@ -383,10 +381,10 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		rmin = MINF(rmin, (sh | (o8 & (hy8 < hpos))) ? p8 * 36.0f : big);
 		const int neg = rmin < 0.0f;
 		const int nclamp = clv | neg; /* one count per cell, as lbm.c */
-		const int nbad = !(h < kp.hlim);
+		const int nbad = !(h < kp.hlim_u);
 		/* positivity blend only where needed (lbm.c: only when a lane
-		 * of the 8 needs it; th = 0 leaves finite populations as they
-		 * are, so skipping it is the same) */
+		 * of the vector needs it; th = 0 leaves finite populations as
+		 * they are, so skipping it is the same) */
 		float g1 = p1, g2 = p2, g3 = p3, g4 = p4, g5 = p5, g6 = p6, g7 = p7,
 		      g8 = p8;
 		if (neg) {
@@ -394,19 +392,18 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 			const float r = rmin / MAXF(hp, tiny);
 			const float th = pos ? -r / (1.0f - r) : 1.0f;
 			const float T = pos ? hp : 0.0f;
-			g1 = p1 + th * (T * (1.0f / 9) - p1);
-			g2 = p2 + th * (T * (1.0f / 36) - p2);
-			g3 = p3 + th * (T * (1.0f / 9) - p3);
-			g4 = p4 + th * (T * (1.0f / 36) - p4);
-			g5 = p5 + th * (T * (1.0f / 9) - p5);
-			g6 = p6 + th * (T * (1.0f / 36) - p6);
-			g7 = p7 + th * (T * (1.0f / 9) - p7);
-			g8 = p8 + th * (T * (1.0f / 36) - p8);
+			g1 = fma(th, T * (1.0f / 9) - p1, p1);
+			g2 = fma(th, T * (1.0f / 36) - p2, p2);
+			g3 = fma(th, T * (1.0f / 9) - p3, p3);
+			g4 = fma(th, T * (1.0f / 36) - p4, p4);
+			g5 = fma(th, T * (1.0f / 9) - p5, p5);
+			g6 = fma(th, T * (1.0f / 36) - p6, p6);
+			g7 = fma(th, T * (1.0f / 9) - p7, p7);
+			g8 = fma(th, T * (1.0f / 36) - p8, p8);
 		}
-		const int P1 = lbm_fx(g1 * inv), P2 = lbm_fx(g2 * inv),
-			  P3 = lbm_fx(g3 * inv), P4 = lbm_fx(g4 * inv),
-			  P5 = lbm_fx(g5 * inv), P6 = lbm_fx(g6 * inv),
-			  P7 = lbm_fx(g7 * inv), P8 = lbm_fx(g8 * inv);
+		const int P1 = lbm_fx(g1), P2 = lbm_fx(g2), P3 = lbm_fx(g3),
+			  P4 = lbm_fx(g4), P5 = lbm_fx(g5), P6 = lbm_fx(g6),
+			  P7 = lbm_fx(g7), P8 = lbm_fx(g8);
 		/* the rest population takes the remainder: exact mass budget */
 		B[n] = (int)((Hin + Sb) - (((U(P1) + U(P2)) + (U(P3) + U(P4))) +
 					   ((U(P5) + U(P6)) + (U(P7) + U(P8)))));
@@ -419,7 +416,7 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		B[6 * N + n] = P6;
 		B[7 * N + n] = P7;
 		B[8 * N + n] = P8;
-		hB[n] = h;
+		hB[n] = h * kp.unit;
 		if (nbad)
 			atomic_min(bad, step);
 		/* an integer count per work-group slot (deterministic; only
