@@ -13,6 +13,8 @@
  *   lbm_vs_plain      lbm_mlups / d2q9_plain_mlups (same run)
  *   lbm_bytes_per_cell, lbm_gbs   memory traffic per cell update and the
  *                     bandwidth it implies at lbm_mlups
+ *   lbm_lanes         vector width the LBM kernel ran with (16: AVX-512,
+ *                     8: AVX2; same results)
  * Each figure is the best of a few repetitions. Grid and step counts are
  * fixed; WB_TEST_QUICK=1 uses a 512 x 512 grid.
  */
@@ -132,7 +134,7 @@ static double bench_plain(int N, int steps, int threads)
 	return (double)N * N * steps / best / 1e6;
 }
 
-static double bench_lbm(int N, int steps, int threads)
+static double bench_lbm(int N, int steps, int threads, int *lanes)
 {
 	struct wb_raster r;
 	memset(&r, 0, sizeof(r));
@@ -161,6 +163,7 @@ static double bench_lbm(int N, int steps, int threads)
 	struct lbm L;
 	double best = 1e30;
 	if (lbm_init(&L, &r, &sim, threads, &d) == WB_OK) {
+		*lanes = lbm_kernel_lanes(&L);
 		lbm_step(&L, 2, &d); /* warm up */
 		for (int rep = 0; rep < 3; rep++) {
 			double t = omp_get_wtime();
@@ -185,12 +188,14 @@ int main(void)
 	int threads = omp_get_num_procs();
 	double copy = bench_copy(threads);
 	double plain = bench_plain(N, steps, threads);
-	double lbm = bench_lbm(N, steps, threads);
+	int lanes = 0;
+	double lbm = bench_lbm(N, steps, threads, &lanes);
 	printf("bench copy_gbs %.2f GB/s\n", copy);
 	printf("bench d2q9_plain_mlups %.1f MLUPS\n", plain);
 	printf("bench lbm_mlups %.1f MLUPS\n", lbm);
 	printf("bench lbm_vs_plain %.3f ratio\n", plain > 0 ? lbm / plain : 0);
 	printf("bench lbm_bytes_per_cell %d B\n", LBM_BYTES_PER_CELL);
 	printf("bench lbm_gbs %.2f GB/s\n", lbm * LBM_BYTES_PER_CELL / 1e3);
+	printf("bench lbm_lanes %d lanes\n", lanes);
 	return 0;
 }
