@@ -1511,6 +1511,7 @@ struct swe_edges_h {
 	cl_int bkind[4];
 	cl_float bvel[4], bdis[4];
 	cl_int per_we, per_ns;
+	cl_float tsgn[4];
 };
 struct foam_par_h {
 	cl_float eps, alpha, decay, dt, idx, kta, kst, ta0, ta1, st0, st1, k;
@@ -1529,7 +1530,8 @@ struct cl_swe {
 	cl_mem a_bin, a_bout, a_sin, a_sout, a_fin, a_fout, a_kout, bc_cl,
 	       clamp_acc, stats, flags, rnum, rden;
 	cl_kernel k_mod, k_height, k_book, k_src, k_fixed, k_sink, k_gwe, k_gns,
-		  k_fg, k_mcb, k_faces, k_bc, k_fgh, k_fgen, k_fadv, k_resid;
+		  k_fg, k_mcb, k_faces, k_bc, k_fgh, k_fgen, k_fadv, k_resid,
+		  k_wdrag;
 	struct swe_edges_h E;
 	size_t lx, ngroups;
 	/* the cells the host's waterfall and particle code touches this step:
@@ -1582,7 +1584,7 @@ void cl_swe_free(struct cl_swe *c)
 	cl_kernel ks[] = { c->k_mod, c->k_height, c->k_book, c->k_src,
 			   c->k_fixed, c->k_sink, c->k_gwe, c->k_gns, c->k_fg,
 			   c->k_mcb, c->k_faces, c->k_bc, c->k_fgh, c->k_fgen,
-			   c->k_fadv, c->k_resid };
+			   c->k_fadv, c->k_resid, c->k_wdrag };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
@@ -1667,6 +1669,8 @@ static void swe_edge_params(struct cl_swe *c)
 	}
 	P->per_we = E[WB_WEST].kind == WB_EDGE_PERIODIC;
 	P->per_ns = E[WB_NORTH].kind == WB_EDGE_PERIODIC;
+	for (int k = 0; k < 4; k++)
+		P->tsgn[k] = c->s.tsgn[k];
 }
 
 enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
@@ -1695,12 +1699,13 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 			     "swe_fixed", "swe_sink", "swe_ghost_we",
 			     "swe_ghost_ns", "swe_face_ghosts", "swe_mc_bound",
 			     "swe_faces", "swe_bc", "foam_ghosts", "foam_gen",
-			     "foam_adv", "swe_resid_rows" };
+			     "foam_adv", "swe_resid_rows", "swe_wall_drag" };
 	cl_kernel *kp[] = { &c->k_mod, &c->k_height, &c->k_book, &c->k_src,
 			    &c->k_fixed, &c->k_sink, &c->k_gwe, &c->k_gns,
 			    &c->k_fg, &c->k_mcb, &c->k_faces, &c->k_bc,
-			    &c->k_fgh, &c->k_fgen, &c->k_fadv, &c->k_resid };
-	for (int k = 0; k < 16; k++)
+			    &c->k_fgh, &c->k_fgen, &c->k_fadv, &c->k_resid,
+			    &c->k_wdrag };
+	for (int k = 0; k < 17; k++)
 		if (!(*kp[k] = clCreateKernel(e->prog, kn[k], &err))) {
 			st = cl_fail(d, err, kn[k]);
 			goto fail;
@@ -2021,6 +2026,34 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	}
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "SWE modifiers");
+	/* side-wall friction of no-slip walls (wall_drag of swe.c) */
+	if (s->sim.manning > 0) {
+		const float cw = (float)(s->g * s->sim.manning *
+					 s->sim.manning * s->dt / s->dx);
+		cl_float cws[4];
+		int any = 0;
+		for (int q = 0; q < 4; q++) {
+			cws[q] = s->tsgn[q] < 0.0f && cw > 0.0f ? cw : 0.0f;
+			any |= cws[q] > 0.0f;
+		}
+		const cl_float eps = (float)fmax(s->sim.dry_depth, 1e-9);
+		cl_kernel kw = c->k_wdrag;
+		if (any) {
+			err |= ARG(kw, 0, c->u);
+			err |= ARG(kw, 1, c->v);
+			err |= ARG(kw, 2, c->h);
+			err |= ARG(kw, 3, W);
+			err |= ARG(kw, 4, nx);
+			err |= ARG(kw, 5, ny);
+			for (int q = 0; q < 4; q++)
+				err |= ARG(kw, 6 + q, cws[q]);
+			err |= ARG(kw, 10, eps);
+			if (err == CL_SUCCESS)
+				err = run1d(e, kw, (size_t)(nx + ny));
+		}
+		if (err != CL_SUCCESS)
+			return cl_fail(d, err, "SWE wall friction");
+	}
 	/* waterfalls: the host needs h, u, v around the candidates and the
 	 * particles (the same cell list serves the whole step) */
 	const int falls = s->n_falls > 0;
@@ -2158,6 +2191,7 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	err |= ARG(kk, 2, W);
 	err |= ARG(kk, 3, nx);
 	err |= ARG(kk, 4, ny);
+	err |= ARG(kk, 5, c->E);
 	if (err == CL_SUCCESS)
 		err = run1d(e, kk, (size_t)(nx + ny + 2));
 	if (err != CL_SUCCESS)
@@ -2214,6 +2248,7 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 			err |= ARG(kk, 2, W);
 			err |= ARG(kk, 3, nx);
 			err |= ARG(kk, 4, ny);
+			err |= ARG(kk, 5, c->E);
 			if (err == CL_SUCCESS)
 				err = run1d(e, kk, (size_t)(nx + ny + 2));
 		}
