@@ -1531,7 +1531,8 @@ struct cl_swe {
 	       clamp_acc, stats, flags, rnum, rden;
 	cl_kernel k_mod, k_height, k_book, k_src, k_fixed, k_sink, k_gwe, k_gns,
 		  k_fg, k_mcb, k_faces, k_bc, k_fgh, k_fgen, k_fadv, k_resid,
-		  k_wdrag;
+		  k_wdrag, k_macc;
+	cl_mem msh, msu, msv; /* window sums of the steady test (cl_swe_solve) */
 	struct swe_edges_h E;
 	size_t lx, ngroups;
 	/* the cells the host's waterfall and particle code touches this step:
@@ -1578,13 +1579,13 @@ void cl_swe_free(struct cl_swe *c)
 			&c->fix_c, &c->fix_v, &c->sink_c, &c->a_bin, &c->a_bout,
 			&c->a_sin, &c->a_sout, &c->a_fin, &c->a_fout, &c->a_kout,
 			&c->bc_cl, &c->clamp_acc, &c->stats, &c->flags, &c->rnum,
-			&c->rden };
+			&c->rden, &c->msh, &c->msu, &c->msv };
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
 	cl_kernel ks[] = { c->k_mod, c->k_height, c->k_book, c->k_src,
 			   c->k_fixed, c->k_sink, c->k_gwe, c->k_gns, c->k_fg,
 			   c->k_mcb, c->k_faces, c->k_bc, c->k_fgh, c->k_fgen,
-			   c->k_fadv, c->k_resid, c->k_wdrag };
+			   c->k_fadv, c->k_resid, c->k_wdrag, c->k_macc };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
@@ -1699,13 +1700,14 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 			     "swe_fixed", "swe_sink", "swe_ghost_we",
 			     "swe_ghost_ns", "swe_face_ghosts", "swe_mc_bound",
 			     "swe_faces", "swe_bc", "foam_ghosts", "foam_gen",
-			     "foam_adv", "swe_resid_rows", "swe_wall_drag" };
+			     "foam_adv", "swe_resid_rows", "swe_wall_drag",
+			     "swe_mean_acc" };
 	cl_kernel *kp[] = { &c->k_mod, &c->k_height, &c->k_book, &c->k_src,
 			    &c->k_fixed, &c->k_sink, &c->k_gwe, &c->k_gns,
 			    &c->k_fg, &c->k_mcb, &c->k_faces, &c->k_bc,
 			    &c->k_fgh, &c->k_fgen, &c->k_fadv, &c->k_resid,
-			    &c->k_wdrag };
-	for (int k = 0; k < 17; k++)
+			    &c->k_wdrag, &c->k_macc };
+	for (int k = 0; k < 18; k++)
 		if (!(*kp[k] = clCreateKernel(e->prog, kn[k], &err))) {
 			st = cl_fail(d, err, kn[k]);
 			goto fail;
@@ -2465,6 +2467,8 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	memset(rep, 0, sizeof(*rep));
 	struct cl_env *e = NULL;
 	struct cl_swe *c = NULL;
+	struct swe_means M;
+	memset(&M, 0, sizeof(M));
 	enum wb_status st = solve_env(o ? o->cl_device : 0, &e, d);
 	if (st != WB_OK)
 		return st;
@@ -2480,7 +2484,24 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	long every = window < 100 ? window : 100;
 	double res = 1.0;
 	int conv = 0;
-	cl_int err = swe_resid_dev(c, NULL); /* snapshot the start */
+	/* as swe_solve: a run to convergence compares window means (summed
+	   on the device, closed on the host by swe_means_close), a run of
+	   fixed length reports the change since the last snapshot */
+	const int means = !o || o->steps <= 0;
+	const size_t fb = (size_t)s->ncell * sizeof(float);
+	cl_int err = CL_SUCCESS;
+	if (means) {
+		if (swe_means_init(&M, s, window)) {
+			st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+			goto done;
+		}
+		cl_mem *mb[] = { &c->msh, &c->msu, &c->msv };
+		for (int q = 0; q < 3 && err == CL_SUCCESS; q++)
+			if ((*mb[q] = buf_new(e, fb, &err)) != NULL)
+				err = buf_write(e, *mb[q], 0, fb, M.sh);
+	} else {
+		err = swe_resid_dev(c, NULL); /* snapshot the start */
+	}
 	if (err != CL_SUCCESS) {
 		st = cl_fail(d, err, "SWE snapshot");
 		goto done;
@@ -2489,8 +2510,42 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		st = swe_step_dev(c, d);
 		if (st != WB_OK)
 			goto done;
+		if (means && s->step % M.every == 0) {
+			cl_int n = (cl_int)s->ncell;
+			cl_kernel kk = c->k_macc;
+			err |= ARG(kk, 0, c->h);
+			err |= ARG(kk, 1, c->u);
+			err |= ARG(kk, 2, c->v);
+			err |= ARG(kk, 3, c->msh);
+			err |= ARG(kk, 4, c->msu);
+			err |= ARG(kk, 5, c->msv);
+			err |= ARG(kk, 6, n);
+			if (err == CL_SUCCESS)
+				err = run1d(e, kk, (size_t)n);
+			M.nsamp++;
+		}
+		if (means && s->step % window == 0 && err == CL_SUCCESS &&
+		    M.nsamp > 0) {
+			err = buf_read(e, c->msh, 0, fb, M.sh);
+			if (err == CL_SUCCESS)
+				err = buf_read(e, c->msu, 0, fb, M.su);
+			if (err == CL_SUCCESS)
+				err = buf_read(e, c->msv, 0, fb, M.sv);
+			if (err == CL_SUCCESS) {
+				res = swe_means_close(&M, s); /* clears the sums */
+				err = buf_write(e, c->msh, 0, fb, M.sh);
+			}
+			if (err == CL_SUCCESS)
+				err = buf_write(e, c->msu, 0, fb, M.sh);
+			if (err == CL_SUCCESS)
+				err = buf_write(e, c->msv, 0, fb, M.sh);
+		}
+		if (err != CL_SUCCESS) {
+			st = cl_fail(d, err, "SWE window means");
+			goto done;
+		}
 		if (s->step % window == 0) {
-			if ((err = swe_resid_dev(c, &res)) != CL_SUCCESS) {
+			if (!means && (err = swe_resid_dev(c, &res)) != CL_SUCCESS) {
 				st = cl_fail(d, err, "SWE residual");
 				goto done;
 			}
@@ -2500,8 +2555,7 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			}
 			s->t_last = s->t_cur;
 			s->t_cur = 0.0;
-			if ((!o || o->steps <= 0) && res < tol &&
-			    s->step >= 2 * window) {
+			if (means && res < tol && s->step >= 2 * window) {
 				conv = 1;
 				if (o && o->progress)
 					o->progress(o->progress_user, s->step, max,
@@ -2510,7 +2564,8 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			}
 		}
 		if (o && o->progress && (s->step % every == 0 || s->step == max))
-			o->progress(o->progress_user, s->step, max, res);
+			o->progress(o->progress_user, s->step, max,
+				    isfinite(res) ? res : 1.0);
 	}
 	double din = 0, dout = 0;
 	long clamped = 0;
@@ -2523,7 +2578,7 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	double vp = swe_particles_volume(&s->P);
 	rep->steps = s->step;
 	rep->converged = conv;
-	rep->residual = res;
+	rep->residual = isfinite(res) ? res : 1.0;
 	rep->sim_time = s->t;
 	rep->dt = s->step > 0 ? s->t / (double)s->step : s->dt;
 	rep->vol_initial = s->vol_initial;
@@ -2543,12 +2598,20 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		goto done;
 	}
 	st = swe_export(s, out, d);
+	if (st == WB_OK && means && M.windows > 0) {
+		/* as swe_solve: the last window's mean depth and flow */
+		size_t n = (size_t)s->nx * s->ny;
+		memcpy(out->h, M.mh, n * sizeof(float));
+		memcpy(out->u, M.mu, n * sizeof(float));
+		memcpy(out->v, M.mv, n * sizeof(float));
+	}
 done:
 	rep->seconds = now_s() - t0;
 	if (c && st != WB_OK && rep->steps == 0) {
 		rep->steps = c->s.step;
 		rep->sim_time = c->s.t;
 	}
+	swe_means_release(&M);
 	cl_swe_free(c);
 	cl_env_free(e);
 	return st;

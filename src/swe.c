@@ -1681,16 +1681,6 @@ oom:
 
 /* ---- driver -------------------------------------------------------------- */
 
-/* Window means of the steady-state test (swe_solve, docs/swe.md "Steady
- * state"): the depth and the face velocities are summed every 'every'
- * steps; at the end of each window their means go to cell centres. */
-struct swe_means {
-	long every, nsamp, windows;
-	float *sh, *su, *sv;   /* padded sums over the window's samples */
-	float *mh, *mu, *mv;   /* last window's means, nx * ny, cell centres */
-	float *pu, *pv;        /* the window before's mean velocity */
-};
-
 /* Steps between samples: the largest divisor of the window that gives at
  * least SWE_SAMPLES samples (1 for short windows). */
 static long swe_sample_every(long window)
@@ -1701,8 +1691,7 @@ static long swe_sample_every(long window)
 	return 1;
 }
 
-static int means_init(struct swe_means *m, const struct swe_ctx *s,
-		      long window)
+int swe_means_init(struct swe_means *m, const struct swe_ctx *s, long window)
 {
 	memset(m, 0, sizeof(*m));
 	m->every = swe_sample_every(window);
@@ -1719,7 +1708,7 @@ static int means_init(struct swe_means *m, const struct swe_ctx *s,
 	       m->pv ? 0 : -1;
 }
 
-static void means_release(struct swe_means *m)
+void swe_means_release(struct swe_means *m)
 {
 	float *f[] = { m->sh, m->su, m->sv, m->mh, m->mu, m->mv, m->pu, m->pv };
 	for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++)
@@ -1729,7 +1718,7 @@ static void means_release(struct swe_means *m)
 
 /* Add the current depth and face velocities to the sums (element by
  * element: the same bytes for any thread count). */
-static void means_sample(struct swe_means *m, const struct swe_ctx *s)
+void swe_means_sample(struct swe_means *m, const struct swe_ctx *s)
 {
 	const long W = s->W;
 #pragma omp parallel for schedule(static) num_threads(s->threads)
@@ -1748,7 +1737,7 @@ static void means_sample(struct swe_means *m, const struct swe_ctx *s)
  *   sqrt( sum h |du|^2 / max(sum h |u|^2, SWE_RES_FLOOR^2 sum h) )
  * over the cells deeper than the film limit (h: the new mean depth), or
  * INFINITY for the first window. Row sums added serially. */
-static double means_close(struct swe_means *m, const struct swe_ctx *s)
+double swe_means_close(struct swe_means *m, const struct swe_ctx *s)
 {
 	const int nx = s->nx, ny = s->ny;
 	const long W = s->W;
@@ -1846,8 +1835,8 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	   since the last window's snapshot */
 	struct swe_means M;
 	int means = o->steps <= 0;
-	if (means && means_init(&M, &s, window)) {
-		means_release(&M);
+	if (means && swe_means_init(&M, &s, window)) {
+		swe_means_release(&M);
 		swe_release(&s);
 		return wb_fail(d, WB_EIO, NULL, "swe: out of memory");
 	}
@@ -1858,9 +1847,9 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		if (st)
 			goto done;
 		if (means && s.step % M.every == 0)
-			means_sample(&M, &s);
+			swe_means_sample(&M, &s);
 		if (s.step % window == 0) {
-			res = means ? means_close(&M, &s) : swe_residual(&s);
+			res = means ? swe_means_close(&M, &s) : swe_residual(&s);
 			for (long n = 0; n < s.n_falls; n++) {
 				s.falls[n].emit_last = s.falls[n].emit_cur;
 				s.falls[n].emit_cur = 0.0;
@@ -1928,7 +1917,7 @@ done:
 		rep->sim_time = s.t;
 	}
 	if (means)
-		means_release(&M);
+		swe_means_release(&M);
 	swe_release(&s);
 	return st;
 }

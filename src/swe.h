@@ -153,6 +153,26 @@ enum wb_status swe_export(const struct swe_ctx *s, struct wb_state *out,
 			  struct wb_diags *d);
 void swe_release(struct swe_ctx *s);
 
+/* Window means of the steady-state test (swe_solve; docs/swe.md "Steady
+ * state"): the depth and the face velocities are summed every 'every'
+ * steps; at the end of each window their means go to cell centres. */
+struct swe_means {
+	long every, nsamp, windows;
+	float *sh, *su, *sv;   /* padded sums over the window's samples */
+	float *mh, *mu, *mv;   /* last window's means, nx * ny, cell centres */
+	float *pu, *pv;        /* the window before's mean velocity */
+};
+/* Allocate (zeroed) for the context's grid; 0 on success. Release even
+ * after a failure. */
+int swe_means_init(struct swe_means *m, const struct swe_ctx *s, long window);
+void swe_means_release(struct swe_means *m);
+/* Add the context's h, u, v to the sums (m->nsamp + 1). */
+void swe_means_sample(struct swe_means *m, const struct swe_ctx *s);
+/* Close the window from the sums (m->nsamp samples): means into mh, mu,
+ * mv (the previous ones to pu, pv), sums cleared; the relative change
+ * of the mean velocity, INFINITY after the first window. */
+double swe_means_close(struct swe_means *m, const struct swe_ctx *s);
+
 /* swe_particles.c */
 /* Find candidate waterfall faces (static terrain test); allocates s->falls
  * and, when there are any, the deposit buffers. */

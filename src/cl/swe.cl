@@ -16,6 +16,7 @@
  *   swe_bc          set_bc_faces
  *   foam_ghosts, foam_gen, foam_adv  foam.c
  *   swe_resid_rows  swe_residual's per-row sums
+ *   swe_mean_acc    swe_means_sample (window sums of the steady test)
  * Layout (swe.h): padded grid, stride W = nx + 2, cell (i, j) at
  * c = (i + 1) + (j + 1) W; u[c] is the face west of cell c, v[c] the face
  * north of it. One work item per cell (or per list item / edge face).
@@ -657,6 +658,20 @@ kernel void swe_resid_rows(global const float *u, global const float *v,
 	}
 	num[j] = a;
 	den[j] = b;
+}
+
+/* swe_means_sample: the window sums of h, u, v (element by element, in
+ * sample order: the same float additions as the host's) */
+kernel void swe_mean_acc(global const float *h, global const float *u,
+			 global const float *v, global float *sh,
+			 global float *su, global float *sv, int n)
+{
+	const int q = get_global_id(0);
+	if (q >= n)
+		return;
+	sh[q] += h[q];
+	su[q] += u[q];
+	sv[q] += v[q];
 }
 
 /* The cells the host's particle code touches: gathered into a compact
