@@ -828,6 +828,10 @@ void lbm_kernel_params(const struct lbm *L, struct lbm_kpar *k)
 	k->Gdi = L->kGi[2];
 }
 
+/* the vector helpers are static (inlined): the ABI note about passing
+ * 32- and 64-byte vectors without AVX (generic builds) does not apply */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 #define LBM_VW 8
 #include "lbm_kernel.h"
 #undef LBM_VW

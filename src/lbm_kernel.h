@@ -84,7 +84,6 @@ typedef vi vm;        /* lane masks: all ones or zero per lane */
 #define ROW VN(row)
 #define STMIN VN(stmin)
 #define FASTK VN(fastk)
-#define BLOCK VN(block)
 
 static inline vf LD(const float *p)
 {
@@ -810,6 +809,5 @@ static void ROW(const struct lbm_kin *inp, const struct lbm_kout *outp,
 #undef ROW
 #undef STMIN
 #undef FASTK
-#undef BLOCK
 #undef VM_ALL
 #undef VN
