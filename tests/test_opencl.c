@@ -20,8 +20,9 @@
  *     and the same mass bookkeeping (final volume to 1e-5 (LBM) or the
  *     tolerance (SWE), balance error to 1e-6);
  *   - two device runs give identical bytes (no floating-point atomics);
- *   - the run to a steady state (convergence test, up to 1200 steps) stops
- *     at the same step as the CPU and matches its fields within 1e-3.
+ *   - the run to a steady state (window-mean convergence test, LBM up to
+ *     1200 steps, SWE up to 1500 at tolerance 1e-2) stops at the same step
+ *     as the CPU and matches its mean fields within 1e-3.
  * Scenes are generated here; tolerances are stated at each assertion.
  */
 #include <stdarg.h>
@@ -460,6 +461,30 @@ static void test_swe_periodic(void **state)
 	swe_case(3, 500, 1e-4);
 }
 
+static void test_swe_steady(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	struct wb_sim sim;
+	scene_valley(&r, 48, 36, 0);
+	sim_defaults(&sim, WB_SOLVER_SWE);
+	sim.max_steps = 1500;
+	sim.tolerance = 1e-2;
+	struct wb_state cpu, gpu;
+	struct wb_solve_report rc, rg;
+	run_both(&r, &sim, 0, &cpu, &gpu, &rc, &rg);
+	print_message("  swe steady: cpu %ld steps (converged %d, residual %.2e), opencl %ld steps (converged %d, residual %.2e)\n",
+		      rc.steps, rc.converged, rc.residual, rg.steps, rg.converged,
+		      rg.residual);
+	assert_int_equal(rc.converged, rg.converged);
+	/* the same window-mean test on the same fields */
+	assert_true(labs(rc.steps - rg.steps) <= sim.window);
+	compare_states(&cpu, &gpu, 1e-3, "swe steady state (window means)");
+	wb_state_free(&cpu);
+	wb_state_free(&gpu);
+	wb_raster_free(&r);
+}
+
 static void test_swe_deterministic(void **state)
 {
 	(void)state;
@@ -504,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_swe_maccormack_level),
 		cmocka_unit_test(test_swe_cliff_particles),
 		cmocka_unit_test(test_swe_periodic),
+		cmocka_unit_test(test_swe_steady),
 		cmocka_unit_test(test_swe_deterministic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
