@@ -798,7 +798,8 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	if (!c)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 	c->env = e;
-	enum wb_status st = lbm_init(&c->L, r, sim, threads, d);
+	/* W = nx + 2: lbm.cl takes column W - 1 as the east ghost */
+	enum wb_status st = lbm_init_layout(&c->L, r, sim, threads, 0, d);
 	if (st != WB_OK) {
 		free(c);
 		return st;
@@ -868,11 +869,7 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	if (st != WB_OK)
 		goto fail;
 	/* the host copies of the distributions are no longer needed */
-	for (int b = 0; b < 2; b++)
-		for (int a = 0; a < LBM_Q; a++) {
-			free(L->f[b][a]);
-			L->f[b][a] = NULL;
-		}
+	lbm_free_f(L);
 	/* parameters exactly as lbm_kernel_row computes them */
 	const struct lbm_params *p = &L->p;
 	struct lbm_kp *k = &c->kp;

@@ -183,13 +183,8 @@ void lbm_release(struct lbm *L)
 {
 	if (!L)
 		return;
-	for (int b = 0; b < 2; b++) {
-		for (int a = 0; a < LBM_Q; a++)
-			free(L->f[b][a]);
-		free(L->h[b]);
-	}
-	free(L->z);
-	free(L->c);
+	for (size_t k = 0; k < sizeof(L->mem) / sizeof(L->mem[0]); k++)
+		free(L->mem[k]);
 	free(L->gkind);
 	free(L->gpart);
 	free(L->gspec);
@@ -205,6 +200,32 @@ void lbm_release(struct lbm *L)
 	free(L->row_in);
 	free(L->row_out);
 	memset(L, 0, sizeof(*L));
+}
+
+void lbm_free_f(struct lbm *L)
+{
+	for (int b = 0; b < 2; b++)
+		for (int a = 0; a < LBM_Q; a++) {
+			free(L->mem[b * LBM_Q + a]);
+			L->mem[b * LBM_Q + a] = NULL;
+			L->f[b][a] = NULL;
+		}
+}
+
+/* A zeroed field of ncell 4-byte elements (the allocation in *raw): with
+ * align, W a multiple of 16 and element 1 at a 64-byte boundary, so that
+ * interior column 0 of every row starts a cache line. */
+static void *field_alloc(size_t ncell, int align, void **raw)
+{
+	if (!align)
+		return *raw = calloc(ncell, 4);
+	size_t bytes = ((ncell + 15) * 4 + 63) / 64 * 64;
+	char *p = aligned_alloc(64, bytes);
+	*raw = p;
+	if (!p)
+		return NULL;
+	memset(p, 0, bytes);
+	return p + 15 * 4;
 }
 
 static inline int PIX(const struct lbm *L, int i, int j)
@@ -225,7 +246,7 @@ static int interior_nb(const struct lbm *L, int n, int cx, int cy)
 static int is_ghost(const struct lbm *L, int n)
 {
 	int i = n % L->W, j = n / L->W;
-	return i == 0 || j == 0 || i == L->W - 1 || j == L->H - 1;
+	return i == 0 || j == 0 || i == L->nx + 1 || j == L->H - 1;
 }
 
 /* Ghost cell of edge s at position k along it, its boundary cell, and the
@@ -603,6 +624,13 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 			const struct wb_sim *sim, int threads,
 			struct wb_diags *d)
 {
+	return lbm_init_layout(L, r, sim, threads, 1, d);
+}
+
+enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
+			       const struct wb_sim *sim, int threads, int align,
+			       struct wb_diags *d)
+{
 	memset(L, 0, sizeof(*L));
 	enum wb_status st = lbm_params_choose(r, sim, &L->p, d);
 	if (st != WB_OK)
@@ -623,7 +651,7 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 		L->kGi[a] = L->kG[a] * L->kinv;
 	L->nx = r->nx;
 	L->ny = r->ny;
-	L->W = r->nx + 2;
+	L->W = align ? (r->nx + 2 + 15) / 16 * 16 : r->nx + 2;
 	L->H = r->ny + 2;
 	L->ncell = (size_t)L->W * L->H;
 	L->origin[0] = r->origin[0];
@@ -644,11 +672,13 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 	int fail = 0;
 	for (int b = 0; b < 2; b++) {
 		for (int a = 0; a < LBM_Q; a++)
-			fail |= !(L->f[b][a] = calloc(L->ncell, sizeof(int32_t)));
-		fail |= !(L->h[b] = calloc(L->ncell, sizeof(float)));
+			fail |= !(L->f[b][a] = field_alloc(L->ncell, align,
+							   &L->mem[b * LBM_Q + a]));
+		fail |= !(L->h[b] = field_alloc(L->ncell, align,
+						&L->mem[2 * LBM_Q + b]));
 	}
-	fail |= !(L->z = calloc(L->ncell, sizeof(float)));
-	fail |= !(L->c = calloc(L->ncell, sizeof(float)));
+	fail |= !(L->z = field_alloc(L->ncell, align, &L->mem[2 * LBM_Q + 2]));
+	fail |= !(L->c = field_alloc(L->ncell, align, &L->mem[2 * LBM_Q + 3]));
 	fail |= !(L->gkind = calloc(L->ncell, 1));
 	fail |= !(L->gpart = calloc(L->ncell, sizeof(int32_t)));
 	fail |= !(L->gspec = calloc(L->ncell, sizeof(float)));

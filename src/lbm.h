@@ -15,8 +15,14 @@
  *   opposite(a) = a+4 mod 8 for a >= 1; e_a = e c_a, e = dx/dt.
  *
  * Memory layout (structure of arrays): every field has a one-cell
- * ghost ring, stride W = nx + 2, interior cell (i, j) is element
- * P(i, j) = (i + 1) + (j + 1) * W. Fields: f[2][9] (post-collision
+ * ghost ring, stride W >= nx + 2, interior cell (i, j) is element
+ * P(i, j) = (i + 1) + (j + 1) * W. lbm_init pads W to a multiple of 16
+ * (columns nx + 2 .. W - 1 are unused zeros) and offsets the bases of f,
+ * h, z and c so that element 1, hence interior column 0 of every row, is
+ * 64-byte aligned: the kernel's 16-cell units (8-cell ones: half lines)
+ * store whole cache lines instead of straddling two (lbm_init_layout with
+ * align 0: W = nx + 2, plain allocations, as the OpenCL kernels assume).
+ * Fields: f[2][9] (post-collision
  * distributions, double-buffered: the step reads f[cur], writes f[!cur];
  * stored as 32-bit fixed point, f = F * unit, so that streaming and the
  * mass budget are exact integer arithmetic: the rest population is stored
@@ -182,6 +188,7 @@ struct lbm {
 	float *bdz;         /* per padded row and 8-cell block: largest bed step */
 	int no_shortcuts;   /* tests: no fast path, no dry-block skip */
 	int simd8;          /* tests: 8-lane kernel even where AVX-512 runs */
+	void *mem[2 * LBM_Q + 4]; /* allocations behind f, h, z, c */
 	struct lbm_kpar kp; /* kernel constants (lbm_kernel_params) */
 	int nb;             /* blocks per row */
 	struct lbm_special *sp;
@@ -204,6 +211,15 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 			const struct wb_sim *sim, int threads,
 			struct wb_diags *d);
 void lbm_release(struct lbm *L);
+/* lbm_init with the layout chosen: align 1 (lbm_init) pads W to a multiple
+ * of 16 with interior column 0 64-byte aligned, align 0 keeps W = nx + 2
+ * (OpenCL: its kernels take the east ghost column as W - 1). */
+enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
+			       const struct wb_sim *sim, int threads, int align,
+			       struct wb_diags *d);
+/* Free the host copies of the distributions f (an OpenCL back end that
+ * keeps them on the device); L->f become NULL. */
+void lbm_free_f(struct lbm *L);
 
 /* Fill the ghost ring of f[cur] / h[cur] from the edge conditions. */
 void lbm_fill_ghosts(struct lbm *L);

@@ -428,7 +428,9 @@ static void test_fast_path_identical(void **state)
  * is stepped with each, and with the general path only, for a BGK and a
  * TRT relaxation time. On a CPU
  * without AVX-512 both runs use 8 lanes and the test still checks that
- * the simd8 switch changes nothing. */
+ * the simd8 switch changes nothing. A fourth run on the unpadded layout
+ * (W = nx + 2, rows not aligned; lbm_init pads W to a multiple of 16)
+ * must give the same interior cells. */
 
 static void test_simd_widths_identical(void **state)
 {
@@ -446,11 +448,13 @@ static void test_simd_widths_identical(void **state)
 		struct wb_sim sim = sim_default();
 		sim.manning = 0.03;
 		sim.viscosity = visc[t];
-		struct lbm a, b, c;
+		struct lbm a, b, c, u;
 		assert_int_equal(lbm_init(&a, &r, &sim, 1, &d), WB_OK);
 		assert_int_equal(lbm_init(&b, &r, &sim, 1, &d), WB_OK);
 		assert_int_equal(lbm_init(&c, &r, &sim, 1, &d), WB_OK);
+		assert_int_equal(lbm_init_layout(&u, &r, &sim, 1, 0, &d), WB_OK);
 		assert_true((a.p.omega_m != a.p.omega) == (t == 1));
+		assert_true(a.W % 16 == 0 && a.W >= nx + 2 && u.W == nx + 2);
 		b.simd8 = 1;
 		c.no_shortcuts = 1; /* c: general path only, widest kernel */
 		assert_int_equal(lbm_kernel_lanes(&b), 8);
@@ -459,7 +463,12 @@ static void test_simd_widths_identical(void **state)
 		assert_int_equal(lbm_step(&a, 300, &d), WB_OK);
 		assert_int_equal(lbm_step(&b, 300, &d), WB_OK);
 		assert_int_equal(lbm_step(&c, 300, &d), WB_OK);
+		assert_int_equal(lbm_step(&u, 300, &d), WB_OK);
 		for (int q = 0; q < LBM_Q; q++) {
+			for (int j = 0; j < ny; j++)
+				assert_memory_equal(a.f[a.cur][q] + 1 + (j + 1) * a.W,
+						    u.f[u.cur][q] + 1 + (j + 1) * u.W,
+						    nx * sizeof(int32_t));
 			assert_memory_equal(a.f[a.cur][q], b.f[b.cur][q],
 					    a.ncell * sizeof(int32_t));
 			assert_memory_equal(a.f[a.cur][q], c.f[c.cur][q],
@@ -467,8 +476,13 @@ static void test_simd_widths_identical(void **state)
 		}
 		assert_memory_equal(a.h[a.cur], b.h[b.cur], a.ncell * sizeof(float));
 		assert_memory_equal(a.h[a.cur], c.h[c.cur], a.ncell * sizeof(float));
+		for (int j = 0; j < ny; j++)
+			assert_memory_equal(a.h[a.cur] + 1 + (j + 1) * a.W,
+					    u.h[u.cur] + 1 + (j + 1) * u.W,
+					    nx * sizeof(float));
 		assert_true(a.clamped == b.clamped && a.clamped == c.clamped &&
-			    a.clamped > 0);
+			    a.clamped == u.clamped && a.clamped > 0);
+		lbm_release(&u);
 		lbm_release(&a);
 		lbm_release(&b);
 		lbm_release(&c);
