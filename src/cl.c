@@ -632,35 +632,6 @@ void cl_lbm_free(struct cl_lbm *c)
 	free(c);
 }
 
-/* edge_cell of lbm.c */
-static void lbm_edge_cell(const struct lbm *L, int s, int k, int *g, int *p,
-			  int *nxn, int *nyn)
-{
-#define PX(i, j) (((i) + 1) + ((j) + 1) * L->W)
-	switch (s) {
-	case WB_WEST:
-		*g = PX(-1, k), *p = PX(0, k), *nxn = 1, *nyn = 0;
-		break;
-	case WB_EAST:
-		*g = PX(L->nx, k), *p = PX(L->nx - 1, k), *nxn = -1, *nyn = 0;
-		break;
-	case WB_NORTH:
-		*g = PX(k, -1), *p = PX(k, 0), *nxn = 0, *nyn = 1;
-		break;
-	default:
-		*g = PX(k, L->ny), *p = PX(k, L->ny - 1), *nxn = 0, *nyn = -1;
-		break;
-	}
-#undef PX
-}
-
-static double lbm_ramp(const struct lbm *L)
-{
-	if (L->ramp_steps <= 0 || L->step >= L->ramp_steps)
-		return 1.0;
-	return (double)L->step / (double)L->ramp_steps;
-}
-
 /* Build the ghost, flux and special lists and upload them. */
 static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 {

@@ -249,10 +249,8 @@ static int is_ghost(const struct lbm *L, int n)
 	return i == 0 || j == 0 || i == L->nx + 1 || j == L->H - 1;
 }
 
-/* Ghost cell of edge s at position k along it, its boundary cell, and the
- * inward normal. */
-static void edge_cell(const struct lbm *L, int s, int k, int *g, int *p,
-		      int *nxn, int *nyn)
+void lbm_edge_cell(const struct lbm *L, int s, int k, int *g, int *p,
+		   int *nxn, int *nyn)
 {
 	switch (s) {
 	case WB_WEST:
@@ -298,7 +296,7 @@ static void init_ghosts(struct lbm *L, const struct wb_raster *r)
 		const struct wb_edge *e = &L->edges[s];
 		for (int k = 0; k < edge_len(L, s); k++) {
 			int g, p, nxn, nyn;
-			edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
 			int kind = LBM_G_SOLID, part = p;
 			L->gspec[g] = 0;
 			L->gq[g] = NAN;
@@ -424,7 +422,7 @@ static float pull_interior(const struct lbm *L, int p, int a)
 	return (float)A[lbm_opp[a]][p] * u;
 }
 
-static double ramp_of(const struct lbm *L)
+double lbm_ramp(const struct lbm *L)
 {
 	if (L->ramp_steps <= 0 || L->step >= L->ramp_steps)
 		return 1.0;
@@ -436,13 +434,13 @@ void lbm_fill_ghosts(struct lbm *L)
 	int32_t *const *A = L->f[L->cur];
 	const float inv = (float)(1.0 / L->unit);
 	float *hA = L->h[L->cur];
-	const double ramp = ramp_of(L);
+	const double ramp = lbm_ramp(L);
 	const float e = (float)L->p.e;
 	/* pass 1: copies, mirrors and ghost depths */
 	for (int s = 0; s < 4; s++) {
 		for (int k = 0; k < edge_len(L, s); k++) {
 			int g, p, nxn, nyn;
-			edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
 			int part = L->gpart[g];
 			switch (L->gkind[g]) {
 			case LBM_G_PERIODIC:
@@ -499,7 +497,7 @@ void lbm_fill_ghosts(struct lbm *L)
 	for (int s = 0; s < 4; s++) {
 		for (int k = 0; k < edge_len(L, s); k++) {
 			int g, p, nxn, nyn;
-			edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
 			if (L->gkind[g] != LBM_G_ZOU)
 				continue;
 			int tx = -nyn, ty = nxn;
@@ -571,7 +569,7 @@ static void edge_flux(const struct lbm *L, int64_t *in, int64_t *out)
 	for (int s = 0; s < 4; s++) {
 		for (int k = 0; k < edge_len(L, s); k++) {
 			int g, p, nxn, nyn;
-			edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
 			if (L->gkind[g] == LBM_G_ZOU || L->gkind[g] == LBM_G_EXTRAP)
 				GHOST_NET(g);
 		}

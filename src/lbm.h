@@ -221,6 +221,14 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
  * keeps them on the device); L->f become NULL. */
 void lbm_free_f(struct lbm *L);
 
+/* Ghost cell g of edge s (WB_WEST..) at position k along it, its boundary
+ * cell p (padded indices) and the inward normal (nxn, nyn). */
+void lbm_edge_cell(const struct lbm *L, int s, int k, int *g, int *p,
+		   int *nxn, int *nyn);
+
+/* Inflow / level ramp factor at the current step: 0 .. 1 over ramp_steps. */
+double lbm_ramp(const struct lbm *L);
+
 /* Fill the ghost ring of f[cur] / h[cur] from the edge conditions. */
 void lbm_fill_ghosts(struct lbm *L);
 
