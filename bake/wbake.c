@@ -168,16 +168,29 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* Print d->v[from..]; notes only when not quiet. */
+/* Print d->v[from..]; notes only when not quiet. At most SHOWN errors and
+ * SHOWN warnings each time; the rest (with those the library only counted,
+ * announced with the first batch) are summed up in one line. */
+#define SHOWN 20
 static void print_diags(const struct wb_diags *d, int from, int quiet)
 {
 	char buf[2048];
+	int ne = 0, nw = 0, more = from == 0 ? d->dropped : 0;
 	for (int i = from; i < d->n; i++) {
 		if (quiet && d->v[i].sev == WB_SEV_NOTE)
 			continue;
+		if ((d->v[i].sev == WB_SEV_ERROR && ++ne > SHOWN) ||
+		    (d->v[i].sev == WB_SEV_WARNING && ++nw > SHOWN)) {
+			more++;
+			continue;
+		}
 		wb_diag_format(&d->v[i], buf, sizeof(buf));
 		fprintf(stderr, "%s\n", buf);
 	}
+	if (more)
+		fprintf(stderr, "wbake: ... and %d more problem%s not shown "
+			"(at most %d errors and %d warnings are listed)\n",
+			more, more == 1 ? "" : "s", SHOWN, SHOWN);
 }
 
 /* ---- progress ---------------------------------------------------------- */

@@ -55,10 +55,15 @@ struct wb_diag {
 	char *msg;
 };
 
+/* At most WB_DIAGS_MAX errors and as many warnings are stored; the rest
+ * are counted (errors, warnings) and in 'dropped', so that a hostile scene
+ * with a million problems cannot grow memory. */
+#define WB_DIAGS_MAX 1000
 struct wb_diags {
 	struct wb_diag *v;
 	int n, cap;
 	int errors, warnings;
+	int dropped; /* counted but not stored */
 };
 
 void wb_diags_init(struct wb_diags *d);
@@ -71,7 +76,9 @@ void wb_diag_add(struct wb_diags *d, enum wb_severity sev, const char *file,
  * write: return wb_fail(d, WB_EIO, file, "cannot write: %s", strerror(e)); */
 enum wb_status wb_fail(struct wb_diags *d, enum wb_status st, const char *file,
 		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* Format one diagnostic as "file:line:col: error: path: msg" into buf. */
+/* Format one diagnostic as "file:line:col: error: path: msg" into buf.
+ * File, path and message are escaped for a terminal (wb_str_escape of
+ * src/strutil.h): they may hold bytes from an untrusted scene. */
 void wb_diag_format(const struct wb_diag *g, char *buf, size_t size);
 
 /* ---- scene ------------------------------------------------------------- */

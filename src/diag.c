@@ -4,13 +4,15 @@
  * The library never prints: each module appends what went wrong, with the
  * file, JSON path and line/column when known, and returns a status. Out of
  * memory while recording a diagnostic drops the message but still counts it,
- * so a caller never mistakes a failure for success.
+ * so a caller never mistakes a failure for success. Past WB_DIAGS_MAX errors
+ * (or warnings) the messages are only counted.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "strutil.h"
 #include "wbake.h"
 
 void wb_diags_init(struct wb_diags *d)
@@ -44,6 +46,11 @@ static void diag_addv(struct wb_diags *d, enum wb_severity sev,
 		d->errors++;
 	else if (sev == WB_SEV_WARNING)
 		d->warnings++;
+	if ((sev == WB_SEV_ERROR && d->errors > WB_DIAGS_MAX) ||
+	    (sev == WB_SEV_WARNING && d->warnings > WB_DIAGS_MAX)) {
+		d->dropped++;
+		return;
+	}
 	if (d->n == d->cap) {
 		int cap = d->cap ? d->cap * 2 : 8;
 		struct wb_diag *v = realloc(d->v, (size_t)cap * sizeof(*v));
@@ -86,13 +93,21 @@ void wb_diag_format(const struct wb_diag *g, char *buf, size_t size)
 {
 	static const char *const sev[] = { "error", "warning", "note" };
 	size_t n = 0;
+	if (!size)
+		return;
 	buf[0] = 0;
 #define PUT(...) do { \
-		int k_ = snprintf(buf + n, size > n ? size - n : 0, __VA_ARGS__); \
+		int k_ = snprintf(buf + n, size - n, __VA_ARGS__); \
 		if (k_ > 0) n += (size_t)k_; \
+		if (n >= size) n = size - 1; \
+	} while (0)
+#define PUTS(s) do { \
+		n += wb_str_escape(buf + n, size - n, (s)); \
+		if (n >= size) n = size - 1; \
 	} while (0)
 	if (g->file) {
-		PUT("%s:", g->file);
+		PUTS(g->file);
+		PUT(":");
 		if (g->line > 0) {
 			PUT("%d:", g->line);
 			if (g->col > 0)
@@ -101,8 +116,11 @@ void wb_diag_format(const struct wb_diag *g, char *buf, size_t size)
 		PUT(" ");
 	}
 	PUT("%s: ", sev[g->sev]);
-	if (g->path)
-		PUT("%s: ", g->path);
-	PUT("%s", g->msg ? g->msg : "(out of memory)");
+	if (g->path) {
+		PUTS(g->path);
+		PUT(": ");
+	}
+	PUTS(g->msg ? g->msg : "(out of memory)");
 #undef PUT
+#undef PUTS
 }

@@ -9,9 +9,16 @@
  * the complete new one, never a half-written file. Abort removes the
  * temporary and leaves the destination untouched.
  *
+ * Input files (scene, heightmap, packs, PFM) are read only when they are
+ * regular files: a FIFO, device or directory is refused at once (opened
+ * O_NONBLOCK so that a FIFO without a writer cannot block the open), and a
+ * read never takes more than the size fstat gave, nor more than the
+ * caller's cap, so /dev/zero or a growing file cannot grow memory.
+ *
  * Errors name the file and give strerror(errno); the library never prints.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -182,69 +189,125 @@ enum wb_status wb_write_file_atomic(const char *path, const void *data,
 	return wb_atomic_commit(&a, d);
 }
 
-enum wb_status wb_read_file(const char *path, unsigned char **data,
-			    size_t *len, struct wb_diags *d)
+/* What a non-regular file is, for messages. */
+static const char *file_kind(mode_t m)
 {
-	*data = NULL;
-	*len = 0;
-	FILE *f = fopen(path, "rb");
-	if (!f) {
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO (named pipe)";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a regular file";
+}
+
+enum wb_status wb_input_open(const char *path, int *fd, size_t *size,
+			     struct wb_diags *d)
+{
+	*fd = -1;
+	*size = 0;
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; it is
+	 * refused just below, and regular files ignore the flag. */
+	int f = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (f < 0) {
 		int e = errno;
 		return wb_fail(d, WB_EINPUT, path, "cannot open: %s",
 			       strerror(e));
 	}
 	struct stat st;
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(f);
+	if (fstat(f, &st) != 0) {
+		int e = errno;
+		close(f);
 		return wb_fail(d, WB_EINPUT, path, "cannot read: %s",
-			       strerror(EISDIR));
+			       strerror(e));
 	}
-	/* Read in growing chunks: works for pipes and files whose size
-	 * changes under us, not only for regular files. */
-	size_t cap = (st.st_size > 0 && (unsigned long long)st.st_size <
-		      (unsigned long long)SIZE_MAX - 1) ?
-		     (size_t)st.st_size + 1 : 4096;
+	if (!S_ISREG(st.st_mode)) {
+		close(f);
+		return wb_fail(d, WB_EINPUT, path,
+			       "cannot read: expected a regular file, found %s",
+			       file_kind(st.st_mode));
+	}
+	int fl = fcntl(f, F_GETFL);
+	if (fl >= 0)
+		fcntl(f, F_SETFL, fl & ~O_NONBLOCK);
+	*fd = f;
+	*size = st.st_size > 0 ? (size_t)st.st_size : 0;
+	if (st.st_size > 0 && (unsigned long long)st.st_size >= SIZE_MAX / 2)
+		*size = SIZE_MAX / 2;
+	return WB_OK;
+}
+
+enum wb_status wb_input_read(int fd, const char *path, size_t size,
+			     size_t max, const char *what,
+			     unsigned char **data, size_t *len,
+			     struct wb_diags *d)
+{
+	*data = NULL;
+	*len = 0;
+	if (size > max)
+		return wb_fail(d, WB_EINPUT, path,
+			       "too large: %zu bytes, more than the %zu-byte "
+			       "limit for %s", size, max, what);
+	unsigned char *buf = malloc(size + 1);
+	if (!buf)
+		return wb_fail(d, WB_EIO, path,
+			       "out of memory reading %zu bytes", size);
+	/* Read what fstat promised; a file that shrank gives less, one that
+	 * grows while we read is an error rather than an unbounded read. */
 	size_t n = 0;
-	unsigned char *buf = malloc(cap);
-	if (!buf) {
-		fclose(f);
-		return wb_fail(d, WB_EIO, path, "out of memory reading");
-	}
 	for (;;) {
-		if (n + 1 >= cap) {
-			if (cap > SIZE_MAX / 2) {
-				free(buf);
-				fclose(f);
-				return wb_fail(d, WB_EIO, path,
-					       "file too large");
-			}
-			unsigned char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return wb_fail(d, WB_EIO, path,
-					       "out of memory reading");
-			}
-			buf = nb;
-			cap *= 2;
+		unsigned char extra;
+		int over = n == size;
+		ssize_t got = over ? read(fd, &extra, 1) :
+				     read(fd, buf + n, size - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int e = errno;
+			free(buf);
+			return wb_fail(d, WB_EINPUT, path, "cannot read: %s",
+				       strerror(e));
 		}
-		size_t got = fread(buf + n, 1, cap - 1 - n, f);
-		n += got;
 		if (got == 0)
 			break;
+		if (over) {
+			free(buf);
+			return wb_fail(d, WB_EINPUT, path,
+				       "cannot read: the file grew while it "
+				       "was read (more than %zu bytes)", size);
+		}
+		n += (size_t)got;
 	}
-	if (ferror(f)) {
-		int e = errno;
-		free(buf);
-		fclose(f);
-		return wb_fail(d, WB_EINPUT, path, "cannot read: %s",
-			       strerror(e ? e : EIO));
-	}
-	fclose(f);
 	buf[n] = 0;
 	*data = buf;
 	*len = n;
 	return WB_OK;
+}
+
+enum wb_status wb_read_file_max(const char *path, size_t max,
+				const char *what, unsigned char **data,
+				size_t *len, struct wb_diags *d)
+{
+	int fd;
+	size_t size;
+	*data = NULL;
+	*len = 0;
+	enum wb_status st = wb_input_open(path, &fd, &size, d);
+	if (st != WB_OK)
+		return st;
+	st = wb_input_read(fd, path, size, max, what, data, len, d);
+	close(fd);
+	return st;
+}
+
+enum wb_status wb_read_file(const char *path, unsigned char **data,
+			    size_t *len, struct wb_diags *d)
+{
+	return wb_read_file_max(path, SIZE_MAX / 2, "a file", data, len, d);
 }
 
 char *wb_path_join(const char *dir, const char *name)

@@ -24,6 +24,10 @@
  * and a PNG that claims more pixel data than its compressed stream could
  * possibly hold (deflate expands at most ~1032:1) is rejected as truncated
  * before anything image-sized is allocated.
+ *
+ * The loader reads nothing it does not need: only regular files, a raw file
+ * only when it is exactly width*height*bytes long, a PNG only up to a cap
+ * derived from the dimensions in its IHDR (png_file_cap), checked first.
  */
 #include <math.h>
 #include <png.h>
@@ -32,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "wbake.h"
@@ -353,18 +358,84 @@ enum wb_status wb_heightmap_decode(const unsigned char *data, size_t len,
 	return st;
 }
 
+/* Largest PNG file accepted for a w x h image: twice its 16-bit pixel data
+ * with filter bytes (stored, incompressible deflate blocks add ~0.01%, chunk
+ * headers ~0.2%) plus 1 MiB for ancillary chunks. */
+static size_t png_file_cap(unsigned long long w, unsigned long long h)
+{
+	return (size_t)(2 * h * (2 * w + 1)) + ((size_t)1 << 20);
+}
+
+/* The byte cap of the heightmap file, found before anything is read: raw
+ * formats must be exactly width*height*bytes; a PNG's IHDR (at a fixed
+ * offset) gives its dimensions, checked against the caps here. Returns
+ * WB_OK with *cap set, or an error (reported). */
+static enum wb_status input_cap(int fd, size_t size,
+				const struct wb_terrain_desc *t, size_t *cap,
+				struct wb_diags *d)
+{
+	const char *name = hm_name(t);
+	const char *fn = fmt_name(t->format);
+	if (t->format == WB_HM_R16 || t->format == WB_HM_R32F) {
+		size_t bpp = t->format == WB_HM_R16 ? 2 : 4;
+		if (t->width <= 0 || t->height <= 0 ||
+		    !dims_ok(t->width, t->height)) {
+			*cap = 0; /* read nothing: decode_raw says what is
+				     wrong with the dimensions */
+			return WB_OK;
+		}
+		size_t want = (size_t)t->width * (size_t)t->height * bpp;
+		if (size != want)
+			return wb_fail(d, WB_EINPUT, name,
+				       "expected %zu bytes for %dx%d %s, found %zu",
+				       want, t->width, t->height, fn, size);
+		*cap = want;
+		return WB_OK;
+	}
+	/* PNG: signature (8), IHDR length (4) and type (4), width, height */
+	unsigned char h[24];
+	ssize_t got = pread(fd, h, sizeof(h), 0);
+	*cap = png_file_cap(HM_MAX_PIXELS, 1);
+	if (got == (ssize_t)sizeof(h) && png_sig_cmp(h, 0, 8) == 0 &&
+	    memcmp(h + 12, "IHDR", 4) == 0) {
+		unsigned long long w = (unsigned long long)h[16] << 24 |
+			(unsigned long long)h[17] << 16 |
+			(unsigned long long)h[18] << 8 | h[19];
+		unsigned long long ht = (unsigned long long)h[20] << 24 |
+			(unsigned long long)h[21] << 16 |
+			(unsigned long long)h[22] << 8 | h[23];
+		if (w && ht && !dims_ok((long long)w, (long long)ht))
+			return wb_fail(d, WB_EINPUT, name,
+				       "%llux%llu PNG is too large (at most %dx%d "
+				       "and %zu pixels)", w, ht, HM_MAX_DIM,
+				       HM_MAX_DIM, HM_MAX_PIXELS);
+		if (w && ht)
+			*cap = png_file_cap(w, ht);
+	}
+	return WB_OK;
+}
+
 enum wb_status wb_heightmap_load(const struct wb_terrain_desc *t,
 				 struct wb_heightmap *hm, struct wb_diags *d)
 {
 	memset(hm, 0, sizeof(*hm));
 	if (!t->heightmap || !*t->heightmap)
 		return wb_fail(d, WB_EINPUT, NULL, "no heightmap file given");
-	unsigned char *data;
-	size_t len;
-	enum wb_status st = wb_read_file(t->heightmap, &data, &len, d);
+	int fd;
+	size_t size, cap = 0;
+	unsigned char *data = NULL;
+	size_t len = 0;
+	enum wb_status st = wb_input_open(t->heightmap, &fd, &size, d);
 	if (st != WB_OK)
 		return st;
-	st = wb_heightmap_decode(data, len, t, hm, d);
+	st = input_cap(fd, size, t, &cap, d);
+	if (st == WB_OK && cap)
+		st = wb_input_read(fd, t->heightmap, size, cap,
+				   "this heightmap", &data, &len, d);
+	close(fd);
+	if (st == WB_OK)
+		st = wb_heightmap_decode(data ? data : (const unsigned char *)"",
+					 len, t, hm, d);
 	free(data);
 	return st;
 }

@@ -22,7 +22,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "jscan.h"
 #include "scene_keys.h"
+#include "strutil.h"
 #include "util.h"
 #include "wbake.h"
 
@@ -32,6 +34,7 @@ struct ctx {
 	const char *text;
 	size_t len;
 	int bad; /* errors found */
+	int oom; /* out of memory: the result is WB_EIO */
 };
 
 /* ---- locating values in the text --------------------------------------- */
@@ -53,11 +56,6 @@ static void offset_to_linecol(const char *text, size_t len, size_t off,
 	*col = c;
 }
 
-/*
- * Find where the value at a JSON path starts in the text, by walking the
- * text with a small scanner (cJSON keeps no positions). Paths are of the
- * form a.b[3].c. Returns the byte offset or -1.
- */
 static long scan_ws(const char *t, size_t len, size_t i)
 {
 	while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' ||
@@ -66,107 +64,42 @@ static long scan_ws(const char *t, size_t len, size_t i)
 	return (long)i;
 }
 
-/* Skip one JSON value starting at i; returns the offset after it or -1. */
-static long skip_value(const char *t, size_t len, size_t i, int depth)
+/*
+ * Give the diagnostics d->v[from..] of 'file' that name a JSON path but no
+ * line the line and column of that path, in one pass over the text
+ * (wb_jscan): diagnostics are recorded without positions and located
+ * together at the end, so that many of them cost no more than a few.
+ */
+static void locate_all(const char *text, size_t len, const char *file,
+		       struct wb_diags *d, int from)
 {
-	if (depth > 200 || i >= len)
-		return -1;
-	if (t[i] == '"') {
-		for (i++; i < len; i++) {
-			if (t[i] == '\\')
-				i++;
-			else if (t[i] == '"')
-				return (long)i + 1;
+	size_t n = 0;
+	for (int i = from; i < d->n; i++)
+		if (d->v[i].path && !d->v[i].line && d->v[i].file && file &&
+		    strcmp(d->v[i].file, file) == 0)
+			n++;
+	if (!n)
+		return;
+	struct wb_jscan_loc *locs = calloc(n, sizeof(*locs));
+	int *which = calloc(n, sizeof(*which));
+	if (!locs || !which)
+		goto out; /* positions are a help, not a requirement */
+	n = 0;
+	for (int i = from; i < d->n; i++)
+		if (d->v[i].path && !d->v[i].line && d->v[i].file && file &&
+		    strcmp(d->v[i].file, file) == 0) {
+			locs[n].path = d->v[i].path;
+			which[n++] = i;
 		}
-		return -1;
+	struct wb_jscan_result res;
+	wb_jscan(text, len, WB_JSCAN_MAX_DEPTH, 0, locs, n, &res);
+	for (size_t k = 0; k < n; k++) {
+		d->v[which[k]].line = locs[k].line;
+		d->v[which[k]].col = locs[k].col;
 	}
-	if (t[i] == '{' || t[i] == '[') {
-		char close = t[i] == '{' ? '}' : ']';
-		long k = scan_ws(t, len, i + 1);
-		if (k < (long)len && t[k] == close)
-			return k + 1;
-		for (;;) {
-			if (close == '}') {
-				k = skip_value(t, len, (size_t)k, depth + 1); /* key */
-				if (k < 0)
-					return -1;
-				k = scan_ws(t, len, (size_t)k);
-				if (k >= (long)len || t[k] != ':')
-					return -1;
-				k = scan_ws(t, len, (size_t)k + 1);
-			}
-			k = skip_value(t, len, (size_t)k, depth + 1);
-			if (k < 0)
-				return -1;
-			k = scan_ws(t, len, (size_t)k);
-			if (k >= (long)len)
-				return -1;
-			if (t[k] == close)
-				return k + 1;
-			if (t[k] != ',')
-				return -1;
-			k = scan_ws(t, len, (size_t)k + 1);
-		}
-	}
-	while (i < len && !strchr(",}] \t\r\n", t[i]))
-		i++;
-	return (long)i;
-}
-
-static long locate_path(const char *t, size_t len, const char *path)
-{
-	long i = scan_ws(t, len, 0);
-	const char *p = path;
-	while (*p && i >= 0 && i < (long)len) {
-		if (*p == '.')
-			p++;
-		if (*p == '[') {
-			long idx = strtol(p + 1, (char **)&p, 10);
-			if (*p != ']' || t[i] != '[')
-				return -1;
-			p++;
-			i = scan_ws(t, len, (size_t)i + 1);
-			for (long n = 0; n < idx; n++) {
-				i = skip_value(t, len, (size_t)i, 0);
-				if (i < 0)
-					return -1;
-				i = scan_ws(t, len, (size_t)i);
-				if (i >= (long)len || t[i] != ',')
-					return -1;
-				i = scan_ws(t, len, (size_t)i + 1);
-			}
-			continue;
-		}
-		/* key up to next '.' or '[' */
-		size_t kl = strcspn(p, ".[");
-		if (t[i] != '{')
-			return -1;
-		i = scan_ws(t, len, (size_t)i + 1);
-		for (;;) {
-			if (i >= (long)len || t[i] != '"')
-				return -1;
-			long kend = skip_value(t, len, (size_t)i, 0);
-			if (kend < 0)
-				return -1;
-			int match = (size_t)(kend - i - 2) == kl &&
-				    memcmp(t + i + 1, p, kl) == 0;
-			i = scan_ws(t, len, (size_t)kend);
-			if (i >= (long)len || t[i] != ':')
-				return -1;
-			i = scan_ws(t, len, (size_t)i + 1);
-			if (match)
-				break;
-			i = skip_value(t, len, (size_t)i, 0);
-			if (i < 0)
-				return -1;
-			i = scan_ws(t, len, (size_t)i);
-			if (i >= (long)len || t[i] != ',')
-				return -1;
-			i = scan_ws(t, len, (size_t)i + 1);
-		}
-		p += kl;
-	}
-	return i;
+out:
+	free(locs);
+	free(which);
 }
 
 static void report(struct ctx *c, enum wb_severity sev, const char *path,
@@ -180,16 +113,27 @@ static void report(struct ctx *c, enum wb_severity sev, const char *path,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	int line = 0, col = 0;
-	if (path && c->text) {
-		long off = locate_path(c->text, c->len, path);
-		if (off >= 0)
-			offset_to_linecol(c->text, c->len, (size_t)off, &line,
-					  &col);
-	}
 	if (sev == WB_SEV_ERROR)
 		c->bad++;
-	wb_diag_add(c->d, sev, c->file, path, line, col, "%s", msg);
+	/* line and column: located all at once by locate_all() */
+	wb_diag_add(c->d, sev, c->file, path, 0, 0, "%s", msg);
+}
+
+/* Out of memory: reported (if the report itself can be stored) and the
+ * parse ends as WB_EIO, exit 4, not as an invalid scene. */
+static void oom(struct ctx *c, const char *path)
+{
+	c->oom = 1;
+	report(c, WB_SEV_ERROR, path, "out of memory");
+}
+
+/* strdup that records running out of memory. */
+static char *dup_str(struct ctx *c, const char *path, const char *s)
+{
+	char *r = strdup(s);
+	if (!r)
+		oom(c, path);
+	return r;
 }
 
 #define ERR(c, path, ...) report(c, WB_SEV_ERROR, path, __VA_ARGS__)
@@ -273,22 +217,52 @@ static int edit_distance(const char *a, const char *b)
 	return prev[lb];
 }
 
+/* Order of keys for finding duplicates: by name, then by position. */
+struct keyref {
+	const char *k;
+	int pos;
+};
+
+static int keyref_cmp(const void *a, const void *b)
+{
+	const struct keyref *x = a, *y = b;
+	int r = strcmp(x->k, y->k);
+	return r ? r : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
 /* Warn about keys of 'obj' that are not in the NULL-terminated list 'known',
- * and about duplicate keys. */
+ * and about duplicate keys (found by sorting: n log n, not n^2). More than
+ * WB_SCENE_MAX_KEYS keys is an error and nothing else is checked. */
 static void check_keys(struct ctx *c, const cJSON *obj, const char *path,
 		       const char *const *known)
 {
 	char p[PATHN];
-	for (const cJSON *it = obj ? obj->child : NULL; it; it = it->next) {
+	int n = 0;
+	for (const cJSON *it = obj ? obj->child : NULL; it; it = it->next)
+		n++;
+	if (n > WB_SCENE_MAX_KEYS) {
+		ERR(c, path && *path ? path : NULL,
+		    "expected at most %d keys in an object, found %d",
+		    WB_SCENE_MAX_KEYS, n);
+		return;
+	}
+	unsigned char dup[WB_SCENE_MAX_KEYS] = { 0 };
+	struct keyref refs[WB_SCENE_MAX_KEYS];
+	int m = 0;
+	for (const cJSON *it = obj ? obj->child : NULL; it; it = it->next, m++)
+		refs[m] = (struct keyref){ it->string ? it->string : "", m };
+	qsort(refs, (size_t)m, sizeof(refs[0]), keyref_cmp);
+	for (int i = 1; i < m; i++)
+		if (strcmp(refs[i].k, refs[i - 1].k) == 0)
+			dup[refs[i].pos] = 1;
+	int pos = 0;
+	for (const cJSON *it = obj ? obj->child : NULL; it; it = it->next, pos++) {
 		const char *k = it->string;
 		if (!k)
 			continue;
-		for (const cJSON *o = obj->child; o != it; o = o->next)
-			if (o->string && strcmp(o->string, k) == 0) {
-				report(c, WB_SEV_WARNING, pkey(p, sizeof(p), path, k),
-				       "duplicate key \"%s\": the last one is used", k);
-				break;
-			}
+		if (dup[pos])
+			report(c, WB_SEV_WARNING, pkey(p, sizeof(p), path, k),
+			       "duplicate key \"%s\": the last one is used", k);
 		int ok = 0;
 		for (int i = 0; known[i]; i++)
 			if (strcmp(known[i], k) == 0)
@@ -503,9 +477,14 @@ static int get_points(struct ctx *c, const cJSON *v, const char *path, int min,
 		ERR(c, path, "expected at least %d points, found %d", min, n);
 		return -1;
 	}
+	if (n > WB_SCENE_MAX_POINTS) {
+		ERR(c, path, "expected at most %d points, found %d",
+		    WB_SCENE_MAX_POINTS, n);
+		return -1;
+	}
 	poly->xy = calloc((size_t)n * 2, sizeof(double));
 	if (!poly->xy) {
-		ERR(c, path, "out of memory");
+		oom(c, path);
 		return -1;
 	}
 	int i = 0, bad = 0;
@@ -561,7 +540,7 @@ static int alloc_array(struct ctx *c, const cJSON *v, const char *path,
 	}
 	*out = calloc((size_t)n + 1, size);
 	if (!*out) {
-		ERR(c, path, "out of memory");
+		oom(c, path);
 		return -1;
 	}
 	return n;
@@ -595,8 +574,8 @@ static void parse_terrain(struct ctx *c, const cJSON *t, struct wb_scene *sc)
 	if (get_str(c, t, "terrain", "heightmap", REQ, &hm) > 0) {
 		if (!*hm)
 			ERR(c, "terrain.heightmap", "expected a file name, found \"\"");
-		else
-			td->heightmap = wb_path_join(sc->dir, hm);
+		else if (!(td->heightmap = wb_path_join(sc->dir, hm)))
+			oom(c, "terrain.heightmap");
 	}
 	int f = get_enum(c, t, "terrain", "format", OPT, fmts);
 	if (f >= 0)
@@ -746,10 +725,15 @@ static void parse_initial(struct ctx *c, const cJSON *w, struct wb_scene *sc)
 		return;
 	}
 	int n = cJSON_GetArraySize(areas);
+	if (n > WB_SCENE_MAX_POLYGONS) {
+		ERR(c, "initial_water.areas", "expected at most %d areas, found %d",
+		    WB_SCENE_MAX_POLYGONS, n);
+		return;
+	}
 	sc->init_areas = calloc((size_t)n + 1, sizeof(*sc->init_areas));
 	sc->init_area_levels = calloc((size_t)n + 1, sizeof(double));
 	if (!sc->init_areas || !sc->init_area_levels) {
-		ERR(c, "initial_water.areas", "out of memory");
+		oom(c, "initial_water.areas");
 		return;
 	}
 	sc->n_init_areas = n;
@@ -771,7 +755,7 @@ static void parse_materials(struct ctx *c, const cJSON *m, struct wb_scene *sc)
 	static const char *const kinds[] = { "river", "lake", "ocean", NULL };
 	void *items;
 	int n;
-	if (!m || (n = alloc_array(c, m, "materials", "materials", 255,
+	if (!m || (n = alloc_array(c, m, "materials", "materials", WB_SCENE_MAX_MATERIALS,
 				   sizeof(*sc->materials), &items)) < 0)
 		return;
 	sc->materials = items;
@@ -790,7 +774,7 @@ static void parse_materials(struct ctx *c, const cJSON *m, struct wb_scene *sc)
 			mt->id = (int)id;
 		const char *name;
 		if (get_str(c, it, p, "name", REQ, &name) > 0)
-			mt->name = strdup(name);
+			mt->name = dup_str(c, p, name);
 		int k = get_enum(c, it, p, "kind", REQ, kinds);
 		if (k >= 0)
 			mt->kind = (enum wb_material_kind)k;
@@ -862,7 +846,7 @@ static void parse_sources(struct ctx *c, const cJSON *s, struct wb_scene *sc)
 					     "rain", "sink", NULL };
 	void *items;
 	int n;
-	if (!s || (n = alloc_array(c, s, "sources", "sources", 254,
+	if (!s || (n = alloc_array(c, s, "sources", "sources", WB_SCENE_MAX_SOURCES,
 				   sizeof(*sc->sources), &items)) < 0)
 		return;
 	sc->sources = items;
@@ -878,7 +862,7 @@ static void parse_sources(struct ctx *c, const cJSON *s, struct wb_scene *sc)
 		int k = get_enum(c, it, p, "type", REQ, kinds);
 		const char *name;
 		if (get_str(c, it, p, "name", OPT, &name) > 0)
-			src->name = strdup(name);
+			src->name = dup_str(c, p, name);
 		if (k < 0) {
 			check_keys(c, it, p, wb_keys_source_any);
 			continue;
@@ -928,8 +912,14 @@ static void parse_sources(struct ctx *c, const cJSON *s, struct wb_scene *sc)
 					ERR(c, q, "expected an array of polygons, found %s", f);
 				} else {
 					int m = cJSON_GetArraySize(ex);
-					src->exclude = calloc((size_t)m + 1, sizeof(*src->exclude));
-					if (src->exclude) {
+					src->exclude = m > WB_SCENE_MAX_EXCLUDE ? NULL :
+						calloc((size_t)m + 1, sizeof(*src->exclude));
+					if (m > WB_SCENE_MAX_EXCLUDE)
+						ERR(c, q, "expected at most %d polygons, found %d",
+						    WB_SCENE_MAX_EXCLUDE, m);
+					else if (!src->exclude)
+						oom(c, q);
+					else {
 						src->n_exclude = m;
 						int j = 0;
 						for (const cJSON *e = ex->child; e; e = e->next, j++)
@@ -976,7 +966,7 @@ static void parse_blockers(struct ctx *c, const cJSON *b, struct wb_scene *sc)
 {
 	void *items;
 	int n;
-	if (!b || (n = alloc_array(c, b, "blockers", "blockers", 1 << 20,
+	if (!b || (n = alloc_array(c, b, "blockers", "blockers", WB_SCENE_MAX_POLYGONS,
 				   sizeof(*sc->blockers), &items)) < 0)
 		return;
 	sc->blockers = items;
@@ -991,7 +981,7 @@ static void parse_blockers(struct ctx *c, const cJSON *b, struct wb_scene *sc)
 		check_keys(c, it, p, wb_keys_blocker);
 		const char *name;
 		if (get_str(c, it, p, "name", OPT, &name) > 0)
-			bl->name = strdup(name);
+			bl->name = dup_str(c, p, name);
 		get_points_key(c, it, p, "polygon", REQ, 3, &bl->area);
 		int hb = get_num(c, it, p, "bottom", REQ, -1e6, 0, 1e6, &bl->bottom);
 		int ht = get_num(c, it, p, "top", REQ, -1e6, 0, 1e6, &bl->top);
@@ -1009,7 +999,7 @@ static void parse_modifiers(struct ctx *c, const cJSON *m, struct wb_scene *sc)
 	static const char *const falloffs[] = { "none", "linear", "smooth", NULL };
 	void *items;
 	int n;
-	if (!m || (n = alloc_array(c, m, "modifiers", "modifiers", 1 << 20,
+	if (!m || (n = alloc_array(c, m, "modifiers", "modifiers", WB_SCENE_MAX_POLYGONS,
 				   sizeof(*sc->modifiers), &items)) < 0)
 		return;
 	sc->modifiers = items;
@@ -1024,7 +1014,7 @@ static void parse_modifiers(struct ctx *c, const cJSON *m, struct wb_scene *sc)
 		check_keys(c, it, p, wb_keys_modifier);
 		const char *name;
 		if (get_str(c, it, p, "name", OPT, &name) > 0)
-			md->name = strdup(name);
+			md->name = dup_str(c, p, name);
 		int hp = get_points_key(c, it, p, "polygon", OPT, 3, &md->area);
 		int hc = get_point_key(c, it, p, "center", OPT, md->center);
 		if (hc > 0)
@@ -1238,13 +1228,20 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 			      const char *dir, struct wb_scene *sc,
 			      struct wb_diags *d)
 {
-	struct ctx c = { d, file, text, len, 0 };
+	struct ctx c = { d, file, text, len, 0, 0 };
+	int first = d->n;
 	memset(sc, 0, sizeof(*sc));
 	sc->file = strdup(file ? file : "<scene>");
 	sc->dir = strdup(dir ? dir : ".");
+	if (!sc->file || !sc->dir)
+		return wb_fail(d, WB_EIO, file, "out of memory");
 	wb_sha256(text, len, sc->scene_sha256);
 	sim_defaults(&sc->sim);
 
+	if (len > WB_SCENE_MAX_BYTES)
+		return wb_fail(d, WB_EINPUT, file,
+			       "too large: %zu bytes, more than the %zu-byte "
+			       "limit for a scene", len, WB_SCENE_MAX_BYTES);
 	if (len >= 3 && (unsigned char)text[0] == 0xEF &&
 	    (unsigned char)text[1] == 0xBB && (unsigned char)text[2] == 0xBF) {
 		text += 3; /* UTF-8 byte order mark */
@@ -1252,8 +1249,44 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 		c.text = text;
 		c.len = len;
 	}
+	/* What cJSON does not check: nesting, UTF-8, NUL escapes. */
+	struct wb_jscan_result js;
+	wb_jscan(text, len, WB_SCENE_MAX_DEPTH, WB_SCENE_MAX_VALUES, NULL, 0, &js);
+	if (js.status == WB_JSCAN_DEPTH || js.status == WB_JSCAN_COUNT ||
+	    js.status == WB_JSCAN_UTF8 ||
+	    js.status == WB_JSCAN_NUL || js.status == WB_JSCAN_ESCAPE) {
+		const char *what = js.in_key ? "a key" : "a string";
+		const char *path = js.path[0] ? js.path : NULL;
+		if (js.status == WB_JSCAN_DEPTH)
+			wb_diag_add(d, WB_SEV_ERROR, file, path, js.line, js.col,
+				    "arrays and objects nested more than %d deep",
+				    WB_SCENE_MAX_DEPTH);
+		else if (js.status == WB_JSCAN_COUNT)
+			wb_diag_add(d, WB_SEV_ERROR, file, path, js.line, js.col,
+				    "more than %d values (numbers, strings, arrays, objects) in the scene",
+				    WB_SCENE_MAX_VALUES);
+		else if (js.status == WB_JSCAN_UTF8)
+			wb_diag_add(d, WB_SEV_ERROR, file, path, js.line, js.col,
+				    "%s is not valid UTF-8 (byte 0x%02x)", what,
+				    js.byte);
+		else if (js.status == WB_JSCAN_NUL)
+			wb_diag_add(d, WB_SEV_ERROR, file, path, js.line, js.col,
+				    "%s holds \\u0000 (NUL), which is not allowed",
+				    what);
+		else
+			wb_diag_add(d, WB_SEV_ERROR, file, path, js.line, js.col,
+				    "%s holds a \\u escape without four hex digits",
+				    what);
+		return WB_EINPUT;
+	}
 	const char *end = NULL;
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root && js.status == WB_JSCAN_OK)
+		/* the text is valid JSON (wb_jscan follows cJSON's grammar):
+		 * cJSON can only have failed to allocate */
+		return wb_fail(d, WB_EIO, file,
+			       "out of memory parsing the scene (%zu bytes)",
+			       len);
 	size_t off = end && end >= text ? (size_t)(end - text) : 0;
 	if (off > len)
 		off = len;
@@ -1307,7 +1340,7 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 			    "expected a file-name-safe name (letters, digits, '-', '_', '.', at most 100, not starting with '.'), found \"%.60s\"",
 			    name);
 		else
-			sc->name = strdup(name);
+			sc->name = dup_str(&c, "name", name);
 	}
 	long version = 1;
 	if (get_int(&c, root, "", "version", OPT, 1, 1000, &version) > 0 &&
@@ -1332,7 +1365,8 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 	parse_output(&c, member(root, "output"), sc);
 	check_scene(&c, sc);
 	cJSON_Delete(root);
-	return c.bad ? WB_EINPUT : WB_OK;
+	locate_all(text, len, file, d, first);
+	return c.oom ? WB_EIO : c.bad ? WB_EINPUT : WB_OK;
 }
 
 enum wb_status wb_scene_load(const char *path, struct wb_scene *sc,
@@ -1341,10 +1375,15 @@ enum wb_status wb_scene_load(const char *path, struct wb_scene *sc,
 	unsigned char *text;
 	size_t len;
 	memset(sc, 0, sizeof(*sc));
-	enum wb_status st = wb_read_file(path, &text, &len, d);
+	enum wb_status st = wb_read_file_max(path, WB_SCENE_MAX_BYTES,
+					     "a scene", &text, &len, d);
 	if (st != WB_OK)
 		return st;
 	char *dir = dirname_of(path);
+	if (!dir) {
+		free(text);
+		return wb_fail(d, WB_EIO, path, "out of memory");
+	}
 	st = wb_scene_parse((const char *)text, len, path, dir, sc, d);
 	free(dir);
 	free(text);
@@ -1354,16 +1393,12 @@ enum wb_status wb_scene_load(const char *path, struct wb_scene *sc,
 void wb_scene_locate(const char *text, size_t len, const char *file,
 		     struct wb_diags *d, int from)
 {
-	for (int i = from; i < d->n; i++) {
-		struct wb_diag *g = &d->v[i];
-		if (!g->path || g->line || !g->file || !file ||
-		    strcmp(g->file, file) != 0)
-			continue;
-		long off = locate_path(text, len, g->path);
-		if (off >= 0)
-			offset_to_linecol(text, len, (size_t)off, &g->line,
-					  &g->col);
+	if (len >= 3 && (unsigned char)text[0] == 0xEF &&
+	    (unsigned char)text[1] == 0xBB && (unsigned char)text[2] == 0xBF) {
+		text += 3; /* as wb_scene_parse: columns count after the BOM */
+		len -= 3;
 	}
+	locate_all(text, len, file, d, from);
 }
 
 static void poly_free(struct wb_polygon *p)

@@ -8,6 +8,21 @@
 #ifndef WB_SCENE_KEYS_H
 #define WB_SCENE_KEYS_H
 
+/*
+ * Limits of a scene (README "Limits", schemas/scene.schema.json). Past any
+ * of them the scene is invalid (exit 2), with an error naming the file, the
+ * JSON path and the limit; nothing is read or allocated beyond them.
+ */
+#define WB_SCENE_MAX_BYTES ((size_t)16 << 20) /* scene file: 16 MiB */
+#define WB_SCENE_MAX_DEPTH 32      /* nested arrays and objects */
+#define WB_SCENE_MAX_VALUES 1000000 /* JSON values: ~70 MB of cJSON nodes */
+#define WB_SCENE_MAX_KEYS 1000     /* keys in one object */
+#define WB_SCENE_MAX_POINTS 100000 /* points of one polygon or path */
+#define WB_SCENE_MAX_POLYGONS 10000 /* blockers, modifiers, initial areas */
+#define WB_SCENE_MAX_EXCLUDE 1000  /* exclusion polygons of one ocean */
+#define WB_SCENE_MAX_SOURCES 254   /* the body layer is 8-bit */
+#define WB_SCENE_MAX_MATERIALS 255 /* ids 1..255 */
+
 static const char *const wb_keys_root[] = {
 	"name", "version", "origin", "terrain", "boundaries", "initial_water",
 	"materials", "sources", "blockers", "modifiers", "simulation", "output",

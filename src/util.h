@@ -30,9 +30,29 @@ void wb_atomic_abort(struct wb_atomic *a);
 enum wb_status wb_write_file_atomic(const char *path, const void *data,
 				    size_t len, struct wb_diags *d);
 
-/* Read a whole file into a malloc'd buffer (caller frees). A terminating
- * NUL is appended (not counted in *len). WB_EINPUT when missing/unreadable
- * (the error names the file), WB_EIO on allocation failure. */
+/* Input files. Only regular files are read: a FIFO, device, socket or
+ * directory is WB_EINPUT ("cannot read: expected a regular file, found a
+ * FIFO (named pipe)"), found without blocking. Reads are bounded by the
+ * size fstat reported and by 'max'; a file that grows while it is read is
+ * an error. Out of memory is WB_EIO.
+ *
+ * wb_input_open() opens 'path' (O_CLOEXEC) and gives its size; the caller
+ * closes *fd. wb_input_read() reads the whole of it into a malloc'd buffer
+ * (caller frees) with a NUL appended (not counted in *len); a file larger
+ * than 'max' is WB_EINPUT "too large: N bytes, more than the M-byte limit
+ * for <what>" and nothing is read. */
+enum wb_status wb_input_open(const char *path, int *fd, size_t *size,
+			     struct wb_diags *d);
+enum wb_status wb_input_read(int fd, const char *path, size_t size,
+			     size_t max, const char *what,
+			     unsigned char **data, size_t *len,
+			     struct wb_diags *d);
+/* Both in one call. */
+enum wb_status wb_read_file_max(const char *path, size_t max,
+				const char *what, unsigned char **data,
+				size_t *len, struct wb_diags *d);
+/* Same with no cap beyond the file's own size. WB_EINPUT when missing,
+ * unreadable or not a regular file (the error names the file). */
 enum wb_status wb_read_file(const char *path, unsigned char **data,
 			    size_t *len, struct wb_diags *d);
 
