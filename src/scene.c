@@ -11,6 +11,16 @@
  * what was expected, and the line of the offending value when it can be
  * located. Validation goes on after an error so that one run reports every
  * problem. Unknown keys are warnings that name the closest known key.
+ *
+ * The text is hostile until checked (limits in scene_keys.h): before cJSON
+ * sees it, one pass of wb_jscan (jscan.c) refuses nesting past
+ * WB_SCENE_MAX_DEPTH, more than WB_SCENE_MAX_VALUES values, invalid UTF-8
+ * and "\u0000" (which cJSON would silently cut strings at), naming the
+ * JSON path. Because wb_jscan accepts exactly cJSON's grammar, a cJSON
+ * failure on text it accepted is out of memory: WB_EIO, exit 4, not a
+ * syntax error. Positions of the semantic diagnostics are found together in
+ * one more pass at the end (locate_all), and duplicate keys by sorting, so
+ * that no number of problems makes the parse quadratic.
  */
 #include <ctype.h>
 #include <limits.h>
@@ -31,8 +41,6 @@
 struct ctx {
 	struct wb_diags *d;
 	const char *file;
-	const char *text;
-	size_t len;
 	int bad; /* errors found */
 	int oom; /* out of memory: the result is WB_EIO */
 };
@@ -271,14 +279,20 @@ static void check_keys(struct ctx *c, const cJSON *obj, const char *path,
 			continue; /* "$schema", "_comment" and friends */
 		const char *best = NULL;
 		int bd = 99;
+		size_t kl = strlen(k);
 		for (int i = 0; known[i]; i++) {
+			/* the distance is at least the difference in length:
+			 * skip keys that cannot be close enough to suggest */
+			size_t ol = strlen(known[i]);
+			if ((kl > ol ? kl - ol : ol - kl) > 1 + kl / 3)
+				continue;
 			int e = edit_distance(k, known[i]);
 			if (e < bd) {
 				bd = e;
 				best = known[i];
 			}
 		}
-		if (best && bd <= 1 + (int)strlen(k) / 3)
+		if (best && bd <= 1 + (int)kl / 3)
 			report(c, WB_SEV_WARNING, pkey(p, sizeof(p), path, k),
 			       "unknown key \"%s\" ignored; did you mean \"%s\"?",
 			       k, best);
@@ -1228,7 +1242,7 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 			      const char *dir, struct wb_scene *sc,
 			      struct wb_diags *d)
 {
-	struct ctx c = { d, file, text, len, 0, 0 };
+	struct ctx c = { d, file, 0, 0 };
 	int first = d->n;
 	memset(sc, 0, sizeof(*sc));
 	sc->file = strdup(file ? file : "<scene>");
@@ -1246,8 +1260,6 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 	    (unsigned char)text[1] == 0xBB && (unsigned char)text[2] == 0xBF) {
 		text += 3; /* UTF-8 byte order mark */
 		len -= 3;
-		c.text = text;
-		c.len = len;
 	}
 	/* What cJSON does not check: nesting, UTF-8, NUL escapes. */
 	struct wb_jscan_result js;

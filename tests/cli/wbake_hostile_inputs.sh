@@ -141,7 +141,7 @@ no_raw_esc
 awk 'BEGIN { printf "{\"name\": \"x\", \"terrain\": {\"heightmap\": \"h.r16\", \"size\": [4, 5]}, \"initial_water\": {\"level\": 1}, \"_c\": [0";
 	for (i = 0; i < 990000; i++) printf ",0"; print "]}" }' > "$T/oom.json"
 run 0 $W "$T/oom.json" --check
-if (ulimit -v 50000 && $W --version) >/dev/null 2>&1; then
+if sh -c 'ulimit -v 50000; exec "$0" --version' "$W" >/dev/null 2>&1; then
 	run 4 sh -c "ulimit -v 50000; exec $W '$T/oom.json' --check"
 	expect_err "$T/oom.json: error: out of memory parsing the scene ($(wc -c < "$T/oom.json") bytes)"
 else
