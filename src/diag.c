@@ -41,6 +41,10 @@ static char *dup_or_null(const char *s)
 static void diag_addv(struct wb_diags *d, enum wb_severity sev,
 		      const char *file, const char *path, int line, int col,
 		      const char *fmt, va_list ap)
+	__attribute__((format(printf, 7, 0)));
+static void diag_addv(struct wb_diags *d, enum wb_severity sev,
+		      const char *file, const char *path, int line, int col,
+		      const char *fmt, va_list ap)
 {
 	if (sev == WB_SEV_ERROR)
 		d->errors++;
