@@ -188,12 +188,26 @@ static const char *kind_of(const cJSON *v)
 	return "an invalid value";
 }
 
+/* Precision for printing at most max bytes of the (valid UTF-8) string s
+ * without cutting a character in two. */
+static int cut(const char *s, int max)
+{
+	int n = 0;
+	while (n < max && s[n])
+		n++;
+	if (n == max && s[n])
+		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+			n--; /* s[n] continues a character: end before it */
+	return n;
+}
+
 static void found(const cJSON *v, char *buf, size_t n)
 {
 	if (cJSON_IsNumber(v))
 		snprintf(buf, n, "%g", v->valuedouble);
 	else if (cJSON_IsString(v))
-		snprintf(buf, n, "\"%.60s\"", v->valuestring);
+		snprintf(buf, n, "\"%.*s\"", cut(v->valuestring, 60),
+			 v->valuestring);
 	else
 		snprintf(buf, n, "%s", kind_of(v));
 }
@@ -433,8 +447,8 @@ static int get_enum(struct ctx *c, const cJSON *obj, const char *parent,
 		strncat(list, words[i], sizeof(list) - strlen(list) - 1);
 		strncat(list, "\"", sizeof(list) - strlen(list) - 1);
 	}
-	ERR(c, pkey(p, sizeof(p), parent, key), "expected one of %s, found \"%.60s\"",
-	    list, s);
+	ERR(c, pkey(p, sizeof(p), parent, key), "expected one of %s, found \"%.*s\"",
+	    list, cut(s, 60), s);
 	return -1;
 }
 
@@ -661,8 +675,8 @@ static void parse_edges(struct ctx *c, const cJSON *b, struct wb_scene *sc)
 			    k == WB_EDGE_PERIODIC)
 				ed->kind = (enum wb_edge_kind)k;
 			else
-				ERR(c, p, "expected \"wall\", \"open\", \"periodic\" or an object {\"type\": ...}, found \"%.40s\"",
-				    e->valuestring);
+				ERR(c, p, "expected \"wall\", \"open\", \"periodic\" or an object {\"type\": ...}, found \"%.*s\"",
+				    cut(e->valuestring, 40), e->valuestring);
 			continue;
 		}
 		if (!expect_object(c, e, p))
@@ -719,8 +733,8 @@ static void parse_initial(struct ctx *c, const cJSON *w, struct wb_scene *sc)
 		return;
 	if (cJSON_IsString(w)) {
 		if (strcmp(w->valuestring, "dry") != 0)
-			ERR(c, "initial_water", "expected \"dry\" or an object, found \"%.40s\"",
-			    w->valuestring);
+			ERR(c, "initial_water", "expected \"dry\" or an object, found \"%.*s\"",
+			    cut(w->valuestring, 40), w->valuestring);
 		return;
 	}
 	if (!expect_object(c, w, "initial_water"))
@@ -1349,8 +1363,8 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 				okname = 0;
 		if (!okname || name[0] == '.')
 			ERR(&c, "name",
-			    "expected a file-name-safe name (letters, digits, '-', '_', '.', at most 100, not starting with '.'), found \"%.60s\"",
-			    name);
+			    "expected a file-name-safe name (letters, digits, '-', '_', '.', at most 100, not starting with '.'), found \"%.*s\"",
+			    cut(name, 60), name);
 		else
 			sc->name = dup_str(&c, "name", name);
 	}

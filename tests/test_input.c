@@ -444,6 +444,13 @@ static void test_scene_strings(void **state)
 		   WB_EINPUT, "s.json:1:13: error: name: a string holds \\u0000 (NUL), which is not allowed");
 	expect_one(HEAD "\"sources\": [{\"type\": \"rain\", \"rate\": 1, \"material\": \"\\u001b[2J\"}]}",
 		   WB_EINPUT, "s.json:2:53: error: sources[0].material: no material \"\\x1b[2J\"; expected the name or id of one of \"materials\" (none defined)");
+	/* a long string is cut before a character, not inside one */
+	char text[512], line[512], a59[60];
+	memset(a59, 'a', 59);
+	a59[59] = 0;
+	snprintf(text, sizeof(text), HEAD "\"sources\": [{\"type\": \"rain\", \"rate\": 1, \"material\": \"%s\xc3\xa9tc\"}]}", a59);
+	snprintf(line, sizeof(line), "s.json:2:53: error: sources[0].material: no material \"%s\"; expected the name or id of one of \"materials\" (none defined)", a59);
+	expect_one(text, WB_EINPUT, line);
 	expect_one("{\"name\": \"../up\", \"terrain\": {\"heightmap\": \"t.png\"}}",
 		   WB_EINPUT, "s.json:1:10: error: name: expected a file-name-safe name (letters, digits, '-', '_', '.', at most 100, not starting with '.'), found \"../up\"");
 	expect_one("{\"name\": \"a/b\", \"terrain\": {\"heightmap\": \"t.png\"}}",
