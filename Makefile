@@ -151,7 +151,7 @@ bench: test-deps
 	$(Q)for b in $(BENCHES); do $$b || exit 1; done
 
 bake: all
-	$(BIN)/wbake samples/river/scene.json -o out/river
+	$(BIN)/wbake samples/river/scene.json -o out/river --report
 
 clean:
 	rm -rf build bin out tests/tmp
