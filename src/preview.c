@@ -894,17 +894,12 @@ static enum wb_status pv_render(const struct pv *p, enum preview_kind k,
 	snprintf(t, sizeof t, "%.60s - %s", p->in->scene && *p->in->scene ?
 		 p->in->scene : "(unnamed scene)", kind_title[k]);
 	text(&c, MARGIN, 14, 3, t, ink);
-	snprintf(t, sizeof t, "%d x %d px at %g m/px, %g x %g m", p->in->m->nx,
-		 p->in->m->ny, p->in->m->dx, p->in->m->nx * p->in->m->dx,
-		 p->in->m->ny * p->in->m->dx);
-	text(&c, cw - MARGIN - text_w(t, 2), 20, 2, t, grey);
-
 	/* footer: legend left, scale and north right */
 	int fy = HEAD + p->H + 14, xr = cw - MARGIN;
 	static const char *const leg[PREVIEW_COUNT] = {
 		"depth below the surface", "surface elevation",
 		"speed; arrows: direction, length ~ speed", "material id and name",
-		"+ in water, - on land; lines every quarter",
+		"+ in water, - on land",
 		"foam density (0 none, 1 full)"
 	};
 	text(&c, MARGIN, fy, 2, leg[k], ink);
@@ -914,7 +909,7 @@ static enum wb_status pv_render(const struct pv *p, enum preview_kind k,
 		static const char *const unit[PREVIEW_COUNT] = {
 			"m", "m", "m/s", "", "m", ""
 		};
-		int right = colour_bar(p, k, &c, MARGIN, fy + 24, lo, hi, step, unit[k]);
+		int right = colour_bar(p, k, &c, MARGIN + 24, fy + 24, lo, hi, step, unit[k]);
 		if (k == PREVIEW_FLOW) {
 			int step_px = (p->W > p->H ? p->W : p->H) / 40;
 			step_px = step_px < 18 ? 18 : step_px;
@@ -936,7 +931,14 @@ static enum wb_status pv_render(const struct pv *p, enum preview_kind k,
 	} else {
 		snprintf(t, sizeof t, "no terrain given: water on grey");
 	}
-	text(&c, MARGIN, fy + 76, 2, t, grey);
+	if (k == PREVIEW_DISTANCE) {
+		size_t o = strlen(t);
+		snprintf(t + o, sizeof t - o, "; distance lines every %g m", hi / 4);
+	}
+	text(&c, MARGIN, fy + 78, 2, t, grey);
+	snprintf(t, sizeof t, "%d x %d px, %g m/px", p->in->m->nx, p->in->m->ny,
+		 p->in->m->dx);
+	text(&c, xr - text_w(t, 2), fy + 78, 2, t, grey);
 	scale_bar(p, &c, xr - 60, fy + 30);
 	north_arrow(&c, xr - 14, fy + 4);
 	img->w = cw;
