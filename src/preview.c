@@ -695,6 +695,14 @@ static void arrow(struct canvas *c, double cx, double cy, double ux, double uy,
 	}
 }
 
+/* Arrow lattice step in output pixels: about 32 arrows along the longer
+ * side, at least 20 pixels apart. */
+static int arrow_step(const struct pv *p)
+{
+	int step = (p->W > p->H ? p->W : p->H) / 32;
+	return step < 20 ? 20 : step;
+}
+
 /* The map area at (ox, oy). */
 static void draw_map(const struct pv *p, enum preview_kind k, struct canvas *c,
 		     int ox, int oy, double lo, double hi)
@@ -731,10 +739,9 @@ static void draw_map(const struct pv *p, enum preview_kind k, struct canvas *c,
 		}
 	if (k != PREVIEW_FLOW)
 		return;
-	/* arrows on a lattice about 40 to the longer side, at least 18
-	   pixels apart; length 0.9 lattice step at the top of the bar */
-	int step = (p->W > p->H ? p->W : p->H) / 40;
-	step = step < 18 ? 18 : step;
+	/* arrows on a lattice of about 32 along the longer side; length 0.9
+	   lattice step at the top of the colour bar */
+	int step = arrow_step(p);
 	for (int y = step / 2; y < p->H; y += step)
 		for (int x = step / 2; x < p->W; x += step) {
 			size_t q = (size_t)(y / sc) * m->nx + x / sc;
@@ -911,9 +918,7 @@ static enum wb_status pv_render(const struct pv *p, enum preview_kind k,
 		};
 		int right = colour_bar(p, k, &c, MARGIN + 24, fy + 24, lo, hi, step, unit[k]);
 		if (k == PREVIEW_FLOW) {
-			int step_px = (p->W > p->H ? p->W : p->H) / 40;
-			step_px = step_px < 18 ? 18 : step_px;
-			double len = 0.9 * step_px * 0.5;
+			double len = 0.9 * arrow_step(p) * 0.5;
 			arrow(&c, right + 16 + len / 2, fy + 33, 1, 0, len);
 			char lab[64];
 			fmt_value(lab, sizeof lab, hi / 2, decimals(step) + 1);

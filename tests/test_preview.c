@@ -233,15 +233,15 @@ static void test_flow_arrows(void **state)
 	preview_canvas_size(128, 128, &cw, &ch);
 	render(&in, PREVIEW_FLOW, &img);
 	long moving = arrow_pixels(&img, ch);
-	/* 40 x 40 arrows of about 0.9 * 25 pixels */
-	assert_true(moving > 40 * 40 * 15);
-	/* they point east: the head's strokes (about 4.6 pixels off the
+	/* 32 x 32 arrows of about 0.9 * 32 pixels */
+	assert_true(moving > 32 * 32 * 20);
+	/* they point east: the head's strokes (about 6 pixels off the
 	   shaft) lie east of an arrow's centre, none west of it. Lattice step
-	   1024 / 40 = 25, centres at 12 + 25 k, map at (16, 52). */
-	int cx = 16 + 12 + 25 * 5, cy = 52 + 12 + 25 * 5;
+	   1024 / 32 = 32, centres at 16 + 32 k, map at (16, 52). */
+	int cx = 16 + 16 + 32 * 5, cy = 52 + 16 + 32 * 5;
 	long east = 0, west = 0;
 	for (int dy = 3; dy <= 6; dy++)
-		for (int dx = 1; dx <= 12; dx++)
+		for (int dx = 1; dx <= 15; dx++)
 			for (int sgn = -1; sgn <= 1; sgn += 2) {
 				const uint8_t *e = img.rgb + 3 * ((size_t)(cy + sgn * dy) * img.w + cx + dx);
 				const uint8_t *q = img.rgb + 3 * ((size_t)(cy + sgn * dy) * img.w + cx - dx);
