@@ -934,7 +934,7 @@ static enum wb_status pv_render(const struct pv *p, enum preview_kind k,
 		fmt_value(e, sizeof e, p->zhi, 1);
 		snprintf(t, sizeof t, "terrain %s..%s m, contours every %s m", b, e, a);
 	} else {
-		snprintf(t, sizeof t, "no terrain given: water on grey");
+		snprintf(t, sizeof t, "no terrain here (wpreview --scene draws it)");
 	}
 	if (k == PREVIEW_DISTANCE) {
 		size_t o = strlen(t);

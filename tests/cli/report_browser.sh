@@ -30,6 +30,14 @@ check "report identical for equal bakes" cmp -s "$T/o/report.html" "$T/o2/report
 for p in depth height flow material distance foam; do
 	check "preview $p identical" cmp -s "$T/o/preview/$p.png" "$T/o2/preview/$p.png"
 done
+# wpreview draws the same pictures from the pack: with --scene over the
+# terrain (and depth.png), without it on grey and without depth
+run 0 $BIN/wpreview "$T/o/river.wtp" -o "$T/wp" --scene "$T/s/scene.json"
+check "wpreview --scene writes depth.png" test -s "$T/wp/depth.png"
+check "wpreview writes flow.png" test -s "$T/wp/flow.png"
+run 0 $BIN/wpreview "$T/o/river.wtp" -o "$T/wp2"
+check "wpreview without a scene: no depth.png" test ! -e "$T/wp2/depth.png"
+check "wpreview without a scene: material.png" test -s "$T/wp2/material.png"
 check "no absolute path in the report" sh -c "! grep -qF '$ABS' '$T/o/report.html'"
 check "no script in the report" sh -c "! grep -qi '<script' '$T/o/report.html'"
 
