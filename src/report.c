@@ -644,7 +644,7 @@ static const char css[] =
 	"ul.diags li{font-family:ui-monospace,monospace;font-size:13px;margin:2px 0}\n"
 	"ul.diags li.warn::marker{color:#a4460c}\n"
 	"svg.plot{background:#fff;border:1px solid #ddd;font:12px sans-serif;max-width:100%;height:auto}\n"
-	".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:14px}\n"
+	".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(290px,1fr));gap:14px}\n"
 	"figure{margin:0;background:#fff;border:1px solid #ddd;padding:6px}\n"
 	"figure img{width:100%;height:auto;display:block;cursor:zoom-in}\n"
 	"figcaption{font-size:13px;color:#555;padding-top:4px}\n"
