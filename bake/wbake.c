@@ -478,6 +478,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "wrote %s (%lld bytes; pages: %ld data, %ld flat, %ld empty) and %s\n",
 			sum.pack_path, sum.pack_bytes, sum.pages_data,
 			sum.pages_flat, sum.pages_empty, sum.manifest_path);
+	if (!st && o.report && !o.quiet)
+		fprintf(stderr, "report: %s/report.html\n", o.out);
 
 done:
 	if (o.json)
