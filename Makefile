@@ -2,7 +2,7 @@
 #   make              build the library and every program into bin/
 #   make test         install missing packages, build, run every test
 #   make bench        run the benchmarks ('bench <name> <value> <unit>' lines)
-#   make bake         bake samples/river into out/river
+#   make bake         bake samples/river into out/river (with report.html)
 #   make fuzz         build libFuzzer targets (clang) into build/fuzz/
 #   make SAN=1 test   the same with ASan/UBSan (objects in build/san/); the
 #                     long solver runs are shortened (WB_TEST_QUICK=1)
@@ -151,7 +151,7 @@ bench: test-deps
 	$(Q)for b in $(BENCHES); do $$b || exit 1; done
 
 bake: all
-	$(BIN)/wbake samples/river/scene.json -o out/river
+	$(BIN)/wbake samples/river/scene.json -o out/river --report
 
 clean:
 	rm -rf build bin out tests/tmp

@@ -22,6 +22,7 @@
 #endif
 #include "bake.h"
 #include "output.h"
+#include "report.h"
 #include "util.h"
 #include "wbake.h"
 
@@ -42,6 +43,7 @@ static const char usage_text[] =
 	"  --dump-fields        also write OUTDIR/fields/*.pfm at solver resolution\n"
 	"  --preview            also write OUTDIR/preview/*.png pictures\n"
 	"  --pages png          also write every page as PNG under OUTDIR/pages/\n"
+	"  --report             also write OUTDIR/report.html (with the previews)\n"
 	"  --quiet              no progress output\n"
 	"  --json               print a JSON summary on stdout\n"
 	"  -h, --help           show this help\n"
@@ -53,7 +55,7 @@ static const char usage_text[] =
 struct opts {
 	const char *scene;
 	const char *out;
-	int check, dump, preview, pages_png, quiet, json;
+	int check, dump, preview, pages_png, quiet, json, report;
 	int solver;  /* -1 = scene's */
 	int opencl, cl_device, list_devices;
 	int threads;
@@ -141,6 +143,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->dump = 1;
 		} else if (!strcmp(a, "--preview")) {
 			o->preview = 1;
+		} else if (!strcmp(a, "--report")) {
+			o->report = 1;
 		} else if (!strcmp(a, "--pages")) {
 			NEED_VAL();
 			if (strcmp(val, "png"))
@@ -460,16 +464,35 @@ int main(int argc, char **argv)
 		oo.outdir = o.out;
 		oo.threads = o.threads;
 		oo.pages_png = o.pages_png;
-		oo.preview = o.preview;
+		oo.preview = o.preview || o.report;
 		oo.solver_name = sc->sim.solver == WB_SOLVER_SWE ? "swe" : "lbm";
 		oo.heightmap_sha256 = b.hm.sha256;
 		st = wb_output_write(sc, r, &b.st, rep, &oo, &sum, &d);
+	}
+	if (!st && o.report) {
+		struct report_in ri = { 0 };
+		ri.sc = sc;
+		ri.r = r;
+		ri.st = &b.st;
+		ri.rep = rep;
+		ri.solver = sc->sim.solver == WB_SOLVER_SWE ? "swe" : "lbm";
+		ri.device = o.opencl ? "opencl" : "cpu";
+		ri.steps_forced = o.steps;
+		ri.res_step = b.hist.step;
+		ri.res_value = b.hist.value;
+		ri.n_res = b.hist.n;
+		ri.diags = &d;
+		ri.outdir = o.out;
+		ri.pack_path = sum.pack_path;
+		st = report_write(&ri, &d);
 	}
 	print_diags(&d, first, o.quiet);
 	if (!st && !o.quiet)
 		fprintf(stderr, "wrote %s (%lld bytes; pages: %ld data, %ld flat, %ld empty) and %s\n",
 			sum.pack_path, sum.pack_bytes, sum.pages_data,
 			sum.pages_flat, sum.pages_empty, sum.manifest_path);
+	if (!st && o.report && !o.quiet)
+		fprintf(stderr, "report: %s/report.html\n", o.out);
 
 done:
 	if (o.json)

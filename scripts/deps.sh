@@ -5,7 +5,7 @@
 set -eu
 
 pkgs_build="libpng-dev zlib1g-dev libcjson-dev libstb-dev"
-pkgs_test="libcmocka-dev"
+pkgs_test="libcmocka-dev chromium"
 pkgs_opencl="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"
 pkgs_fuzz="clang libclang-rt-14-dev"
 

@@ -19,8 +19,6 @@
 #include "preview.h"
 #include "util.h"
 
-#define PREVIEW_MAX_SIDE 2048
-
 static enum wb_status join(char *dst, size_t n, const char *dir,
 			   const char *name, struct wb_diags *d)
 {
@@ -37,28 +35,24 @@ static enum wb_status join(char *dst, size_t n, const char *dir,
 	return WB_OK;
 }
 
-static enum wb_status write_previews(const struct wb_maps *lod0, double dmax,
-				     const char *outdir, int threads,
-				     struct wb_diags *d)
+/* Previews of LOD0 over the terrain (preview.c pools large maps itself,
+ * keeping thin water visible). */
+static enum wb_status write_previews(const struct wb_maps *lod0,
+				     const struct wb_scene *sc,
+				     const struct wb_raster *r,
+				     const char *outdir, struct wb_diags *d)
 {
-	struct wb_maps a = { 0 }, b;
-	const struct wb_maps *m = lod0;
-	enum wb_status s = WB_OK;
-	while (m->nx > PREVIEW_MAX_SIDE || m->ny > PREVIEW_MAX_SIDE) {
-		s = maps_downsample(m, threads, &b, d);
-		maps_free(&a);
-		if (s != WB_OK)
-			return s;
-		a = b;
-		m = &a;
-	}
+	struct preview_in pi = { 0 };
+	pi.m = lod0;
+	pi.terrain = r->nx == lod0->nx && r->ny == lod0->ny ? r->z : NULL;
+	pi.scene = sc->name;
+	pi.materials = sc->materials;
+	pi.n_materials = sc->n_materials;
+	pi.distance_max = sc->output.distance_max;
 	char *dir = wb_path_join(outdir, "preview");
-	if (!dir)
-		s = wb_fail(d, WB_EIO, outdir, "out of memory");
-	else
-		s = preview_write(m, dmax, dir, d);
+	enum wb_status s = dir ? preview_write(&pi, dir, d)
+			       : wb_fail(d, WB_EIO, outdir, "out of memory");
 	free(dir);
-	maps_free(&a);
 	return s;
 }
 
@@ -141,8 +135,7 @@ enum wb_status wb_output_write(const struct wb_scene *sc,
 	packbuf = NULL;
 
 	if (o->preview) {
-		s = write_previews(&m, sc->output.distance_max, o->outdir,
-				   threads, d);
+		s = write_previews(&m, sc, r, o->outdir, d);
 		if (s != WB_OK)
 			goto out;
 	}

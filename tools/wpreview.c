@@ -1,14 +1,18 @@
 /*
  * wpreview - preview pictures from a tile pack.
  *
- *   wpreview PACK.wtp -o DIR [--lod L]
+ *   wpreview PACK.wtp -o DIR [--lod L] [--scene SCENE.json]
  *
  * Reads the pack with the engines' reader (include/wtp.h), reassembles one
  * LOD from its pages (EMPTY pages dry, FLAT pages from their VAT value,
  * DATA pages decoded), and writes DIR/height.png, flow.png, material.png,
  * distance.png (and foam.png when the pack has foam) as described in
- * src/preview.h. Default LOD: the finest whose sides are at most 2048
- * pixels. Exit codes as wbake: 0 ok, 1 usage, 2 bad pack, 4 I/O error.
+ * src/preview.h. The pack holds no terrain: with --scene, the scene's
+ * heightmap (averaged down to the LOD) gives the shaded relief and
+ * depth.png; without it the water is drawn on grey. Scene name and
+ * material names come from the pack. Default LOD: the finest whose sides
+ * are at most 2048 pixels. Exit codes as wbake: 0 ok, 1 usage, 2 bad pack
+ * or scene, 4 I/O error.
  */
 /* the reader's implementation is compiled into the library (pack.c) */
 #include "wtp.h"
@@ -18,15 +22,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bake.h"
 #include "maps.h"
 #include "preview.h"
 #include "util.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: wpreview PACK.wtp -o DIR [--lod L]\n"
+	fprintf(f, "usage: wpreview PACK.wtp -o DIR [--lod L] [--scene SCENE.json]\n"
 		   "  writes DIR/height.png flow.png material.png distance.png"
-		   " [foam.png]\n");
+		   " [foam.png]\n"
+		   "  --scene: draw over the scene's terrain, and write depth.png\n");
 }
 
 static void print_diags(const struct wb_diags *d)
@@ -130,9 +136,49 @@ bad:
 	return 2;
 }
 
+/* The scene's terrain averaged down to the LOD's nx x ny pixels of
+ * f x f cells; NULL out of memory. */
+static float *terrain_at(const struct wb_raster *r, int nx, int ny, int f)
+{
+	float *t = malloc((size_t)nx * ny * sizeof(float));
+	for (int j = 0; t && j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			double s = 0;
+			int n = 0;
+			for (int y = j * f; y < (j + 1) * f && y < r->ny; y++)
+				for (int x = i * f; x < (i + 1) * f && x < r->nx; x++) {
+					s += r->z[(size_t)y * r->nx + x];
+					n++;
+				}
+			t[(size_t)j * nx + i] = n ? (float)(s / n) : 0.0f;
+		}
+	return t;
+}
+
+/* Materials of the pack as scene materials (names point into the pack
+ * buffer's copies in names[]). */
+static int pack_materials(wtp_pack *p, struct wb_material *mt,
+			  char names[][64], int max)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < wtp_material_count(p) && n < max; i++) {
+		wtp_material w;
+		if (wtp_material_get(p, i, &w) != WTP_OK)
+			continue;
+		memset(&mt[n], 0, sizeof mt[n]);
+		mt[n].id = (int)w.id;
+		mt[n].kind = (enum wb_material_kind)(w.kind <= 2 ? w.kind : 0);
+		snprintf(names[n], 64, "%.*s", (int)(w.name_len < 63 ? w.name_len : 63),
+			 w.name ? w.name : "");
+		mt[n].name = names[n];
+		n++;
+	}
+	return n;
+}
+
 int main(int argc, char **argv)
 {
-	const char *pack = NULL, *out = NULL;
+	const char *pack = NULL, *out = NULL, *scene = NULL;
 	long lod = -1;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -140,6 +186,8 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			out = argv[++i];
+		} else if (!strcmp(argv[i], "--scene") && i + 1 < argc) {
+			scene = argv[++i];
 		} else if (!strcmp(argv[i], "--lod") && i + 1 < argc) {
 			char *end;
 			errno = 0;
@@ -204,8 +252,50 @@ int main(int argc, char **argv)
 		fprintf(stderr, "wpreview: %s: %s\n", pack, p.err);
 	else if (rc == 4)
 		fprintf(stderr, "wpreview: out of memory\n");
+	struct wb_bake b;
+	memset(&b, 0, sizeof b);
+	float *terrain = NULL;
+	if (rc == 0 && scene) {
+		s = wb_bake_load(&b, scene, &d);
+		if (s != WB_OK) {
+			print_diags(&d);
+			rc = s;
+		} else if (lod > 24 || (b.r.nx + (1 << lod) - 1) >> lod != m.nx ||
+			   (b.r.ny + (1 << lod) - 1) >> lod != m.ny) {
+			fprintf(stderr, "wpreview: %s: the scene's grid (%dx%d) is not the pack's (LOD %ld: %dx%d)\n",
+				scene, b.r.nx, b.r.ny, lod, m.nx, m.ny);
+			rc = 2;
+		} else if (!(terrain = terrain_at(&b.r, m.nx, m.ny, 1 << lod))) {
+			fprintf(stderr, "wpreview: out of memory\n");
+			rc = 4;
+		} else {
+			/* depth from the surface over the averaged terrain */
+			for (size_t k = 0; k < (size_t)m.nx * m.ny; k++)
+				m.depth[k] = m.height[k] == WB_DRY_HEIGHT ? 0.0f :
+					     m.height[k] > terrain[k] ? m.height[k] - terrain[k] : 0.0f;
+		}
+	}
 	if (rc == 0) {
-		s = preview_write(&m, p.distance_max, out, &d);
+		if (!terrain) { /* no depth picture without the terrain */
+			free(m.depth);
+			m.depth = NULL;
+		}
+		struct wb_material mt[64];
+		char names[64][64];
+		char name[256] = "";
+		const void *v;
+		uint32_t vl;
+		if (wtp_meta_find(&p, WTP_META_SCENE_NAME, 0, &v, &vl) == WTP_OK)
+			snprintf(name, sizeof name, "%.*s", (int)(vl < 255 ? vl : 255),
+				 (const char *)v);
+		struct preview_in pi = { 0 };
+		pi.m = &m;
+		pi.terrain = terrain;
+		pi.scene = name;
+		pi.materials = mt;
+		pi.n_materials = pack_materials(&p, mt, names, 64);
+		pi.distance_max = p.distance_max;
+		s = preview_write(&pi, out, &d);
 		if (s != WB_OK) {
 			print_diags(&d);
 			rc = s;
@@ -214,6 +304,8 @@ int main(int argc, char **argv)
 			       m.nx, m.ny, m.dx, out);
 		}
 	}
+	free(terrain);
+	wb_bake_release(&b);
 	maps_free(&m);
 	free(buf);
 	wb_diags_release(&d);
