@@ -436,21 +436,25 @@ static void install_signals(void)
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESETHAND; /* a second ^C kills at once */
-	sigaction(SIGINT, &sa, NULL);
+	/* a SIGINT the shell ignores for a background job stays ignored */
+	struct sigaction old;
+	if (sigaction(SIGINT, NULL, &old) != 0 || old.sa_handler != SIG_IGN)
+		sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGXFSZ, SIG_IGN);
 }
 
-/* Exit code and message for a bake stopped by a signal. */
-static int stopped(const struct opts *o, int written)
+/* Exit code (128 + the signal) and message for a bake stopped by a
+ * signal; OUTDIR was not replaced. */
+static int stopped(const struct opts *o)
 {
 	int sig = stop_signal;
-	fprintf(stderr, "wbake: %s: stopped%s; %s\n",
-		sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)",
-		written ? " after the output was written" : "",
-		!o->out || o->check ? "nothing was written" :
-		written ? "the output directory holds the new output" :
-		"the output directory keeps its previous contents");
+	if (!o->out || (o->check && !o->dump))
+		fprintf(stderr, "wbake: stopped by %s; nothing was written\n",
+			sig == SIGINT ? "SIGINT" : "SIGTERM");
+	else
+		fprintf(stderr, "wbake: stopped by %s; %s keeps its previous contents\n",
+			sig == SIGINT ? "SIGINT" : "SIGTERM", o->out);
 	return 128 + sig;
 }
 
@@ -508,7 +512,7 @@ int main(int argc, char **argv)
 	if (st)
 		goto done;
 	if (stop_signal) {
-		exit_code = stopped(&o, 0);
+		exit_code = stopped(&o);
 		goto done;
 	}
 
@@ -549,7 +553,7 @@ int main(int argc, char **argv)
 		fputc('\n', stderr);
 	print_diags(&d, first, o.quiet);
 	if (st == WB_ECANCEL || stop_signal) {
-		exit_code = stopped(&o, 0);
+		exit_code = stopped(&o);
 		goto done;
 	}
 	if (st)
@@ -597,7 +601,7 @@ int main(int argc, char **argv)
 	}
 	if (st == WB_ECANCEL || (!st && stop_signal)) {
 		print_diags(&d, first, o.quiet);
-		exit_code = stopped(&o, 0);
+		exit_code = stopped(&o);
 		goto done;
 	}
 	if (!st)
@@ -611,8 +615,9 @@ int main(int argc, char **argv)
 done:
 	wb_outdir_abort(&od); /* after a commit: nothing to do */
 	if (o.json)
-		print_json(&o, &b.sc, &b.r, st, &d, &b.rep, &as, &sum,
-			   b.solved);
+		print_json(&o, &b.sc, &b.r,
+			   exit_code >= 0 ? (enum wb_status)exit_code : st, &d,
+			   &b.rep, &as, &sum, b.solved);
 	wb_bake_release(&b);
 	wb_diags_release(&d);
 	return exit_code >= 0 ? exit_code : (int)st;

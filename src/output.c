@@ -464,7 +464,8 @@ enum wb_status wb_outdir_open(struct wb_outdir *od, const char *outdir,
 			goto fail;
 		}
 		full = realpath(p, NULL);
-	} else if (errno == ENOENT) {
+	} else if (errno == ENOENT || errno == ENOTDIR) {
+		/* ENOTDIR: a file on the way, which wb_mkdirs names */
 		char *slash = strrchr(p, '/');
 		const char *base = slash ? slash + 1 : p;
 		if (!strcmp(base, ".") || !strcmp(base, "..")) {
@@ -736,17 +737,33 @@ void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,
 	if (!d)
 		return;
 	const char *file = sc->file;
+	char res[48];
+	if (isfinite(a->residual))
+		snprintf(res, sizeof res, "%.3g", a->residual);
+	else
+		snprintf(res, sizeof res, "not measured");
 	if (a->stop == WB_STOP_MAX_STEPS)
 		wb_diag_add(d, WB_SEV_WARNING, file, "simulation.max_steps", 0, 0,
-			    "not steady after %ld steps (max_steps): residual %s%.3g, tolerance %.3g; raise simulation.max_steps or the tolerance, or check the scene for water that cannot settle",
-			    rep->steps, isfinite(a->residual) ? "" : "not measured ",
-			    isfinite(a->residual) ? a->residual : 0.0, a->tolerance);
-	if (a->filling)
+			    "not steady after %ld steps: residual %s, tolerance %.3g; raise simulation.max_steps or the tolerance, or look for water that cannot settle",
+			    rep->steps, res, a->tolerance);
+	if (a->filling) {
+		int outlets = 0;
+		for (int k = 0; k < 4; k++)
+			outlets += sc->edges[k].kind == WB_EDGE_OPEN ||
+				   sc->edges[k].kind == WB_EDGE_LEVEL;
+		for (int k = 0; k < sc->n_sources; k++)
+			outlets += sc->sources[k].kind == WB_SRC_SINK ||
+				   sc->sources[k].kind == WB_SRC_OCEAN;
 		wb_diag_add(d, fixed_steps > 0 ? WB_SEV_NOTE : WB_SEV_WARNING,
 			    file, NULL, 0, 0,
-			    "the water has no way out: %.6g m^3 came in, %.6g m^3 left, and the water stored rose by %.6g m^3 (%.3g m over the whole map) and is still rising; add an open edge or a sink, or lower the inflow",
+			    "%s: %.6g m^3 came in, %.6g m^3 left, and the water stored rose by %.6g m^3 (%.3g m over the whole map); %s",
+			    outlets ? "the water is still rising" :
+			    "the water has no way out and is still rising",
 			    rep->vol_in, rep->vol_out, a->storage_m3,
-			    a->mean_rise_m);
+			    a->mean_rise_m, outlets ?
+			    "it has not reached an outlet yet: run longer, or check that the open edges, level edges or sinks can drain it" :
+			    "the scene has no open edge, level edge, ocean or sink: add one, or lower the inflow");
+	}
 	if (rep->clamped > 0)
 		wb_diag_add(d, WB_SEV_NOTE, file, NULL, 0, 0,
 			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps); the cells are not tracked",
