@@ -90,6 +90,16 @@ for solver in lbm swe; do
 	expect_man "$T/l$solver" residual null
 	expect_man "$T/l$solver" stop '"steps"'
 done
+# the same on OpenCL (PoCL in make test), where the summary said 0
+CLW=${CL_BIN:-bin-cl}/wbake
+if [ -x "$CLW" ]; then
+	for solver in lbm swe; do
+		run 0 $CLW samples/lake/scene.json -o "$T/c$solver" --solver $solver --steps 30 --json --device opencl
+		expect_err_re "$solver: stopped \\(--steps\\) after 30 steps \\($N s simulated, $N s\\): residual - \\(tolerance 0.0001\\), volume $N m\\^3 \\(in 0, out 0\\), balance error $N, clamped 0 % of cell-steps"
+		expect_out_has '"residual": null'
+		expect_man "$T/c$solver" residual null
+	done
+fi
 # an SWE run of fixed length measures its residual at each window
 run 0 $W "$T/fill.json" -o "$T/fill2" --steps 200 --quiet --json
 check "swe --steps 200, window 100: residual measured" sh -c "grep -Eq '\"residual\": [0-9]' '$T/out'"
