@@ -492,7 +492,7 @@ int main(int argc, char **argv)
 	struct wb_output_summary sum;
 	struct wb_outdir od;
 	struct wb_assess as;
-	int exit_code = -1;
+	int exit_code = -1, claimed = 0, existed = 0;
 	memset(&sum, 0, sizeof(sum));
 	memset(&od, 0, sizeof(od));
 	memset(&as, 0, sizeof(as));
@@ -504,8 +504,11 @@ int main(int argc, char **argv)
 	if (!st && o.solver >= 0)
 		b.sc.sim.solver = (enum wb_solver_kind)o.solver;
 	/* claim OUTDIR now, so that a bad one fails before the solve */
-	if (!st && (!o.check || o.dump))
+	if (!st && (!o.check || o.dump)) {
 		st = wb_outdir_open(&od, o.out, &d);
+		claimed = st == WB_OK;
+		existed = od.existed;
+	}
 	if (!st && o.dump)
 		st = dump_inputs(od.staging, r, &d);
 	print_diags(&d, 0, o.quiet);
@@ -577,7 +580,7 @@ int main(int argc, char **argv)
 	}
 	print_diags(&d, first, o.quiet);
 	if (o.require_steady && (!as.steady || as.filling)) {
-		fprintf(stderr, "wbake: --require-steady: the bake is %s; the output directory keeps its previous contents\n",
+		fprintf(stderr, "wbake: --require-steady: the bake is %s\n",
 			!as.steady ? "not steady" : "not steady (the water is still rising)");
 		st = WB_ESIM;
 		goto done;
@@ -613,6 +616,9 @@ int main(int argc, char **argv)
 			sum.pages_flat, sum.pages_empty, sum.manifest_path);
 
 done:
+	if (claimed && st && exit_code < 0)
+		fprintf(stderr, existed ? "wbake: %s keeps its previous contents\n" :
+			"wbake: %s was not created\n", o.out);
 	wb_outdir_abort(&od); /* after a commit: nothing to do */
 	if (o.json)
 		print_json(&o, &b.sc, &b.r,

@@ -94,6 +94,7 @@ rm -rf "$T/o" && cp -R "$T/A" "$T/o"
 run 4 sh -c "ulimit -f 64 && exec $W $S -o '$T/o' --steps 60 --quiet"
 expect_err_has "File too large"
 expect_err_has "lake.wtp: error: cannot write"
+expect_err "wbake: $T/o keeps its previous contents"
 check "full disk: old output" old_or_new "$T/o"
 check "full disk: A intact" cmp -s "$T/o/lake.wtp" "$T/A/lake.wtp"
 check "full disk: nothing left" test "$(leftovers o)" -eq 0
