@@ -99,6 +99,39 @@ check "full disk: old output" old_or_new "$T/o"
 check "full disk: A intact" cmp -s "$T/o/lake.wtp" "$T/A/lake.wtp"
 check "full disk: nothing left" test "$(leftovers o)" -eq 0
 
+# a really full disk, in a private mount namespace (skipped where unshare
+# or tmpfs is not allowed): tmpfs sizes around what the old output plus the
+# new pack take, so that the disk fills while writing the pack, while
+# writing the manifest, or not at all. Each time: exit 4 with the errno
+# text and the old output intact, or exit 0 with the new one.
+kib() { echo $(( ($(wc -c < "$1") + 4095) / 4096 * 4 )); }
+need=$(( $(kib "$T/A/lake.wtp") + $(kib "$T/A/manifest.json") + $(kib "$T/B/lake.wtp") ))
+mkdir -p "$T/disk"
+if unshare -rm sh -c "mount -t tmpfs -o size=64k tmpfs '$T/disk'" 2>/dev/null; then
+	: > "$T/disk.log"
+	for k in -8 -4 0 4 8 12; do
+		sz=$((need + k))
+		unshare -rm sh -c "
+			mount -t tmpfs -o size=${sz}k tmpfs '$T/disk' && cp -R '$T/A' '$T/disk/o' || exit
+			$W $S -o '$T/disk/o' --steps 60 --quiet 2>'$T/err.$sz'
+			rc=\$?
+			if [ \$rc -eq 4 ] && cmp -s '$T/disk/o/lake.wtp' '$T/A/lake.wtp' &&
+			   cmp -s '$T/disk/o/manifest.json' '$T/A/manifest.json' &&
+			   [ \"\$(ls -A '$T/disk')\" = o ]; then echo \"$sz old\"
+			elif [ \$rc -eq 0 ] && cmp -s '$T/disk/o/lake.wtp' '$T/B/lake.wtp' &&
+			   cmp -s '$T/disk/o/manifest.json' '$T/B/manifest.json' &&
+			   [ \"\$(ls -A '$T/disk')\" = o ]; then echo \"$sz new\"
+			else echo \"$sz MIXED rc=\$rc\"; fi" >> "$T/disk.log"
+	done
+	check "full tmpfs: always the old or the new output" sh -c "! grep -q MIXED '$T/disk.log' && [ \$(wc -l < '$T/disk.log') -eq 6 ]"
+	check "full tmpfs: some bake fit" grep -q new "$T/disk.log"
+	check "full tmpfs: the pack did not fit" sh -c "cat '$T'/err.* | grep -q 'lake.wtp: error: cannot write the pack: No space left on device'"
+	check "full tmpfs: the manifest did not fit" sh -c "cat '$T'/err.* | grep -q 'manifest.json: error: cannot write: No space left on device'"
+	check "full tmpfs: says the old output stays" sh -c "cat '$T'/err.* | grep -qx 'wbake: $T/disk/o keeps its previous contents'"
+else
+	echo "note: no tmpfs in a mount namespace here; ENOSPC tested through ulimit -f only"
+fi
+
 # symlinks planted at every predictable name are never followed
 echo victim > "$T/victim"
 mkdir -p "$T/victimdir" && echo keep > "$T/victimdir/keep"
