@@ -26,14 +26,17 @@ bake_and_send() {
 	env --default-signal=INT $W $S -o "$T/o" --steps 100000000 >"$T/out" 2>"$T/err" &
 	pid=$!
 	check "$1: the bake started" wait_staging
-	sleep 0.3
+	sleep ${2:-0.3}
 	kill -$1 $pid
 	wait $pid
 	rc=$?
 }
 
-bake_and_send TERM
+# (6 s: a build log gets a progress line every 5 s; an LBM run of fixed
+# length measures no residual, so it reads "-")
+bake_and_send TERM 6
 check "SIGTERM: exit 143" test "$rc" -eq 143
+check "progress shows the residual as '-' until measured" grep -Eq '^lbm: step [0-9]+/100000000, residual -, [0-9]+s$' "$T/err"
 expect_err "wbake: stopped by SIGTERM; $T/o keeps its previous contents"
 check "SIGTERM: the solver said where it stopped" grep -q '^error: lbm: interrupted at step [0-9][0-9]*$' "$T/err"
 check "SIGTERM: pack intact" cmp -s "$T/o/lake.wtp" "$T/old.wtp"
