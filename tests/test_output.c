@@ -182,6 +182,34 @@ static void test_new_then_replace(void **state)
 	wb_diags_release(&d);
 }
 
+/* OUTDIR given as a symlink to a directory: the directory is replaced, the
+ * link stays a link to it */
+static void test_symlinked_outdir(void **state)
+{
+	(void)state;
+	struct wb_diags d;
+	struct wb_outdir od;
+	char real[600], ln[600], f[700], buf[256];
+	wb_diags_init(&d);
+	pathf(real, sizeof real, "%s", "real");
+	pathf(ln, sizeof ln, "%s", "ln");
+	assert_int_equal(mkdir(real, 0777), 0);
+	snprintf(f, sizeof f, "%s/manifest.json", real);
+	put(f, "old");
+	assert_int_equal(symlink("real", ln), 0);
+	assert_int_equal(wb_outdir_open(&od, ln, &d), WB_OK);
+	write_into(&od, "manifest.json", "new");
+	assert_int_equal(wb_outdir_commit(&od, &d), WB_OK);
+	struct stat st;
+	assert_int_equal(lstat(ln, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_string_equal(get(f, buf, sizeof buf), "new");
+	snprintf(f, sizeof f, "%s/manifest.json", ln);
+	assert_string_equal(get(f, buf, sizeof buf), "new");
+	assert_int_equal(count_prefix(".real.wbake-"), 0);
+	wb_diags_release(&d);
+}
+
 static void test_abort_keeps_old(void **state)
 {
 	(void)state;
@@ -455,6 +483,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new_then_replace),
+		cmocka_unit_test(test_symlinked_outdir),
 		cmocka_unit_test(test_abort_keeps_old),
 		cmocka_unit_test(test_lock_names_pid),
 		cmocka_unit_test(test_leftovers),
