@@ -542,6 +542,12 @@ enum wb_status wb_outdir_open(struct wb_outdir *od, const char *outdir,
 	clean_leftovers(od, d);
 
 	if (fstatat(od->parent_fd, od->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		struct stat pst;
+		if (fstat(od->parent_fd, &pst) == 0 && pst.st_dev != st.st_dev) {
+			s = wb_fail(d, WB_EIO, outdir,
+				    "is a mount point, and wbake replaces the whole output directory: give -o a directory inside it");
+			goto fail;
+		}
 		od->existed = 1;
 		od->mode = st.st_mode & 07777;
 		s = check_existing(od, d);
@@ -623,12 +629,12 @@ enum wb_status wb_outdir_commit(struct wb_outdir *od, struct wb_diags *d)
 		}
 		gone = NULL;
 	} else {
-#ifdef SYS_renameat2
-		long rc = syscall(SYS_renameat2, pfd, stage, pfd, od->name,
-				  (unsigned)RENAME_EXCHANGE);
-#else
 		long rc = -1;
 		errno = ENOSYS;
+#ifdef SYS_renameat2
+		if (!od->no_exchange)
+			rc = syscall(SYS_renameat2, pfd, stage, pfd, od->name,
+				     (unsigned)RENAME_EXCHANGE);
 #endif
 		int e = errno;
 		if (rc != 0 && (e == EINVAL || e == ENOSYS || e == ENOTSUP)) {

@@ -55,6 +55,8 @@ struct wb_outdir {
 	int existed;     /* OUTDIR existed when claimed */
 	mode_t mode;     /* mode the new OUTDIR gets */
 	int held;        /* claimed, not yet committed or aborted */
+	int no_exchange; /* tests: act as if the file system had no
+			    RENAME_EXCHANGE (the two-rename fallback) */
 };
 
 /* Claim 'outdir' for a bake: check it (WB_EUSAGE for an empty name; WB_EIO

@@ -182,6 +182,30 @@ static void test_new_then_replace(void **state)
 	wb_diags_release(&d);
 }
 
+/* without RENAME_EXCHANGE: two renames, same result, nothing left */
+static void test_fallback_swap(void **state)
+{
+	(void)state;
+	struct wb_diags d;
+	struct wb_outdir od;
+	char out[600], f[700], buf[256];
+	wb_diags_init(&d);
+	pathf(out, sizeof out, "%s", "fb");
+	assert_int_equal(mkdir(out, 0777), 0);
+	snprintf(f, sizeof f, "%s/old.wtp", out);
+	put(f, "old");
+	assert_int_equal(wb_outdir_open(&od, out, &d), WB_OK);
+	od.no_exchange = 1;
+	write_into(&od, "new.wtp", "new");
+	assert_int_equal(wb_outdir_commit(&od, &d), WB_OK);
+	assert_false(exists(f));
+	snprintf(f, sizeof f, "%s/new.wtp", out);
+	assert_string_equal(get(f, buf, sizeof buf), "new");
+	assert_int_equal(count_prefix(".fb.wbake-"), 0);
+	assert_int_equal(d.n, 0);
+	wb_diags_release(&d);
+}
+
 /* OUTDIR given as a symlink to a directory: the directory is replaced, the
  * link stays a link to it */
 static void test_symlinked_outdir(void **state)
@@ -483,6 +507,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new_then_replace),
+		cmocka_unit_test(test_fallback_swap),
 		cmocka_unit_test(test_symlinked_outdir),
 		cmocka_unit_test(test_abort_keeps_old),
 		cmocka_unit_test(test_lock_names_pid),

@@ -128,6 +128,10 @@ if unshare -rm sh -c "mount -t tmpfs -o size=64k tmpfs '$T/disk'" 2>/dev/null; t
 	check "full tmpfs: the pack did not fit" sh -c "cat '$T'/err.* | grep -q 'lake.wtp: error: cannot write the pack: No space left on device'"
 	check "full tmpfs: the manifest did not fit" sh -c "cat '$T'/err.* | grep -q 'manifest.json: error: cannot write: No space left on device'"
 	check "full tmpfs: says the old output stays" sh -c "cat '$T'/err.* | grep -qx 'wbake: $T/disk/o keeps its previous contents'"
+	# a mount point cannot be swapped: refused before the solve
+	unshare -rm sh -c "mount -t tmpfs tmpfs '$T/disk' && exec $W $S -o '$T/disk' --steps 100000000 --quiet" 2>"$T/err"
+	check "mount point: exit 4" test $? -eq 4
+	expect_err "$T/disk: error: is a mount point, and wbake replaces the whole output directory: give -o a directory inside it"
 else
 	echo "note: no tmpfs in a mount namespace here; ENOSPC tested through ulimit -f only"
 fi
