@@ -446,15 +446,19 @@ static void install_signals(void)
 
 /* Exit code (128 + the signal) and message for a bake stopped by a
  * signal; OUTDIR was not replaced. */
-static int stopped(const struct opts *o)
+static int stopped(const struct opts *o, int existed)
 {
 	int sig = stop_signal;
+	const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
 	if (!o->out || (o->check && !o->dump))
 		fprintf(stderr, "wbake: stopped by %s; nothing was written\n",
-			sig == SIGINT ? "SIGINT" : "SIGTERM");
-	else
+			name);
+	else if (existed)
 		fprintf(stderr, "wbake: stopped by %s; %s keeps its previous contents\n",
-			sig == SIGINT ? "SIGINT" : "SIGTERM", o->out);
+			name, o->out);
+	else
+		fprintf(stderr, "wbake: stopped by %s; %s was not created\n",
+			name, o->out);
 	return 128 + sig;
 }
 
@@ -515,7 +519,7 @@ int main(int argc, char **argv)
 	if (st)
 		goto done;
 	if (stop_signal) {
-		exit_code = stopped(&o);
+		exit_code = stopped(&o, existed);
 		goto done;
 	}
 
@@ -556,7 +560,7 @@ int main(int argc, char **argv)
 		fputc('\n', stderr);
 	print_diags(&d, first, o.quiet);
 	if (st == WB_ECANCEL || stop_signal) {
-		exit_code = stopped(&o);
+		exit_code = stopped(&o, existed);
 		goto done;
 	}
 	if (st)
@@ -604,7 +608,7 @@ int main(int argc, char **argv)
 	}
 	if (st == WB_ECANCEL || (!st && stop_signal)) {
 		print_diags(&d, first, o.quiet);
-		exit_code = stopped(&o);
+		exit_code = stopped(&o, existed);
 		goto done;
 	}
 	if (!st)
