@@ -31,7 +31,8 @@
  * empty directory or an earlier output of its own: one that holds nothing
  * but manifest.json, *.wtp files, preview/, fields/, pages/ and leftovers
  * of older wbake versions (*.tmp.*). Anything else is refused (WB_EIO,
- * naming the entry) before the solve.
+ * naming the entry) before the solve, and so is a mount point (a rename
+ * cannot move it).
  *
  * Equal inputs give byte-identical files whatever the thread count.
  */
