@@ -23,10 +23,10 @@ old_or_new() {
 	done
 	return 1
 }
-# wait (at most 20 s) until a staging directory of OUTDIR $1 appears
+# wait (at most 60 s) until a staging directory of OUTDIR $1 appears
 wait_staging() {
 	i=0
-	while [ $i -lt 200 ]; do
+	while [ $i -lt 600 ]; do
 		for f in "$T"/.$1.wbake-tmp.*; do [ -d "$f" ] && return 0; done
 		sleep 0.1; i=$((i + 1))
 	done
