@@ -6,11 +6,25 @@
  * A thin main over the library: it parses options, runs the pipeline
  * (scene -> heightmap -> raster -> solver -> maps/pages/pack), prints what the
  * library reports, shows progress, and maps statuses to exit codes
- * (0 ok, 1 usage, 2 invalid scene or input, 3 simulation failed, 4 I/O).
+ * (0 ok, 1 usage, 2 invalid scene or input, 3 simulation failed, 4 I/O,
+ * 130/143 stopped by SIGINT/SIGTERM).
+ *
+ * Output: OUTDIR is claimed (checked, locked, staging directory made) right
+ * after the scene loads, before the solve, and replaced as a whole at the
+ * end (output.h): whatever stops the bake - an error, a signal, a kill -
+ * leaves the previous output as it was.
+ *
+ * Signals: SIGINT and SIGTERM set a flag (the handler does nothing else);
+ * the solver polls it through wb_solve_opts.cancel and stops within a few
+ * steps, the output stage checks it before OUTDIR is replaced. A second
+ * signal of the same kind kills at once (SA_RESETHAND), which is safe too.
+ * SIGXFSZ is ignored so that a file size limit shows as EFBIG ("File too
+ * large") on the write that hits it, reported with the file's name.
  */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,18 +58,23 @@ static const char usage_text[] =
 	"  --preview            also write OUTDIR/preview/*.png pictures\n"
 	"  --pages png          also write every page as PNG under OUTDIR/pages/\n"
 	"  --report             also write OUTDIR/report.html (with the previews)\n"
+	"  --require-steady     exit 3 when the bake does not reach a steady state\n"
 	"  --quiet              no progress output\n"
 	"  --json               print a JSON summary on stdout\n"
 	"  -h, --help           show this help\n"
 	"  --version            print the version\n"
 	"\n"
+	"OUTDIR is replaced as a whole when the bake succeeds; until then, and\n"
+	"after any failure or interruption, it keeps the previous output.\n"
+	"\n"
 	"exit codes: 0 ok, 1 usage, 2 invalid scene or input file,\n"
-	"            3 simulation failed, 4 I/O error\n";
+	"            3 simulation failed (or not steady with --require-steady),\n"
+	"            4 I/O error, 130 interrupted (SIGINT), 143 terminated (SIGTERM)\n";
 
 struct opts {
 	const char *scene;
 	const char *out;
-	int check, dump, preview, pages_png, quiet, json, report;
+	int check, dump, preview, pages_png, quiet, json, report, require_steady;
 	int solver;  /* -1 = scene's */
 	int opencl, cl_device, list_devices;
 	int threads;
@@ -103,6 +122,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			exit(0);
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
 			NEED_VAL();
+			if (!*val)
+				return usage_error("%s", "-o needs a directory name, found ''");
 			o->out = val;
 		} else if (!strcmp(a, "--check")) {
 			o->check = 1;
@@ -150,6 +171,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (strcmp(val, "png"))
 				return usage_error("--pages expects 'png', found '%s'", val);
 			o->pages_png = 1;
+		} else if (!strcmp(a, "--require-steady")) {
+			o->require_steady = 1;
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			o->quiet = 1;
 		} else if (!strcmp(a, "--json")) {
@@ -169,6 +192,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return usage_error("%s", "missing SCENE.json");
 	if (!o->out && (!o->check || o->dump))
 		return usage_error("%s", "missing -o OUTDIR");
+	if (o->require_steady && o->steps > 0)
+		return usage_error("%s", "--require-steady and --steps exclude each other (a run of fixed length never stops on a steady state)");
 	return 0;
 }
 
@@ -213,6 +238,21 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The residual, or "-" until a convergence check has measured it (NAN). */
+static void fmt_residual(char *buf, size_t n, double r, const char *fmt)
+	__attribute__((format(printf, 4, 0)));
+static void fmt_residual(char *buf, size_t n, double r, const char *fmt)
+{
+	if (!isfinite(r)) {
+		snprintf(buf, n, "-");
+		return;
+	}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	snprintf(buf, n, fmt, r);
+#pragma GCC diagnostic pop
+}
+
 static void on_progress(void *user, long step, long max_steps, double residual)
 {
 	struct progress *p = user;
@@ -225,14 +265,18 @@ static void on_progress(void *user, long step, long max_steps, double residual)
 		for (int i = 0; i < width; i++)
 			bar[i] = i < fill ? '#' : '.';
 		bar[width] = 0;
-		fprintf(stderr, "\r%s [%s] step %ld/%ld  residual %.2e  %.0fs ", p->what,
-			bar, step, max_steps, residual, t - p->start);
+		char res[32];
+		fmt_residual(res, sizeof res, residual, "%.2e");
+		fprintf(stderr, "\r%s [%s] step %ld/%ld  residual %s  %.0fs ", p->what,
+			bar, step, max_steps, res, t - p->start);
 		p->shown = 1;
 	} else {
 		if (t - p->last < 5.0)
 			return;
-		fprintf(stderr, "%s: step %ld/%ld, residual %.3e, %.0fs\n", p->what,
-			step, max_steps, residual, t - p->start);
+		char res[32];
+		fmt_residual(res, sizeof res, residual, "%.3e");
+		fprintf(stderr, "%s: step %ld/%ld, residual %s, %.0fs\n", p->what,
+			step, max_steps, res, t - p->start);
 	}
 	p->last = t;
 }
@@ -326,11 +370,28 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
+/* A number, or null when not finite (JSON has no NaN). */
+static void json_num(const char *fmt, double v)
+	__attribute__((format(printf, 1, 0)));
+static void json_num(const char *fmt, double v)
+{
+	if (!isfinite(v)) {
+		fputs("null", stdout);
+		return;
+	}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	printf(fmt, v);
+#pragma GCC diagnostic pop
+}
+
 static void print_json(const struct opts *o, const struct wb_scene *sc,
 		       const struct wb_raster *r, enum wb_status st,
 		       const struct wb_diags *d, const struct wb_solve_report *rep,
+		       const struct wb_assess *as,
 		       const struct wb_output_summary *sum, int solved)
 {
+	static const char *const stops[] = { "steady", "max_steps", "steps" };
 	char buf[2048];
 	printf("{\n  \"status\": %d,\n  \"scene\": ", (int)st);
 	json_str(o->scene);
@@ -339,17 +400,23 @@ static void print_json(const struct opts *o, const struct wb_scene *sc,
 	if (r && r->nx)
 		printf(",\n  \"grid\": {\"nx\": %d, \"ny\": %d, \"dx\": %.9g}",
 		       r->nx, r->ny, r->dx);
-	if (solved)
+	if (solved) {
 		printf(",\n  \"solver\": {\"steps\": %ld, \"converged\": %s, "
-		       "\"residual\": %.6g, \"sim_time\": %.6g, \"dt\": %.6g, "
-		       "\"clamped\": %ld, \"volume_initial\": %.9g, "
-		       "\"volume_final\": %.9g, \"volume_in\": %.9g, "
-		       "\"volume_out\": %.9g, \"balance_error\": %.3g, "
-		       "\"seconds\": %.3f}",
+		       "\"stop\": \"%s\", \"steady\": %s, \"residual\": ",
 		       rep->steps, rep->converged ? "true" : "false",
-		       rep->residual, rep->sim_time, rep->dt, rep->clamped,
-		       rep->vol_initial, rep->vol_final, rep->vol_in,
-		       rep->vol_out, rep->balance_error, rep->seconds);
+		       stops[as->stop], as->steady ? "true" : "false");
+		json_num("%.6g", rep->residual);
+		printf(", \"tolerance\": %.6g, \"sim_time\": %.6g, \"dt\": %.6g, "
+		       "\"clamped\": %ld, \"clamped_share\": %.6g, "
+		       "\"volume_initial\": %.9g, "
+		       "\"volume_final\": %.9g, \"volume_in\": %.9g, "
+		       "\"volume_out\": %.9g, \"filling\": %s, "
+		       "\"balance_error\": %.3g, \"seconds\": %.3f}",
+		       as->tolerance, rep->sim_time, rep->dt, rep->clamped,
+		       as->clamped_share, rep->vol_initial, rep->vol_final,
+		       rep->vol_in, rep->vol_out, as->filling ? "true" : "false",
+		       rep->balance_error, rep->seconds);
+	}
 	if (sum && sum->pack_path[0]) {
 		printf(",\n  \"pack\": ");
 		json_str(sum->pack_path);
@@ -370,12 +437,55 @@ static void print_json(const struct opts *o, const struct wb_scene *sc,
 
 /* ---- main -------------------------------------------------------------- */
 
+/* The signal that asked us to stop (0: none). The handler only stores it;
+ * the solver polls it through wb_solve_opts.cancel. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESETHAND; /* a second ^C kills at once */
+	/* a SIGINT the shell ignores for a background job stays ignored */
+	struct sigaction old;
+	if (sigaction(SIGINT, NULL, &old) != 0 || old.sa_handler != SIG_IGN)
+		sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGXFSZ, SIG_IGN);
+}
+
+/* Exit code (128 + the signal) and message for a bake stopped by a
+ * signal; OUTDIR was not replaced. */
+static int stopped(const struct opts *o, int existed)
+{
+	int sig = stop_signal;
+	const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+	if (!o->out || (o->check && !o->dump))
+		fprintf(stderr, "wbake: stopped by %s; nothing was written\n",
+			name);
+	else if (existed)
+		fprintf(stderr, "wbake: stopped by %s; %s keeps its previous contents\n",
+			name, o->out);
+	else
+		fprintf(stderr, "wbake: stopped by %s; %s was not created\n",
+			name, o->out);
+	return 128 + sig;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
+	install_signals();
 
 	if (o.list_devices || o.opencl) {
 #ifndef WB_OPENCL
@@ -401,7 +511,12 @@ int main(int argc, char **argv)
 	struct wb_diags d;
 	struct wb_bake b;
 	struct wb_output_summary sum;
+	struct wb_outdir od;
+	struct wb_assess as;
+	int exit_code = -1, claimed = 0, existed = 0;
 	memset(&sum, 0, sizeof(sum));
+	memset(&od, 0, sizeof(od));
+	memset(&as, 0, sizeof(as));
 	wb_diags_init(&d);
 
 	enum wb_status st = wb_bake_load(&b, o.scene, &d);
@@ -409,11 +524,21 @@ int main(int argc, char **argv)
 	const struct wb_raster *r = &b.r;
 	if (!st && o.solver >= 0)
 		b.sc.sim.solver = (enum wb_solver_kind)o.solver;
+	/* claim OUTDIR now, so that a bad one fails before the solve */
+	if (!st && (!o.check || o.dump)) {
+		st = wb_outdir_open(&od, o.out, &d);
+		claimed = st == WB_OK;
+		existed = od.existed;
+	}
 	if (!st && o.dump)
-		st = dump_inputs(o.out, r, &d);
+		st = dump_inputs(od.staging, r, &d);
 	print_diags(&d, 0, o.quiet);
 	if (st)
 		goto done;
+	if (stop_signal) {
+		exit_code = stopped(&o, existed);
+		goto done;
+	}
 
 	if (o.check) {
 		if (!o.quiet)
@@ -422,6 +547,11 @@ int main(int argc, char **argv)
 				o.scene, sc->name, r->nx, r->ny, r->dx, sc->n_sources,
 				sc->n_blockers, sc->n_modifiers, sc->n_materials,
 				r->total_inflow, d.warnings, d.warnings == 1 ? "" : "s");
+		if (o.dump) {
+			int first = d.n;
+			st = wb_outdir_commit(&od, &d);
+			print_diags(&d, first, o.quiet);
+		}
 		goto done;
 	}
 
@@ -435,6 +565,7 @@ int main(int argc, char **argv)
 	so.progress_user = &pr;
 	so.opencl = o.opencl;
 	so.cl_device = o.cl_device;
+	so.cancel = &stop_signal;
 	if (!o.quiet)
 		fprintf(stderr, "%s: baking '%s' (%dx%d cells at %g m) with %s on %s\n",
 			o.scene, sc->name, r->nx, r->ny, r->dx, pr.what,
@@ -445,31 +576,64 @@ int main(int argc, char **argv)
 	if (pr.shown)
 		fputc('\n', stderr);
 	print_diags(&d, first, o.quiet);
+	if (st == WB_ECANCEL || stop_signal) {
+		exit_code = stopped(&o, existed);
+		goto done;
+	}
 	if (st)
 		goto done;
 	const struct wb_solve_report *rep = &b.rep;
-	if (!o.quiet)
+	first = d.n;
+	wb_output_assess(sc, r, rep, o.steps, &as, &d);
+	if (!o.quiet) {
+		char res[32];
+		fmt_residual(res, sizeof res, rep->residual, "%.3g");
 		fprintf(stderr,
-			"%s: %s after %ld steps (%.3g s simulated, %.1f s): residual %.3g, "
-			"volume %.6g m^3 (in %.6g, out %.6g), balance error %.2g, %ld clamped\n",
-			pr.what, rep->converged ? "steady" : "stopped", rep->steps,
-			rep->sim_time, rep->seconds, rep->residual, rep->vol_final,
-			rep->vol_in, rep->vol_out, rep->balance_error, rep->clamped);
+			"%s: %s after %ld steps (%.3g s simulated, %.1f s): residual %s (tolerance %.3g), "
+			"volume %.6g m^3 (in %.6g, out %.6g), balance error %.2g, "
+			"clamped %.3g %% of cell-steps\n",
+			pr.what, as.stop == WB_STOP_STEADY ? "steady" :
+			as.stop == WB_STOP_STEPS ? "stopped (--steps)" :
+			"stopped at max_steps, not steady", rep->steps,
+			rep->sim_time, rep->seconds, res, as.tolerance,
+			rep->vol_final, rep->vol_in, rep->vol_out,
+			rep->balance_error, 100.0 * as.clamped_share);
+	}
+	print_diags(&d, first, o.quiet);
+	if (o.require_steady && (!as.steady || as.filling)) {
+		fprintf(stderr, "wbake: --require-steady: the bake is %s\n",
+			!as.steady ? "not steady" : "not steady (the water is still rising)");
+		st = WB_ESIM;
+		goto done;
+	}
 
 	first = d.n;
 	if (o.dump)
-		st = dump_state(o.out, r, &b.st, &d);
+		st = dump_state(od.staging, r, &b.st, &d);
 	if (!st) {
 		struct wb_output_opts oo = { 0 };
 		oo.outdir = o.out;
+		oo.claim = &od;
 		oo.threads = o.threads;
 		oo.pages_png = o.pages_png;
 		oo.preview = o.preview || o.report;
 		oo.solver_name = sc->sim.solver == WB_SOLVER_SWE ? "swe" : "lbm";
 		oo.heightmap_sha256 = b.hm.sha256;
+		oo.fixed_steps = o.steps;
+		oo.cancel = &stop_signal;
 		st = wb_output_write(sc, r, &b.st, rep, &oo, &sum, &d);
 	}
+	if (st == WB_ECANCEL || (!st && stop_signal)) {
+		print_diags(&d, first, o.quiet);
+		exit_code = stopped(&o, existed);
+		goto done;
+	}
 	if (!st && o.report) {
+		/* The report goes into the staging directory with the rest of
+		 * the set, and reads the pack written there. */
+		const char *slash = strrchr(sum.pack_path, '/');
+		char *stage_pack = wb_path_join(od.staging,
+						slash ? slash + 1 : sum.pack_path);
 		struct report_in ri = { 0 };
 		ri.sc = sc;
 		ri.r = r;
@@ -482,10 +646,14 @@ int main(int argc, char **argv)
 		ri.res_value = b.hist.value;
 		ri.n_res = b.hist.n;
 		ri.diags = &d;
-		ri.outdir = o.out;
-		ri.pack_path = sum.pack_path;
-		st = report_write(&ri, &d);
+		ri.outdir = od.staging;
+		ri.pack_path = stage_pack;
+		st = stage_pack ? report_write(&ri, &d)
+				: wb_fail(&d, WB_EIO, o.out, "out of memory");
+		free(stage_pack);
 	}
+	if (!st)
+		st = wb_outdir_commit(&od, &d);
 	print_diags(&d, first, o.quiet);
 	if (!st && !o.quiet)
 		fprintf(stderr, "wrote %s (%lld bytes; pages: %ld data, %ld flat, %ld empty) and %s\n",
@@ -495,9 +663,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "report: %s/report.html\n", o.out);
 
 done:
+	if (claimed && st && exit_code < 0)
+		fprintf(stderr, existed ? "wbake: %s keeps its previous contents\n" :
+			"wbake: %s was not created\n", o.out);
+	wb_outdir_abort(&od); /* after a commit: nothing to do */
 	if (o.json)
-		print_json(&o, &b.sc, &b.r, st, &d, &b.rep, &sum, b.solved);
+		print_json(&o, &b.sc, &b.r,
+			   exit_code >= 0 ? (enum wb_status)exit_code : st, &d,
+			   &b.rep, &as, &sum, b.solved);
 	wb_bake_release(&b);
 	wb_diags_release(&d);
-	return (int)st;
+	return exit_code >= 0 ? exit_code : (int)st;
 }

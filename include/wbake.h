@@ -28,6 +28,7 @@
 #ifndef WBAKE_H
 #define WBAKE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +42,8 @@ enum wb_status {
 	WB_EINPUT = 2, /* invalid scene or input file */
 	WB_ESIM = 3,   /* simulation failed: diverged, NaN, mass lost */
 	WB_EIO = 4,    /* could not write output, or out of memory */
+	WB_ECANCEL = 130, /* stopped by the caller's cancel flag (wbake exits
+			     130 after SIGINT, 143 after SIGTERM) */
 };
 
 /* ---- diagnostics ------------------------------------------------------- */
@@ -334,7 +337,8 @@ struct wb_state {
 
 void wb_state_free(struct wb_state *s);
 
-/* Progress callback: called from the solving thread every few steps. */
+/* Progress callback: called from the solving thread every few steps;
+ * residual is NAN until the first convergence check has measured it. */
 typedef void (*wb_progress_fn)(void *user, long step, long max_steps,
 			       double residual);
 
@@ -345,12 +349,17 @@ struct wb_solve_opts {
 	void *progress_user;
 	int opencl;          /* run on an OpenCL device (OPENCL=1 builds) */
 	int cl_device;       /* index in the list wb_cl_list_devices() gives */
+	/* may be NULL; when *cancel becomes non-zero (a signal handler of the
+	   caller sets it) the solver stops within a few steps and returns
+	   WB_ECANCEL */
+	const volatile sig_atomic_t *cancel;
 };
 
 struct wb_solve_report {
 	long steps;
 	int converged;
-	double residual;     /* last relative velocity change */
+	double residual;     /* last relative velocity change; NAN when no
+				convergence check measured it */
 	double sim_time;     /* s of simulated time */
 	double dt, lattice_speed, tau; /* chosen parameters (tau: LBM only) */
 	double vol_initial, vol_final; /* m^3 of water on the grid */

@@ -1328,6 +1328,12 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		goto done;
 	}
 	while (L->step < cap) {
+		if (o && o->cancel && *o->cancel) {
+			st = wb_fail(d, WB_ECANCEL, NULL,
+				     "lbm (opencl): interrupted at step %ld",
+				     L->step);
+			break;
+		}
 		/* fixed runs: sync every 100 steps (divergence check) */
 		long k = fixed ? 100 : every - L->step % every;
 		if (cap - L->step < k)
@@ -1394,7 +1400,7 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		}
 		if (o && o->progress && L->step % pevery == 0)
 			o->progress(o->progress_user, L->step, cap,
-				    isfinite(res) ? res : 1.0);
+				    isfinite(res) ? res : NAN);
 	}
 	if (kacc)
 		clReleaseKernel(kacc);
@@ -1439,7 +1445,7 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	}
 	double dx2 = L->p.dx * L->p.dx;
 	rep->steps = L->step;
-	rep->residual = isfinite(res) ? res : 0;
+	rep->residual = isfinite(res) ? res : NAN;
 	rep->sim_time = L->step * L->p.dt;
 	rep->dt = L->p.dt;
 	rep->lattice_speed = L->p.e;
@@ -2450,7 +2456,7 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	long window = sim->window > 0 ? sim->window : 200;
 	double tol = sim->tolerance > 0 ? sim->tolerance : 1e-4;
 	long every = window < 100 ? window : 100;
-	double res = 1.0;
+	double res = NAN; /* until the first window measures it */
 	int conv = 0;
 	/* as swe_solve: a run to convergence compares window means (summed
 	   on the device, closed on the host by swe_means_close), a run of
@@ -2475,6 +2481,12 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		goto done;
 	}
 	while (s->step < max) {
+		if (o && o->cancel && *o->cancel) {
+			st = wb_fail(d, WB_ECANCEL, NULL,
+				     "swe (opencl): interrupted at step %ld",
+				     s->step);
+			goto done;
+		}
 		st = swe_step_dev(c, d);
 		if (st != WB_OK)
 			goto done;
@@ -2533,7 +2545,7 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		}
 		if (o && o->progress && (s->step % every == 0 || s->step == max))
 			o->progress(o->progress_user, s->step, max,
-				    isfinite(res) ? res : 1.0);
+				    isfinite(res) ? res : NAN);
 	}
 	double din = 0, dout = 0;
 	long clamped = 0;
@@ -2546,7 +2558,7 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	double vp = swe_particles_volume(&s->P);
 	rep->steps = s->step;
 	rep->converged = conv;
-	rep->residual = isfinite(res) ? res : 1.0;
+	rep->residual = isfinite(res) ? res : NAN;
 	rep->sim_time = s->t;
 	rep->dt = s->step > 0 ? s->t / (double)s->step : s->dt;
 	rep->vol_initial = s->vol_initial;

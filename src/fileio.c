@@ -4,7 +4,9 @@
  *
  * Atomic output: a file is written to "<path>.tmp.<pid>" in the same
  * directory (so the final rename(2) stays within one file system and is
- * atomic), flushed and fsync'ed, then renamed over the destination. A
+ * atomic), created exclusively (O_EXCL | O_NOFOLLOW: a file or symlink
+ * planted at that name is never opened; the next name adds a counter),
+ * flushed and fsync'ed, then renamed over the destination. A
  * reader, or a crash at any point, therefore sees either the old file or
  * the complete new one, never a half-written file. Abort removes the
  * temporary and leaves the destination untouched.
@@ -98,7 +100,7 @@ enum wb_status wb_atomic_open(struct wb_atomic *a, const char *path,
 			      struct wb_diags *d)
 {
 	memset(a, 0, sizeof(*a));
-	size_t n = strlen(path) + 32;
+	size_t n = strlen(path) + 48;
 	a->path = str_dup(path);
 	a->tmp = malloc(n);
 	if (!a->path || !a->tmp) {
@@ -107,10 +109,31 @@ enum wb_status wb_atomic_open(struct wb_atomic *a, const char *path,
 		memset(a, 0, sizeof(*a));
 		return wb_fail(d, WB_EIO, path, "out of memory");
 	}
-	snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-	a->f = fopen(a->tmp, "wb");
+	/* Created exclusively and never through a symlink: a name someone
+	 * planted (a link to a file of theirs, or anything else) is skipped,
+	 * never opened; the next try adds a counter. */
+	int fd = -1, e = 0;
+	for (unsigned k = 0; k < 100 && fd < 0; k++) {
+		if (k == 0)
+			snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+		else
+			snprintf(a->tmp, n, "%s.tmp.%ld.%u", path,
+				 (long)getpid(), k);
+		fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			  O_CLOEXEC, 0666);
+		e = errno;
+		if (fd < 0 && e != EEXIST)
+			break;
+	}
+	if (fd >= 0) {
+		a->f = fdopen(fd, "wb");
+		e = errno;
+		if (!a->f) {
+			close(fd);
+			remove(a->tmp);
+		}
+	}
 	if (!a->f) {
-		int e = errno;
 		enum wb_status st = wb_fail(d, WB_EIO, path,
 			"cannot create temporary file '%s': %s", a->tmp,
 			strerror(e));

@@ -1301,6 +1301,11 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	/* water stored and passed through at the start of the window */
 	int64_t wm = lbm_mass(&L), wio = L.vol_in + L.vol_out;
 	while (L.step < cap) {
+		if (o && o->cancel && *o->cancel) {
+			st = wb_fail(d, WB_ECANCEL, NULL,
+				     "lbm: interrupted at step %ld", L.step);
+			goto done;
+		}
 		long k = every - L.step % every;
 		if (cap - L.step < k)
 			k = cap - L.step;
@@ -1347,7 +1352,7 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		}
 		if (o && o->progress && L.step % pevery == 0)
 			o->progress(o->progress_user, L.step, cap,
-				    isfinite(res) ? res : 1.0);
+				    isfinite(res) ? res : NAN);
 	}
 	out->nx = r->nx;
 	out->ny = r->ny;
@@ -1369,7 +1374,7 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	}
 	double dx2 = L.p.dx * L.p.dx;
 	rep->steps = L.step;
-	rep->residual = isfinite(res) ? res : 0;
+	rep->residual = isfinite(res) ? res : NAN; /* NAN: not measured */
 	rep->sim_time = L.step * L.p.dt;
 	rep->dt = L.p.dt;
 	rep->lattice_speed = L.p.e;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "maps.h"
+#include "output.h"
 #include "util.h"
 
 /* Each helper returns 0 or -1 (out of memory); callers OR them together. */
@@ -141,6 +142,14 @@ char *manifest_json(const struct wb_manifest_in *in)
 			   rep ? rep->lattice_speed : NAN);
 		e |= put_e(sol, "tau", rep ? rep->tau : NAN);
 		e |= put_int(sol, "clamped", rep ? rep->clamped : 0);
+		/* how the run ended (output.h, wb_output_assess) */
+		const struct wb_assess *a = in->assess;
+		static const char *const stops[] = { "steady", "max_steps",
+						     "steps" };
+		e |= put_str(sol, "stop", a ? stops[a->stop] : NULL);
+		e |= put_bool(sol, "steady", a && a->steady);
+		e |= put_e(sol, "tolerance", a ? a->tolerance : NAN);
+		e |= put_e(sol, "clamped_share", a ? a->clamped_share : NAN);
 	}
 	cJSON *mb = cJSON_AddObjectToObject(root, "mass_balance");
 	e |= !mb;
@@ -151,6 +160,9 @@ char *manifest_json(const struct wb_manifest_in *in)
 		e |= put_f(mb, "out_m3", rep ? rep->vol_out : NAN);
 		e |= put_f(mb, "particles_m3", rep ? rep->vol_particles : NAN);
 		e |= put_e(mb, "relative_error", rep ? rep->balance_error : NAN);
+		const struct wb_assess *a = in->assess;
+		e |= put_f(mb, "stored_change_m3", a ? a->storage_m3 : NAN);
+		e |= put_bool(mb, "filling", a && a->filling);
 	}
 
 	cJSON *grid = cJSON_AddObjectToObject(root, "grid");

@@ -91,11 +91,14 @@ void pages_cut(const struct wb_maps *m, int px, int py, double distance_max,
 
 /* ---- manifest (manifest.c) --------------------------------------------- */
 
+struct wb_assess;
+
 struct wb_manifest_in {
 	const struct wb_scene *sc;
 	const struct wb_raster *r;       /* grid size, spacing, origin */
 	const struct wb_state *st;       /* waterfalls */
 	const struct wb_solve_report *rep; /* may be NULL */
+	const struct wb_assess *assess;  /* output.h; may be NULL */
 	const char *solver;              /* "lbm" / "swe", may be NULL */
 	const struct wb_pageset *ps;
 	const struct wb_pack_stats *pack;

@@ -36,6 +36,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -1111,6 +1112,7 @@ enum wb_status pack_write(const char *path, const struct wb_pageset *ps,
 	{
 		static const unsigned char zeros[4096];
 		size_t pad = (size_t)(data_offset - t.len);
+		errno = 0;
 		if (fwrite(t.p, 1, t.len, at.f) != t.len)
 			goto write_fail;
 		while (pad > 0) {
@@ -1149,7 +1151,8 @@ enum wb_status pack_write(const char *path, const struct wb_pageset *ps,
 	return WB_OK;
 
 write_fail:
-	st = wb_fail(d, WB_EIO, path, "cannot write the pack");
+	st = wb_fail(d, WB_EIO, path, "cannot write the pack: %s",
+		     strerror(errno ? errno : EIO));
 	wb_atomic_abort(&at);
 fail:
 	free(refs);

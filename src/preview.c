@@ -7,6 +7,7 @@
  * reader never sees half a picture. Colours are computed in double from the
  * map values alone: equal maps give equal bytes.
  */
+#include <errno.h>
 #include <math.h>
 #include <png.h>
 #include <setjmp.h>
@@ -120,10 +121,13 @@ enum wb_status preview_png_write(const char *path, int w, int h, int channels,
 		return s;
 	}
 	char err[256] = "";
+	errno = 0; /* libpng's "Write Error" does not say why; errno does */
 	if (png_encode(a.f, w, h, channels, bits, pixels, text, rows, err)) {
+		int e = errno;
 		wb_atomic_abort(&a);
 		free(rows);
-		return wb_fail(d, WB_EIO, path, "cannot write PNG: %s", err);
+		return wb_fail(d, WB_EIO, path, "cannot write PNG: %s%s%s", err,
+			       e ? ": " : "", e ? strerror(e) : "");
 	}
 	free(rows);
 	return wb_atomic_commit(&a, d);

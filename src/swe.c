@@ -1828,7 +1828,7 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	long window = sim->window > 0 ? sim->window : 200;
 	double tol = sim->tolerance > 0 ? sim->tolerance : 1e-4;
 	long every = window < 100 ? window : 100;
-	double res = 1.0;
+	double res = NAN; /* until the first window measures it */
 	int conv = 0;
 	/* a run to convergence compares window means (particles make the
 	   instantaneous field noisy); a run of fixed length reports the change
@@ -1843,6 +1843,11 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	if (!means)
 		swe_residual(&s); /* snapshot the start */
 	while (s.step < max) {
+		if (o->cancel && *o->cancel) {
+			st = wb_fail(d, WB_ECANCEL, NULL,
+				     "swe: interrupted at step %ld", s.step);
+			goto done;
+		}
 		st = swe_step(&s, d);
 		if (st)
 			goto done;
@@ -1866,13 +1871,13 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		}
 		if (o->progress && (s.step % every == 0 || s.step == max))
 			o->progress(o->progress_user, s.step, max,
-				    isfinite(res) ? res : 1.0);
+				    isfinite(res) ? res : NAN);
 	}
 	double vf = swe_grid_volume(&s);
 	double vp = swe_particles_volume(&s.P);
 	rep->steps = s.step;
 	rep->converged = conv;
-	rep->residual = isfinite(res) ? res : 1.0;
+	rep->residual = isfinite(res) ? res : NAN; /* NAN: not measured */
 	rep->sim_time = s.t;
 	rep->dt = s.step > 0 ? s.t / (double)s.step : s.dt;
 	rep->vol_initial = s.vol_initial;
