@@ -9,6 +9,7 @@
 #   make SAN=1 test   the same with ASan/UBSan (objects in build/san/); the
 #                     long solver runs are shortened (WB_TEST_QUICK=1)
 #   make OPENCL=1     build with the OpenCL path
+#   make fresh-check  make test in a debootstrapped minimal Debian 12 (root)
 #   make V=1          show the commands
 
 CC      ?= cc
@@ -76,6 +77,10 @@ deps:
 	$(Q)sh scripts/deps.sh build $(if $(filter 1,$(OPENCL)),opencl)
 test-deps:
 	$(Q)sh scripts/deps.sh test
+# CI on a fresh minimal Debian 12 in a chroot (root; see README.md)
+.PHONY: fresh-check
+fresh-check:
+	sh scripts/fresh-check.sh
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
