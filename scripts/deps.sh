@@ -70,9 +70,14 @@ fi
 log=${WB_DEPS_LOG:-build/deps.log}
 mkdir -p "$(dirname "$log")"
 : >"$log"
-fail() { # fail MESSAGE: say what failed, where the log is, and its end
-	echo "deps.sh: $1; full log: $log; its last lines:" >&2
-	tail -n 25 "$log" | sed 's/^/  | /' >&2
+fail() { # fail MESSAGE: say what failed, where the log is, apt's errors, its end
+	echo "deps.sh: $1; full log: $log" >&2
+	if grep -q '^E: ' "$log"; then
+		echo "deps.sh: apt's errors:" >&2
+		grep '^E: ' "$log" | tail -n 10 | sed 's/^/  | /' >&2
+	fi
+	echo "deps.sh: the log's last lines:" >&2
+	tail -n 15 "$log" | sed 's/^/  | /' >&2
 	exit 1
 }
 export DEBIAN_FRONTEND=noninteractive
