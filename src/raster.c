@@ -257,10 +257,10 @@ static void seg_row_span(const struct wb_raster *r, const double *s,
 /* Work bound of the distance loops below (cells visited over all segments:
  * per segment, its capsule of radius 'pad', row by row). Each is clipped to
  * the grid, but a detailed outline whose segments criss-cross a large grid
- * could still ask for segments x cells; past this many cells (1e8: a few
- * seconds) the scene is refused with a message instead. The estimate is
- * O(1) per segment: rows of its box times the longest cut of a row by its
- * capsule, plus the widening. */
+ * could still ask for segments x cells; past this many cells over the whole
+ * scene (1e8: a few seconds) it is refused with a message instead. The
+ * estimate is O(1) per segment: rows of its box times the longest cut of a
+ * row by its capsule, plus the widening. */
 #define WB_RASTER_WORK_MAX 1e8
 
 static double seg_work(const struct wb_raster *r, const struct wb_polygon *p,
@@ -332,6 +332,23 @@ static void outline_near(const struct wb_raster *r, const struct wb_polygon *p,
 								 s[0], s[1], s[2], s[3]));
 			}
 		}
+	}
+}
+
+/* Set the cells of box b to v (mask) or to INFINITY (dist): the per-element
+ * work of blockers and modifiers stays within their box, not the grid. */
+static void box_clear(const struct wb_raster *r, struct bbox b, uint8_t *mask,
+		      double *dist)
+{
+	for (int j = b.j0; j <= b.j1; j++) {
+		size_t k0 = b.i0 + (size_t)j * r->nx;
+		if (b.i1 < b.i0)
+			return;
+		if (mask)
+			memset(mask + k0, 0, (size_t)(b.i1 - b.i0 + 1));
+		if (dist)
+			for (int i = 0; i <= b.i1 - b.i0; i++)
+				dist[k0 + i] = INFINITY;
 	}
 }
 
@@ -444,6 +461,7 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 	int32_t *stack = malloc(n * sizeof(int32_t));
 	double *modw = calloc(n * 3, sizeof(double)); /* k, k*u, k*v */
 	double *dist = NULL; /* modifiers' distance to their outline */
+	double work_done = 0; /* cells visited by corridors and falloffs */
 	if (!mask || !stack || !modw) {
 		free(mask);
 		free(stack);
@@ -507,12 +525,13 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 		r->total_inflow += src->discharge;
 		if (src->kind == WB_SRC_RIVER) {
 			double work = seg_work(r, &src->path, 0, src->width / 2);
-			if (work > WB_RASTER_WORK_MAX) {
+			if (work > WB_RASTER_WORK_MAX - work_done) {
 				snprintf(p, sizeof(p), "sources[%d].path", s);
-				ERRP(p, "the %g m wide corridor along these %d points would visit %.3g cells (at most %.3g): use fewer points or shorter segments",
+				ERRP(p, "the %g m wide corridor along these %d points would visit %.3g cells (at most %.3g in all): use fewer points or shorter segments",
 				     src->width, src->path.n, work, WB_RASTER_WORK_MAX);
 				continue;
 			}
+			work_done += work;
 			memset(mask, 0, n);
 			corridor_mask(r, &src->path, src->width / 2, mask);
 		}
@@ -698,7 +717,8 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 	/* blockers */
 	for (int b = 0; b < sc->n_blockers; b++) {
 		const struct wb_blocker *bl = &sc->blockers[b];
-		memset(mask, 0, n);
+		struct bbox bb = bbox_of(r, bl->area.xy, bl->area.n, 0);
+		box_clear(r, bb, mask, NULL); /* polygon_mask marks only in bb */
 		long in = polygon_mask(r, &bl->area, mask);
 		if (in < 0)
 			goto oom;
@@ -707,8 +727,11 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 			ERRP(p, "the polygon covers no cell of the %gx%g m terrain", W, H);
 			continue;
 		}
-		for (size_t k = 0; k < n; k++)
-			if (mask[k]) {
+		for (int j = bb.j0; j <= bb.j1; j++)
+			for (int i = bb.i0; i <= bb.i1; i++) {
+				size_t k = i + (size_t)j * r->nx;
+				if (!mask[k])
+					continue;
 				r->block_bot[k] = fminf(r->block_bot[k], (float)bl->bottom);
 				r->block_top[k] = fmaxf(r->block_top[k], (float)bl->top);
 				r->flags[k] |= WB_CELL_BLOCKER;
@@ -723,22 +746,25 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 		struct bbox bb;
 		if (md->area.n) {
 			bb = bbox_of(r, md->area.xy, md->area.n, 0);
-			memset(mask, 0, n);
+			box_clear(r, bb, mask, NULL);
 			if (polygon_mask(r, &md->area, mask) < 0)
 				goto oom;
 			double work = ramp ? seg_work(r, &md->area, 1,
 						      md->falloff_width) : 0;
-			if (work > WB_RASTER_WORK_MAX) {
+			if (work > WB_RASTER_WORK_MAX - work_done) {
 				snprintf(p, sizeof(p), "modifiers[%d].polygon", m);
-				ERRP(p, "a %g m falloff along these %d edges would visit %.3g cells (at most %.3g): use fewer vertices or a smaller falloff_width",
+				ERRP(p, "a %g m falloff along these %d edges would visit %.3g cells (at most %.3g in all): use fewer vertices or a smaller falloff_width",
 				     md->falloff_width, md->area.n, work, WB_RASTER_WORK_MAX);
 				continue;
 			}
+			work_done += work;
 			if (ramp) {
 				if (!dist && !(dist = malloc(n * sizeof(double))))
 					goto oom;
-				for (size_t k = 0; k < n; k++)
-					dist[k] = INFINITY;
+				/* every cell outline_near may visit */
+				box_clear(r, bbox_of(r, md->area.xy, md->area.n,
+						     md->falloff_width + r->dx),
+					  NULL, dist);
 				outline_near(r, &md->area, md->falloff_width, dist);
 			}
 		} else {

@@ -120,5 +120,22 @@ awk 'BEGIN {
 }' > "$T/spiky.json"
 run 2 timeout 10 $W "$T/spiky.json" --check
 expect_err_has "error: modifiers[0].polygon: a 100 m falloff along these 8000 edges would visit "
-expect_err_has " cells (at most 1e+08): use fewer vertices or a smaller falloff_width"
+expect_err_has " cells (at most 1e+08 in all): use fewer vertices or a smaller falloff_width"
+# the bound is for the whole scene: two such modifiers of 1500 edges each
+# (some 6e7 cells each) pass one by one, not together
+awk 'BEGIN {
+	printf "{\"name\": \"spiky2\", \"terrain\": {\"heightmap\": \"terrain.png\"},\n \"modifiers\": ["
+	for (m = 0; m < 2; m++) {
+		printf "%s{\"velocity\": [1, 0], \"falloff\": \"linear\", \"falloff_width\": 100, \"polygon\": [", m ? ", " : ""
+		for (k = 0; k < 1500; k++)
+			printf "%s[%d, %d]", k ? ", " : "", (k % 2) ? 0 : 255, k * 255 / 1500
+		printf "]}"
+	}
+	printf "]}\n"
+}' > "$T/spiky2.json"
+run 2 timeout 20 $W "$T/spiky2.json" --check
+expect_err_has "error: modifiers[1].polygon: a 100 m falloff along these 1500 edges would visit "
+if grep -qF "modifiers[0]" "$T/err"; then
+	echo "FAIL: modifiers[0] alone is within the bound"; fails=$((fails + 1))
+fi
 finish
