@@ -7,7 +7,8 @@
 # only. Crashes, leaks, per-input timeouts (10 s) and inputs above the RSS
 # limit (2048 MB) are written to build/fuzz/artifacts/TARGET/ and fail the
 # run, which names the reproducer file and how to replay it. libFuzzer's
-# whole output is in build/fuzz/TARGET.log.
+# whole output is in build/fuzz/TARGET.log. More than 2000 new inputs are
+# first merged down to those that add coverage.
 # Prints one closing line; exit 0 when no input failed.
 set -u
 bin=$1
@@ -26,6 +27,14 @@ if [ ! -d "$seeds" ]; then
 	exit 1
 fi
 mkdir -p "$new" "$art"
+# Nightly runs in one checkout keep adding inputs: past 2000, keep only
+# those that add coverage (libFuzzer's merge) so the directory stays small.
+if [ "$(ls "$new" | wc -l)" -gt 2000 ]; then
+	rm -rf "$new.min" && mkdir -p "$new.min" &&
+		"$bin" -merge=1 -rss_limit_mb=2048 "$new.min" "$new" >"$log" 2>&1 &&
+		rm -rf "$new" && mv "$new.min" "$new" ||
+		echo "fuzz/run.sh: could not minimise $new (see $log); kept as is"
+fi
 before=$(ls "$new" | wc -l)
 "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 	-artifact_prefix="$art/" -print_final_stats=1 "$new" "$seeds" >"$log" 2>&1
