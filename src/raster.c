@@ -46,6 +46,12 @@
 
 struct bbox { int i0, i1, j0, j1; }; /* inclusive cell ranges, may be empty */
 
+/* The cells whose centres may lie within 'pad' of the points' bounding box.
+ * The range is clipped to the grid in double before it becomes int, so
+ * coordinates far off the grid (or a tiny metres_per_pixel) give an empty
+ * or clipped box, never an out-of-range conversion: every loop over a box
+ * is bounded by the grid (a bound that overflows to an infinity is clipped
+ * like any other; NaN gives an empty box). */
 static struct bbox bbox_of(const struct wb_raster *r, const double *xy, int n,
 			   double pad)
 {
@@ -56,27 +62,19 @@ static struct bbox bbox_of(const struct wb_raster *r, const double *xy, int n,
 		y0 = fmin(y0, xy[2 * k + 1] - pad);
 		y1 = fmax(y1, xy[2 * k + 1] + pad);
 	}
-	struct bbox b;
-	b.i0 = (int)fmax(0, floor(x0 / r->dx - 0.5));
-	b.i1 = (int)fmin(r->nx - 1, ceil(x1 / r->dx));
-	b.j0 = (int)fmax(0, floor(y0 / r->dx - 0.5));
-	b.j1 = (int)fmin(r->ny - 1, ceil(y1 / r->dx));
-	if (x1 < 0 || y1 < 0 || x0 > r->nx * r->dx || y0 > r->ny * r->dx)
-		b.i1 = b.i0 - 1;
+	struct bbox b = { 0, -1, 0, -1 };
+	double fi0 = floor(x0 / r->dx - 0.5), fi1 = ceil(x1 / r->dx);
+	double fj0 = floor(y0 / r->dx - 0.5), fj1 = ceil(y1 / r->dx);
+	if (isnan(fi0) || isnan(fi1) || isnan(fj0) || isnan(fj1))
+		return b;
+	if (x1 < 0 || y1 < 0 || x0 > r->nx * r->dx || y0 > r->ny * r->dx ||
+	    fi1 < 0 || fj1 < 0 || fi0 > r->nx - 1 || fj0 > r->ny - 1)
+		return b;
+	b.i0 = (int)fmax(0, fi0);
+	b.i1 = (int)fmin(r->nx - 1, fi1);
+	b.j0 = (int)fmax(0, fj0);
+	b.j1 = (int)fmin(r->ny - 1, fj1);
 	return b;
-}
-
-static int point_in_polygon(const struct wb_polygon *p, double x, double y)
-{
-	int in = 0;
-	for (int a = 0, b = p->n - 1; a < p->n; b = a++) {
-		double xa = p->xy[2 * a], ya = p->xy[2 * a + 1];
-		double xb = p->xy[2 * b], yb = p->xy[2 * b + 1];
-		if ((ya > y) != (yb > y) &&
-		    x < (xb - xa) * (y - ya) / (yb - ya) + xa)
-			in = !in;
-	}
-	return in;
 }
 
 static double seg_dist(double x, double y, double xa, double ya, double xb,
@@ -84,22 +82,13 @@ static double seg_dist(double x, double y, double xa, double ya, double xb,
 {
 	double dx = xb - xa, dy = yb - ya, l2 = dx * dx + dy * dy;
 	double t = l2 > 0 ? ((x - xa) * dx + (y - ya) * dy) / l2 : 0;
+	if (isinf(l2)) { /* a segment longer than 1e154 m: scale first */
+		double sc = 1 / fmax(fabs(dx), fabs(dy));
+		double ux = dx * sc, uy = dy * sc;
+		t = ((x - xa) * sc * ux + (y - ya) * sc * uy) / (ux * ux + uy * uy);
+	}
 	t = t < 0 ? 0 : t > 1 ? 1 : t;
 	return hypot(x - (xa + t * dx), y - (ya + t * dy));
-}
-
-/* Distance from (x, y) to the polygon's outline (closed) or polyline. */
-static double outline_dist(const struct wb_polygon *p, int closed, double x,
-			   double y)
-{
-	double d = INFINITY;
-	int segs = closed ? p->n : p->n - 1;
-	for (int a = 0; a < segs; a++) {
-		int b = (a + 1) % p->n;
-		d = fmin(d, seg_dist(x, y, p->xy[2 * a], p->xy[2 * a + 1],
-				     p->xy[2 * b], p->xy[2 * b + 1]));
-	}
-	return d;
 }
 
 static double cx(const struct wb_raster *r, int i) { return (i + 0.5) * r->dx; }
@@ -118,41 +107,249 @@ static long disc_mask(const struct wb_raster *r, double x, double y,
 				n++;
 			}
 	if (n == 0) {
-		int i = (int)floor(x / r->dx), j = (int)floor(y / r->dx);
-		if (i >= 0 && j >= 0 && i < r->nx && j < r->ny) {
-			mask[i + (size_t)j * r->nx] = 1;
+		double fi = floor(x / r->dx), fj = floor(y / r->dx);
+		if (fi >= 0 && fj >= 0 && fi < r->nx && fj < r->ny) {
+			mask[(size_t)fi + (size_t)fj * r->nx] = 1;
 			n = 1;
 		}
 	}
 	return n;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+struct pedge { double ylo, yhi; int a; }; /* edge from vertex a-1 to a */
+
+static int cmp_pedge(const void *a, const void *b)
+{
+	double x = ((const struct pedge *)a)->ylo, y = ((const struct pedge *)b)->ylo;
+	return (x > y) - (x < y);
+}
+
+/* Mark the cells whose centres are inside the polygon (even-odd rule) into
+ * 'mask'; returns the count, or -1 when out of memory. Row by row: the x at
+ * which each edge crosses the row's centre line, sorted, then a sweep along
+ * the row (a cell is inside when an odd number of crossings lie to its
+ * right). That is the classic per-point crossing test with the same
+ * arithmetic, but the edges a row crosses come from a list sorted by their
+ * lower end (an active edge table), so the work is O(n log n + crossings +
+ * cells), not O(cells * n). */
 static long polygon_mask(const struct wb_raster *r, const struct wb_polygon *p,
 			 uint8_t *mask)
 {
 	struct bbox b = bbox_of(r, p->xy, p->n, 0);
-	long n = 0;
-	for (int j = b.j0; j <= b.j1; j++)
-		for (int i = b.i0; i <= b.i1; i++)
-			if (point_in_polygon(p, cx(r, i), cx(r, j))) {
+	if (b.i1 < b.i0 || b.j1 < b.j0)
+		return 0;
+	struct pedge *ed = malloc((size_t)p->n * sizeof(*ed));
+	int *act = malloc((size_t)p->n * sizeof(int));
+	double *xs = malloc((size_t)p->n * sizeof(double));
+	long n = -1;
+	if (!ed || !act || !xs)
+		goto done;
+	int m = 0;
+	for (int a = 0, e = p->n - 1; a < p->n; e = a++) {
+		double ya = p->xy[2 * a + 1], yb = p->xy[2 * e + 1];
+		if (ya == yb || isnan(ya) || isnan(yb))
+			continue; /* crosses no row: (ya > y) == (yb > y) */
+		ed[m].ylo = fmin(ya, yb);
+		ed[m].yhi = fmax(ya, yb);
+		ed[m++].a = a;
+	}
+	qsort(ed, (size_t)m, sizeof(*ed), cmp_pedge);
+	n = 0;
+	int next = 0, na = 0;
+	for (int j = b.j0; j <= b.j1; j++) {
+		double y = cx(r, j);
+		/* active: ylo <= y < yhi, i.e. (ya > y) != (yb > y) */
+		while (next < m && ed[next].ylo <= y)
+			act[na++] = next++;
+		int k = 0, keep = 0;
+		for (int t = 0; t < na; t++) {
+			const struct pedge *pe = &ed[act[t]];
+			if (!(pe->yhi > y))
+				continue; /* passed for good: rows only go down */
+			act[keep++] = act[t];
+			int a = pe->a, e = a ? a - 1 : p->n - 1;
+			double xa = p->xy[2 * a], ya = p->xy[2 * a + 1];
+			double xb = p->xy[2 * e], yb = p->xy[2 * e + 1];
+			double xi = (xb - xa) * (y - ya) / (yb - ya) + xa;
+			if (!isfinite(xi)) { /* the product overflowed (|x| > 1e154) */
+				double f = (y - ya) / (yb - ya); /* in [0, 1] */
+				xi = xa * (1 - f) + xb * f;
+			}
+			if (!isnan(xi)) /* x < NaN never holds */
+				xs[k++] = xi;
+		}
+		na = keep;
+		if (k == 0)
+			continue;
+		qsort(xs, (size_t)k, sizeof(double), cmp_double);
+		int q = 0; /* crossings at or left of the cell centre */
+		for (int i = b.i0; i <= b.i1; i++) {
+			double x = cx(r, i);
+			while (q < k && xs[q] <= x)
+				q++;
+			if ((k - q) & 1) {
 				mask[i + (size_t)j * r->nx] = 1;
 				n++;
 			}
+		}
+	}
+done:
+	free(ed);
+	free(act);
+	free(xs);
 	return n;
 }
 
+/* The cells of row j whose centres may lie within 'pad' of segment s (x0,
+ * y0, x1, y1): the row's centre line cut by the segment's capsule (its two
+ * end discs and the band between them; the capsule is convex, so the cut is
+ * one interval), widened by two cells against rounding and clipped to the
+ * grid in double. Empty (i1 < i0) when the row misses the capsule. */
+static void seg_row_span(const struct wb_raster *r, const double *s,
+			 double pad, int j, int *i0, int *i1)
+{
+	double y = cx(r, j), lo = INFINITY, hi = -INFINITY;
+	for (int e = 0; e < 2; e++) { /* the end discs */
+		double dy = y - s[2 * e + 1];
+		if (fabs(dy) <= pad) {
+			double h = sqrt(pad * pad - dy * dy);
+			lo = fmin(lo, s[2 * e] - h);
+			hi = fmax(hi, s[2 * e] + h);
+		}
+	}
+	double ux = s[2] - s[0], uy = s[3] - s[1], L = hypot(ux, uy), ry = y - s[1];
+	if (L > 0) { /* the band: 0 <= (P - A).u <= L^2, |u x (P - A)| <= pad L */
+		double blo = -INFINITY, bhi = INFINITY;
+		if (uy != 0) {
+			double p0 = (ux * ry - pad * L) / uy, p1 = (ux * ry + pad * L) / uy;
+			blo = fmax(blo, s[0] + fmin(p0, p1));
+			bhi = fmin(bhi, s[0] + fmax(p0, p1));
+		} else if (!(fabs(ux * ry) <= pad * L)) {
+			bhi = -INFINITY;
+		}
+		if (ux != 0) {
+			double q0 = -ry * uy / ux, q1 = (L * L - ry * uy) / ux;
+			blo = fmax(blo, s[0] + fmin(q0, q1));
+			bhi = fmin(bhi, s[0] + fmax(q0, q1));
+		} else if (!(ry * uy >= 0 && ry * uy <= L * L)) {
+			bhi = -INFINITY;
+		}
+		if (blo <= bhi) {
+			lo = fmin(lo, blo);
+			hi = fmax(hi, bhi);
+		}
+	}
+	*i0 = 0;
+	*i1 = -1;
+	double f0 = floor(lo / r->dx - 0.5) - 2, f1 = ceil(hi / r->dx - 0.5) + 2;
+	if (isnan(f0) || isnan(f1) || f0 > f1 || f1 < 0 || f0 > r->nx - 1)
+		return;
+	*i0 = (int)fmax(0, f0);
+	*i1 = (int)fmin(r->nx - 1, f1);
+}
+
+/* Work bound of the distance loops below (cells visited over all segments:
+ * per segment, its capsule of radius 'pad', row by row). Each is clipped to
+ * the grid, but a detailed outline whose segments criss-cross a large grid
+ * could still ask for segments x cells; past this many cells over the whole
+ * scene (1e8: a few seconds) it is refused with a message instead. The
+ * estimate is O(1) per segment: rows of its box times the longest cut of a
+ * row by its capsule, plus the widening. */
+#define WB_RASTER_WORK_MAX 1e8
+
+static double seg_work(const struct wb_raster *r, const struct wb_polygon *p,
+		       int closed, double pad)
+{
+	double w = 0;
+	int segs = closed ? p->n : p->n - 1;
+	for (int a = 0; a < segs; a++) {
+		int e = (a + 1) % p->n;
+		double s[4] = { p->xy[2 * a], p->xy[2 * a + 1], p->xy[2 * e],
+				p->xy[2 * e + 1] };
+		struct bbox b = bbox_of(r, s, 2, pad + r->dx);
+		if (b.i1 < b.i0 || b.j1 < b.j0)
+			continue;
+		double ax = fabs(s[2] - s[0]), ay = fabs(s[3] - s[1]);
+		double cut = ax + 2 * pad;
+		if (ay > 0)
+			cut = fmin(cut, 2 * pad * hypot(ax, ay) / ay);
+		w += (double)(b.j1 - b.j0 + 1) *
+		     fmin(b.i1 - b.i0 + 1, cut / r->dx + 6);
+	}
+	return w;
+}
+
+/* Mark the cells whose centres lie within 'half' of the polyline; returns
+ * the count. Each segment visits only the cells near it (its capsule, row by
+ * row), so the work is about the corridor's area, not cells times segments;
+ * the test per cell is the same distance as over the whole line. */
 static long corridor_mask(const struct wb_raster *r, const struct wb_polygon *p,
 			  double half, uint8_t *mask)
 {
-	struct bbox b = bbox_of(r, p->xy, p->n, half + r->dx);
 	long n = 0;
-	for (int j = b.j0; j <= b.j1; j++)
-		for (int i = b.i0; i <= b.i1; i++)
-			if (outline_dist(p, 0, cx(r, i), cx(r, j)) <= half) {
-				mask[i + (size_t)j * r->nx] = 1;
-				n++;
+	for (int a = 0; a + 1 < p->n; a++) {
+		const double *s = p->xy + 2 * a;
+		struct bbox b = bbox_of(r, s, 2, half + r->dx);
+		for (int j = b.j0; j <= b.j1; j++) {
+			int i0, i1;
+			seg_row_span(r, s, half, j, &i0, &i1);
+			for (int i = i0; i <= i1; i++) {
+				size_t k = i + (size_t)j * r->nx;
+				if (!mask[k] && seg_dist(cx(r, i), cx(r, j), s[0], s[1],
+							 s[2], s[3]) <= half) {
+					mask[k] = 1;
+					n++;
+				}
 			}
+		}
+	}
 	return n;
+}
+
+/* dist[k] = min(dist[k], distance from cell k to the closed outline) for the
+ * cells within 'reach' of it (others keep their value: the caller only
+ * needs distances up to 'reach'). Work: the cells near each edge. */
+static void outline_near(const struct wb_raster *r, const struct wb_polygon *p,
+			 double reach, double *dist)
+{
+	for (int a = 0; a < p->n; a++) {
+		int e = (a + 1) % p->n;
+		double s[4] = { p->xy[2 * a], p->xy[2 * a + 1], p->xy[2 * e],
+				p->xy[2 * e + 1] };
+		struct bbox b = bbox_of(r, s, 2, reach + r->dx);
+		for (int j = b.j0; j <= b.j1; j++) {
+			int i0, i1;
+			seg_row_span(r, s, reach, j, &i0, &i1);
+			for (int i = i0; i <= i1; i++) {
+				size_t k = i + (size_t)j * r->nx;
+				dist[k] = fmin(dist[k], seg_dist(cx(r, i), cx(r, j),
+								 s[0], s[1], s[2], s[3]));
+			}
+		}
+	}
+}
+
+/* Set the cells of box b to v (mask) or to INFINITY (dist): the per-element
+ * work of blockers and modifiers stays within their box, not the grid. */
+static void box_clear(const struct wb_raster *r, struct bbox b, uint8_t *mask,
+		      double *dist)
+{
+	for (int j = b.j0; j <= b.j1; j++) {
+		size_t k0 = b.i0 + (size_t)j * r->nx;
+		if (b.i1 < b.i0)
+			return;
+		if (mask)
+			memset(mask + k0, 0, (size_t)(b.i1 - b.i0 + 1));
+		if (dist)
+			for (int i = 0; i <= b.i1 - b.i0; i++)
+				dist[k0 + i] = INFINITY;
+	}
 }
 
 static int inside_domain(const struct wb_raster *r, double x, double y)
@@ -263,6 +460,8 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 	uint8_t *mask = calloc(n, 1);
 	int32_t *stack = malloc(n * sizeof(int32_t));
 	double *modw = calloc(n * 3, sizeof(double)); /* k, k*u, k*v */
+	double *dist = NULL; /* modifiers' distance to their outline */
+	double work_done = 0; /* cells visited by corridors and falloffs */
 	if (!mask || !stack || !modw) {
 		free(mask);
 		free(stack);
@@ -280,7 +479,10 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 			r->h0[k] = (float)fmax(0, sc->init_level - r->z[k]);
 	for (int a = 0; a < sc->n_init_areas; a++) {
 		memset(mask, 0, n);
-		if (polygon_mask(r, &sc->init_areas[a], mask) == 0) {
+		long in = polygon_mask(r, &sc->init_areas[a], mask);
+		if (in < 0)
+			goto oom;
+		if (in == 0) {
 			snprintf(p, sizeof(p), "initial_water.areas[%d].polygon", a);
 			ERRP(p, "the polygon covers no cell of the %gx%g m terrain", W, H);
 		}
@@ -322,6 +524,14 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 			}
 		r->total_inflow += src->discharge;
 		if (src->kind == WB_SRC_RIVER) {
+			double work = seg_work(r, &src->path, 0, src->width / 2);
+			if (work > WB_RASTER_WORK_MAX - work_done) {
+				snprintf(p, sizeof(p), "sources[%d].path", s);
+				ERRP(p, "the %g m wide corridor along these %d points would visit %.3g cells (at most %.3g in all): use fewer points or shorter segments",
+				     src->width, src->path.n, work, WB_RASTER_WORK_MAX);
+				continue;
+			}
+			work_done += work;
 			memset(mask, 0, n);
 			corridor_mask(r, &src->path, src->width / 2, mask);
 		}
@@ -336,7 +546,9 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 		memset(mask, 0, n);
 		long cells;
 		if (src->area.n) {
-			polygon_mask(r, &src->area, mask);
+			long inside = polygon_mask(r, &src->area, mask);
+			if (inside < 0)
+				goto oom;
 			cells = 0;
 			for (size_t k = 0; k < n; k++)
 				if (mask[k] && r->z[k] >= src->level)
@@ -344,7 +556,9 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 				else if (mask[k])
 					cells++;
 			snprintf(p, sizeof(p), "sources[%d].polygon", s);
-			if (!cells)
+			if (!inside)
+				ERRP(p, "the polygon covers no cell of the %gx%g m terrain", W, H);
+			else if (!cells)
 				ERRP(p, "no cell inside the polygon lies below the lake level %g m",
 				     src->level);
 		} else {
@@ -390,13 +604,13 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 		if (src->kind != WB_SRC_OCEAN)
 			continue;
 		uint8_t *ex = calloc(n, 1);
-		if (!ex) {
-			free(mask); free(stack); free(modw);
-			wb_raster_free(r);
-			return wb_fail(d, WB_EIO, sc->file, "out of memory");
-		}
+		if (!ex)
+			goto oom;
 		for (int e = 0; e < src->n_exclude; e++)
-			polygon_mask(r, &src->exclude[e], ex);
+			if (polygon_mask(r, &src->exclude[e], ex) < 0) {
+				free(ex);
+				goto oom;
+			}
 		memset(mask, 0, n);
 		long top = 0;
 		for (int j = 0; j < r->ny; j++)
@@ -453,6 +667,8 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 			long cells;
 			if (src->area.n) {
 				cells = polygon_mask(r, &src->area, mask);
+				if (cells < 0)
+					goto oom;
 				if (!cells) {
 					snprintf(p, sizeof(p), "sources[%d].region", s);
 					ERRP(p, "the region covers no cell of the %gx%g m terrain", W, H);
@@ -480,6 +696,8 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 			} else {
 				snprintf(p, sizeof(p), "sources[%d].region", s);
 				cells = polygon_mask(r, &src->area, mask);
+				if (cells < 0)
+					goto oom;
 				if (!cells) {
 					ERRP(p, "the region covers no cell of the %gx%g m terrain", W, H);
 					continue;
@@ -499,14 +717,21 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 	/* blockers */
 	for (int b = 0; b < sc->n_blockers; b++) {
 		const struct wb_blocker *bl = &sc->blockers[b];
-		memset(mask, 0, n);
-		if (!polygon_mask(r, &bl->area, mask)) {
+		struct bbox bb = bbox_of(r, bl->area.xy, bl->area.n, 0);
+		box_clear(r, bb, mask, NULL); /* polygon_mask marks only in bb */
+		long in = polygon_mask(r, &bl->area, mask);
+		if (in < 0)
+			goto oom;
+		if (!in) {
 			snprintf(p, sizeof(p), "blockers[%d].polygon", b);
 			ERRP(p, "the polygon covers no cell of the %gx%g m terrain", W, H);
 			continue;
 		}
-		for (size_t k = 0; k < n; k++)
-			if (mask[k]) {
+		for (int j = bb.j0; j <= bb.j1; j++)
+			for (int i = bb.i0; i <= bb.i1; i++) {
+				size_t k = i + (size_t)j * r->nx;
+				if (!mask[k])
+					continue;
 				r->block_bot[k] = fminf(r->block_bot[k], (float)bl->bottom);
 				r->block_top[k] = fmaxf(r->block_top[k], (float)bl->top);
 				r->flags[k] |= WB_CELL_BLOCKER;
@@ -516,19 +741,46 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 	/* modifiers */
 	for (int m = 0; m < sc->n_modifiers; m++) {
 		const struct wb_modifier *md = &sc->modifiers[m];
+		/* the distance to the edge matters only within the falloff */
+		int ramp = md->falloff != WB_FALLOFF_NONE && md->falloff_width > 0;
 		struct bbox bb;
-		if (md->area.n)
+		if (md->area.n) {
 			bb = bbox_of(r, md->area.xy, md->area.n, 0);
-		else
+			box_clear(r, bb, mask, NULL);
+			if (polygon_mask(r, &md->area, mask) < 0)
+				goto oom;
+			double work = ramp ? seg_work(r, &md->area, 1,
+						      md->falloff_width) : 0;
+			if (work > WB_RASTER_WORK_MAX - work_done) {
+				snprintf(p, sizeof(p), "modifiers[%d].polygon", m);
+				ERRP(p, "a %g m falloff along these %d edges would visit %.3g cells (at most %.3g in all): use fewer vertices or a smaller falloff_width",
+				     md->falloff_width, md->area.n, work, WB_RASTER_WORK_MAX);
+				continue;
+			}
+			work_done += work;
+			if (ramp) {
+				if (!dist && !(dist = malloc(n * sizeof(double))))
+					goto oom;
+				/* every cell outline_near may visit */
+				box_clear(r, bbox_of(r, md->area.xy, md->area.n,
+						     md->falloff_width + r->dx),
+					  NULL, dist);
+				outline_near(r, &md->area, md->falloff_width, dist);
+			}
+		} else {
 			bb = bbox_of(r, md->center, 1, md->radius);
+		}
 		long cells = 0;
 		for (int j = bb.j0; j <= bb.j1; j++)
 			for (int i = bb.i0; i <= bb.i1; i++) {
 				double x = cx(r, i), y = cx(r, j), inward;
+				size_t k = i + (size_t)j * r->nx;
 				if (md->area.n) {
-					if (!point_in_polygon(&md->area, x, y))
+					if (!mask[k])
 						continue;
-					inward = outline_dist(&md->area, 1, x, y);
+					/* beyond the falloff (or without one) any
+					 * distance >= falloff_width gives t = 1 */
+					inward = ramp ? dist[k] : INFINITY;
 				} else {
 					double dd = hypot(x - md->center[0], y - md->center[1]);
 					if (dd > md->radius)
@@ -541,7 +793,6 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 					w = t;
 				else if (md->falloff == WB_FALLOFF_SMOOTH)
 					w = t * t * (3 - 2 * t);
-				size_t k = i + (size_t)j * r->nx;
 				double kk = md->strength * w;
 				modw[3 * k] += kk;
 				modw[3 * k + 1] += kk * md->target[0];
@@ -578,9 +829,18 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 	free(mask);
 	free(stack);
 	free(modw);
+	free(dist);
 	if (d->errors > errors0) {
 		wb_raster_free(r);
 		return WB_EINPUT;
 	}
 	return WB_OK;
+oom:
+	free(mask);
+	free(stack);
+	free(modw);
+	free(dist);
+	wb_raster_free(r);
+	return wb_fail(d, WB_EIO, sc->file, "out of memory for a %dx%d grid",
+		       hm->nx, hm->ny);
 }

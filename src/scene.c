@@ -637,7 +637,10 @@ static void parse_terrain(struct ctx *c, const cJSON *t, struct wb_scene *sc)
 		ERR(c, "terrain", "missing required key \"size\": raw heightmaps need [width, height]");
 	}
 	td->dx = 1.0;
-	get_num(c, t, "terrain", "metres_per_pixel", OPT, 0, 1, 1e6, &td->dx);
+	if (get_num(c, t, "terrain", "metres_per_pixel", OPT, 0, 1, 1e6, &td->dx) > 0 &&
+	    td->dx < 1e-3) /* below 1 mm a cell's area and volumes underflow into nonsense */
+		ERR(c, "terrain.metres_per_pixel",
+		    "expected at least 0.001 (1 mm per pixel), found %g", td->dx);
 	td->height_scale = 1.0;
 	get_num(c, t, "terrain", "height_scale", OPT, -1e9, 0, 1e9,
 		&td->height_scale);

@@ -50,7 +50,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
 #include <omp.h>
+#else /* serial build (e.g. make fuzz: clang -fopenmp=libgomp defines no _OPENMP) */
+static inline int omp_get_thread_num(void) { return 0; }
+static inline int omp_get_num_threads(void) { return 1; }
+static inline double omp_get_wtime(void) { return 0; }
+#endif
 
 /* Vectorising the row kernels needs if-conversion of float compares;
  * no-trapping-math allows it and changes no result (no FP exceptions are
@@ -537,7 +543,7 @@ face_span(const struct face_ptrs *pp, int base, int W, int ib, int ie,
 				       wet ? hf : maxf(hf, eps), k);
 		}
 		if (path == SPAN_BOTH)
-			qa = (q[c - A] > q[c + A]) & (hf > eps) ? qc2 : qs;
+			qa = ((q[c - A] > q[c + A]) & (hf > eps)) ? qc2 : qs;
 		else
 			qa = path == SPAN_SL ? qs : qc2;
 		if (!wet)

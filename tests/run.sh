@@ -3,7 +3,8 @@
 #   'N passed, N failed'
 # Unit and solver tests are cmocka programs ($BUILD/tests/test_*); each cmocka
 # test counts once. Each CLI script tests/cli/*.sh counts once (exit 0 = pass).
-# Each fuzz target's corpus replay counts once.
+# Each fuzz target's corpus replay counts once, and so does its timed
+# libFuzzer run.
 BUILD=${BUILD:-build/rel}
 BIN=${BIN:-bin}
 export BIN BUILD
@@ -56,6 +57,22 @@ for r in "$BUILD"/replay/fuzz_*; do
 		echo "  replay/$name: FAILED"; sed 's/^/    | /' "$log"
 	fi
 done
+
+# Each libFuzzer target (build/fuzz/, built by make test with clang) also
+# runs for FUZZ_SECONDS (default 20; 0 skips): new inputs go to
+# build/fuzz/corpus-new/, a crash fails and names its reproducer file.
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+if [ "$FUZZ_SECONDS" -gt 0 ]; then
+	for src in fuzz/fuzz_*.c; do
+		name=fuzz/$(basename "$src" .c)
+		if sh fuzz/run.sh "build/$name" "$FUZZ_SECONDS" >"$log" 2>&1; then
+			pass=$((pass + 1)); echo "  $name: ok ($(tail -n 1 "$log"))"
+		else
+			fail=$((fail + 1)); failed="$failed $name"
+			echo "  $name: FAILED"; sed 's/^/    | /' "$log"
+		fi
+	done
+fi
 
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed"
