@@ -471,7 +471,8 @@ int main(int argc, char **argv)
 	if (!st) {
 		/* the state a later bake can start from (--from) */
 		char *sp = wb_path_join(o.out, WB_STATE_FILE);
-		st = sp ? wb_state_save(sp, r, sc->sim.solver, &b.st, rep, &d) :
+		st = sp ? wb_state_save(sp, r, sc->sim.solver, &b.st,
+					b.guess_h, rep, &d) :
 			  wb_fail(&d, WB_EIO, NULL, "out of memory");
 		free(sp);
 	}

@@ -116,8 +116,10 @@ enum wb_status wb_bake_warm(struct wb_bake *b, const char *dir,
 	if (!path)
 		return wb_fail(d, WB_EIO, dir, "out of memory");
 	wb_state_free(&b->warm);
+	free(b->warm_guess);
+	b->warm_guess = NULL;
 	enum wb_status st = wb_state_load(path, &b->r, &b->warm,
-					  &b->warm_solver, d);
+					  &b->warm_guess, &b->warm_solver, d);
 	free(path);
 	return st;
 }
@@ -150,15 +152,26 @@ enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 	size_t n = (size_t)b->r.nx * b->r.ny;
 	wb_state_free(&b->st);
 	memset(&b->rep, 0, sizeof(b->rep));
-	/* the start: warm state, first guess or the scene's water */
+	/* the start: warm state, first guess or the scene's water. The first
+	 * guess is made in every case: the state file keeps it, so that a
+	 * later warm start can carry over a changed discharge */
 	float *scene_h0 = b->r.h0, *start = NULL;
 	int how = WB_START_SCENE;
+	st = wb_bake_guess(b, d);
+	if (st != WB_OK)
+		return st;
 	if (b->warm.h) {
 		start = malloc(n * sizeof(float));
 		if (!start)
 			return wb_fail(d, WB_EIO, NULL, "out of memory");
 		for (size_t k = 0; k < n; k++) {
 			float h = b->warm.h[k];
+			/* what the scene changed, as the first guesses see it:
+			 * more or less discharge, a source moved */
+			if (b->warm_guess)
+				h += b->guess_h[k] - b->warm_guess[k];
+			if (!(h > 0))
+				h = 0;
 			/* no water inside a blocker that now reaches the bed */
 			if (b->r.block_bot && b->r.block_bot[k] <= b->r.z[k] + 1e-3f)
 				h = 0;
@@ -166,9 +179,6 @@ enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 		}
 		how = WB_START_WARM;
 	} else if (b->sc.sim.initial == WB_INIT_HYDROLOGY) {
-		st = wb_bake_guess(b, d);
-		if (st != WB_OK)
-			return st;
 		start = b->guess_h;
 		how = WB_START_HYDROLOGY;
 	}
@@ -234,6 +244,7 @@ void wb_bake_release(struct wb_bake *b)
 		return;
 	wb_state_free(&b->st);
 	wb_state_free(&b->warm);
+	free(b->warm_guess);
 	free(b->guess_h);
 	free(b->guess_u);
 	free(b->guess_v);

@@ -7,10 +7,12 @@
  *                    (warm.h) instead of the first guess
  *   wb_bake_solve()  raster -> state (the scene's solver, on the CPU or, in
  *                    OPENCL=1 builds with o->opencl, on an OpenCL device).
- *                    The solver starts from, in this order: the warm
- *                    state; with simulation.initial "hydrology" (the
- *                    default) the hydrological first guess (hydro.h),
- *                    kept in guess_h/u/v; else the scene's water. rep
+ *                    The first guess (hydro.h) is always made and kept
+ *                    in guess_h/u/v. The solver starts from, in this
+ *                    order: the warm state plus the change of the first
+ *                    guess since the earlier bake; with
+ *                    simulation.initial "hydrology" (the default) the
+ *                    first guess; else the scene's water. rep
  *                    records which (rep.start) and the residual of every
  *                    window.
  *   wb_output_write() (output.h) state -> pack and manifest
@@ -34,6 +36,7 @@ struct wb_bake {
 	float *guess_h, *guess_u, *guess_v;
 	struct hydro_guess_report guess;
 	struct wb_state warm; /* wb_bake_warm's state (h NULL: none) */
+	float *warm_guess;    /* the first guess saved with it, or NULL */
 	int warm_solver;
 };
 

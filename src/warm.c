@@ -11,8 +11,10 @@
  *   32  32  terrain SHA-256 (wb_terrain_hash)
  *   64  8   u64 steps of the bake that wrote it
  *   72  4   u32 flags (bit 0: converged)
- *   76  4   u32 fields: 3 (depth, u, v) or 4 (+ foam)
- *   80  ... fields, each nx*ny f32, row-major (x + y nx), row 0 first
+ *   76  4   u32 fields: a bit mask, bit 0 depth, 1 u, 2 v, 3 foam,
+ *           4 first-guess depth; depth, u and v always present
+ *   80  ... the fields present, in bit order, each nx*ny f32, row-major
+ *           (x + y nx), row 0 first
  *   end 32  SHA-256 of every byte before it
  * The whole file is read into memory (the fields are 12-16 bytes a cell,
  * like the solver's own output).
@@ -91,13 +93,20 @@ void wb_terrain_hash(const struct wb_raster *r, unsigned char out[32])
 
 enum wb_status wb_state_save(const char *path, const struct wb_raster *r,
 			     int solver, const struct wb_state *st,
+			     const float *guess_h,
 			     const struct wb_solve_report *rep,
 			     struct wb_diags *d)
 {
 	size_t n = (size_t)r->nx * r->ny;
 	if (st->nx != r->nx || st->ny != r->ny || !st->h || !st->u || !st->v)
 		return wb_fail(d, WB_EIO, path, "state: no solved state to save");
-	uint32_t nf = st->foam ? 4 : 3;
+	const float *f[WB_STATE_NFIELDS] = { st->h, st->u, st->v, st->foam, guess_h };
+	uint32_t mask = 0, nf = 0;
+	for (int c = 0; c < WB_STATE_NFIELDS; c++)
+		if (f[c]) {
+			mask |= 1u << c;
+			nf++;
+		}
 	size_t len = HDR + (size_t)nf * n * 4 + 32;
 	unsigned char *b = calloc(len, 1);
 	if (!b)
@@ -113,11 +122,10 @@ enum wb_status wb_state_save(const char *path, const struct wb_raster *r,
 	wb_terrain_hash(r, b + 32);
 	put64(b + 64, rep ? (uint64_t)rep->steps : 0);
 	put32(b + 72, rep && rep->converged ? 1u : 0u);
-	put32(b + 76, nf);
-	const float *f[4] = { st->h, st->u, st->v, st->foam };
+	put32(b + 76, mask);
 	unsigned char *p = b + HDR;
-	for (uint32_t c = 0; c < nf; c++)
-		for (size_t k = 0; k < n; k++, p += 4)
+	for (int c = 0; c < WB_STATE_NFIELDS; c++)
+		for (size_t k = 0; f[c] && k < n; k++, p += 4)
 			putf(p, f[c][k]);
 	wb_sha256(b, len - 32, b + len - 32);
 	enum wb_status s = wb_write_file_atomic(path, b, len, d);
@@ -126,13 +134,16 @@ enum wb_status wb_state_save(const char *path, const struct wb_raster *r,
 }
 
 enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
-			     struct wb_state *st, int *solver,
+			     struct wb_state *st, float **guess_h, int *solver,
 			     struct wb_diags *d)
 {
+	float *gh = NULL;
 	unsigned char *b = NULL, sum[32], th[32];
 	size_t len;
 	enum wb_status s;
 	memset(st, 0, sizeof(*st));
+	if (guess_h)
+		*guess_h = NULL;
 	s = wb_read_file(path, &b, &len, d);
 	if (s != WB_OK)
 		return s;
@@ -149,16 +160,19 @@ enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
 			    ver, WB_STATE_VERSION);
 		goto out;
 	}
-	uint32_t nx = get32(b + 12), ny = get32(b + 16), nf = get32(b + 76);
+	uint32_t nx = get32(b + 12), ny = get32(b + 16), mask = get32(b + 76);
+	uint32_t nf = 0;
+	for (int c = 0; c < 32; c++)
+		nf += (mask >> c) & 1u;
 	uint64_t dxb = get64(b + 24);
 	double dx;
 	memcpy(&dx, &dxb, 8);
-	if ((nf != 3 && nf != 4) || nx == 0 || ny == 0 || nx > (1u << 20) ||
+	if ((mask & 7u) != 7u || mask >> WB_STATE_NFIELDS || nx == 0 || ny == 0 || nx > (1u << 20) ||
 	    ny > (1u << 20) ||
 	    len != HDR + (size_t)nf * nx * ny * 4 + 32) {
 		s = wb_fail(d, WB_EINPUT, path,
-			    "state file is truncated or corrupt (%zu bytes for a %ux%u grid with %u fields)",
-			    len, nx, ny, nf);
+			    "state file is truncated or corrupt (%zu bytes for a %ux%u grid with fields 0x%x)",
+			    len, nx, ny, mask);
 		goto out;
 	}
 	wb_sha256(b, len - 32, sum);
@@ -183,14 +197,15 @@ enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
 	st->nx = (int)nx;
 	st->ny = (int)ny;
 	st->dx = dx;
-	float **f[4] = { &st->h, &st->u, &st->v, &st->foam };
+	float **f[WB_STATE_NFIELDS] = { &st->h, &st->u, &st->v, &st->foam, &gh };
 	const unsigned char *p = b + HDR;
-	for (uint32_t c = 0; c < nf; c++) {
+	for (int c = 0; c < WB_STATE_NFIELDS; c++) {
+		if (!(mask & (1u << c)))
+			continue;
 		*f[c] = malloc(n * sizeof(float));
 		if (!*f[c]) {
 			s = wb_fail(d, WB_EIO, path, "state: out of memory");
-			wb_state_free(st);
-			goto out;
+			goto bad;
 		}
 		for (size_t k = 0; k < n; k++, p += 4)
 			(*f[c])[k] = getf(p);
@@ -200,12 +215,19 @@ enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
 			s = wb_fail(d, WB_EINPUT, path,
 				    "state file has a negative or non-finite depth at cell (%zu, %zu)",
 				    k % nx, k / nx);
-			wb_state_free(st);
-			goto out;
+			goto bad;
 		}
 	if (solver)
 		*solver = (int)get32(b + 20);
-	s = WB_OK;
+	if (guess_h)
+		*guess_h = gh;
+	else
+		free(gh);
+	free(b);
+	return WB_OK;
+bad:
+	wb_state_free(st);
+	free(gh);
 out:
 	free(b);
 	return s;
