@@ -17,17 +17,22 @@
  *  4. Discharge: Q_i = src_i dx^2 (sinks subtract, never below 0), plus
  *     the inflow edges' discharge per cell, accumulated down the D8
  *     receivers of the filled surface (hydro_receivers), donors first.
- *  5. Channels: for each reached non-lake cell with Q > 0 the water
- *     surface eta of its cross-section (the line through the cell
- *     perpendicular to its receiver direction, each side walked while
- *     zf < eta, at most HYDRO_SECTION_MAX cells) solves Manning's
- *         Q = sum_k (1/n) (eta - zf_k)^(5/3) w sqrt(S)
- *     (w: the section's cell width, dx or dx sqrt 2 for diagonal
- *     sections) by bisection; S is the drop of the filled surface over up
- *     to HYDRO_SLOPE_CELLS cells downstream, at least HYDRO_SLOPE_MIN.
- *     Every section cell gets depth max(its depth, eta - zf_k) and, where
- *     that depth is its largest, the velocity (1/n) d^(2/3) sqrt(S) along
- *     the receiver direction.
+ *  5. Channels: for each reached non-lake cell with Q > 0: direction and
+ *     slope S from the cell HYDRO_SLOPE_CELLS receivers downstream (S the
+ *     drop of the filled surface over the path length, at least
+ *     HYDRO_SLOPE_MIN); the cross-section is the line through the cell
+ *     perpendicular to that direction, each side walked while the terrain
+ *     is below the surface and not below the centre's (section_k); the
+ *     surface eta solves Manning's
+ *         Q_section = (1/n) sqrt(S) sum_k (eta - z_k)^(5/3) dx
+ *     by bisection, Q_section the discharge of every routed line the
+ *     section crosses (parallel D8 lines on a flat bed share it).
+ *  6. Painting: the cells of each channel's section, and every other cell
+ *     through the first channel cell downstream of it ('height above
+ *     nearest drainage'), take that channel's surface: depth max(scene
+ *     depth, eta - z); velocity (1/n) d^(2/3) sqrt(S) along the channel's
+ *     direction, zero in lakes (which thereby stand at the surface of the
+ *     flow at their outlet, above their spill level).
  * Everything runs serially in index order: identical output for any
  * thread count.
  */
@@ -125,8 +130,8 @@ int hydro_first_guess(const struct wb_raster *r,
 	order = malloc((size_t)n * sizeof(*order));
 	stack = malloc((size_t)n * sizeof(*stack));
 	q = calloc((size_t)n, sizeof(*q));
-	if (!zf || !ol || !lv || !eta || !sl || !dir || !chan || !out || !seed || !reach || !dry ||
-	    !rcv || !order || !stack || !q)
+	if (!zf || !ol || !lv || !eta || !sl || !dir || !chan || !out ||
+	    !seed || !reach || !dry || !rcv || !order || !stack || !q)
 		goto fail;
 
 	/* 1. flood terrain and outlets */
