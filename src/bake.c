@@ -172,6 +172,9 @@ enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 				h += b->guess_h[k] - b->warm_guess[k];
 			if (!(h > 0))
 				h = 0;
+			/* the scene's own water (a lake level raised) */
+			if (scene_h0 && scene_h0[k] > h)
+				h = scene_h0[k];
 			/* no water inside a blocker that now reaches the bed */
 			if (b->r.block_bot && b->r.block_bot[k] <= b->r.z[k] + 1e-3f)
 				h = 0;
