@@ -38,6 +38,7 @@
 #include "output.h"
 #include "report.h"
 #include "util.h"
+#include "warm.h"
 #include "wbake.h"
 
 static const char usage_text[] =
@@ -55,6 +56,8 @@ static const char usage_text[] =
 	"  --threads N          worker threads (default: all cores)\n"
 	"  --steps N            run exactly N solver steps (no convergence stop)\n"
 	"  --dump-fields        also write OUTDIR/fields/*.pfm at solver resolution\n"
+	"  --from EARLIER_OUT   start from the state an earlier bake of the same\n"
+	"                       terrain saved (EARLIER_OUT/state.wbs, docs/state.md)\n"
 	"  --preview            also write OUTDIR/preview/*.png pictures\n"
 	"  --pages png          also write every page as PNG under OUTDIR/pages/\n"
 	"  --report             also write OUTDIR/report.html (with the previews)\n"
@@ -74,6 +77,7 @@ static const char usage_text[] =
 struct opts {
 	const char *scene;
 	const char *out;
+	const char *from; /* --from: an earlier bake's OUTDIR */
 	int check, dump, preview, pages_png, quiet, json, report, require_steady;
 	int solver;  /* -1 = scene's */
 	int opencl, cl_device, list_devices;
@@ -160,6 +164,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (parse_long(val, 1, 1000000000L, &v))
 				return usage_error("--steps expects a positive number of steps, found '%s'", val);
 			o->steps = v;
+		} else if (!strcmp(a, "--from")) {
+			NEED_VAL();
+			o->from = val;
 		} else if (!strcmp(a, "--dump-fields")) {
 			o->dump = 1;
 		} else if (!strcmp(a, "--preview")) {
@@ -532,6 +539,8 @@ int main(int argc, char **argv)
 	}
 	if (!st && o.dump)
 		st = dump_inputs(od.staging, r, &d);
+	if (!st && o.from)
+		st = wb_bake_warm(&b, o.from, &d);
 	print_diags(&d, 0, o.quiet);
 	if (st)
 		goto done;
@@ -610,6 +619,13 @@ int main(int argc, char **argv)
 	first = d.n;
 	if (o.dump)
 		st = dump_state(od.staging, r, &b.st, &d);
+	if (!st && o.dump && b.guess_h) {
+		st = dump_field(od.staging, "first_guess_depth", b.guess_h, r->nx, r->ny, &d);
+		if (!st)
+			st = dump_field(od.staging, "first_guess_u", b.guess_u, r->nx, r->ny, &d);
+		if (!st)
+			st = dump_field(od.staging, "first_guess_v", b.guess_v, r->nx, r->ny, &d);
+	}
 	if (!st) {
 		struct wb_output_opts oo = { 0 };
 		oo.outdir = o.out;
@@ -627,6 +643,14 @@ int main(int argc, char **argv)
 		print_diags(&d, first, o.quiet);
 		exit_code = stopped(&o, existed);
 		goto done;
+	}
+	if (!st) {
+		/* the state a later bake can start from (--from) */
+		char *sp = wb_path_join(od.staging, WB_STATE_FILE);
+		st = sp ? wb_state_save(sp, r, sc->sim.solver, &b.st,
+					b.guess_h, rep, &d) :
+			  wb_fail(&d, WB_EIO, NULL, "out of memory");
+		free(sp);
 	}
 	if (!st && o.report) {
 		/* The report goes into the staging directory with the rest of
