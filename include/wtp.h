@@ -855,6 +855,39 @@ static int wtp__check_dir(const wtp_pack *p, wtp_error *err)
 	return WTP_OK;
 }
 
+/* Tables must not overlap (section 2): every table's byte range. */
+static int wtp__check_overlap(const wtp_pack *p, wtp_error *err)
+{
+	uint64_t r[2 * (4 + 32 + 64)];
+	uint32_t n = 0;
+	r[n++] = p->layer_table_offset, r[n++] = 16ull * p->n_layers;
+	r[n++] = p->lod_table_offset, r[n++] = 64ull * p->n_lods;
+	r[n++] = p->qt_level_table_offset, r[n++] = 16ull * p->n_qt_levels;
+	r[n++] = p->page_dir_offset, r[n++] = 32ull * p->n_pages;
+	r[n++] = p->meta_offset, r[n++] = p->meta_size;
+	for (uint32_t k = 0; k < p->n_lods; k++) {
+		wtp_lod l;
+		wtp_lod_get(p, k, &l);
+		r[n++] = l.vat_offset, r[n++] = 12ull * l.px * l.py;
+	}
+	for (uint32_t k = 0; k < p->n_qt_levels; k++) {
+		wtp_qt_level q;
+		wtp_qt_level_get(p, k, &q);
+		r[n++] = q.node_offset, r[n++] = 12ull * q.w * q.h;
+	}
+	for (uint32_t i = 0; i < n; i += 2)
+		for (uint32_t j = i + 2; j < n; j += 2)
+			if (r[i + 1] && r[j + 1] && r[i] < r[j] + r[j + 1] &&
+			    r[j] < r[i] + r[i + 1])
+				return wtp__fail(err, WTP_ECORRUPT, "tables overlap "
+						 "(bytes %llu+%llu and %llu+%llu)",
+						 (unsigned long long)r[i],
+						 (unsigned long long)r[i + 1],
+						 (unsigned long long)r[j],
+						 (unsigned long long)r[j + 1]);
+	return WTP_OK;
+}
+
 int wtp_open(wtp_pack *p, const void *buf, size_t len, unsigned flags,
 	     wtp_error *err)
 {
@@ -960,6 +993,7 @@ int wtp_open(wtp_pack *p, const void *buf, size_t len, unsigned flags,
 	if ((rc = wtp__check_layers(p, err)) != WTP_OK ||
 	    (rc = wtp__check_lods(p, err)) != WTP_OK ||
 	    (rc = wtp__check_qt(p, err)) != WTP_OK ||
+	    (rc = wtp__check_overlap(p, err)) != WTP_OK ||
 	    (rc = wtp__check_vats(p, err)) != WTP_OK ||
 	    (rc = wtp__check_dir(p, err)) != WTP_OK ||
 	    (rc = wtp__check_meta(p, err)) != WTP_OK)

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "maps.h"
 #include "pack.h"
@@ -377,12 +378,40 @@ static void test_bounds_conservative(void **state)
 	world_free(&w);
 }
 
+/* Tables may not overlap (section 2): the metadata moved onto LOD0's VAT
+ * (CRC recomputed) is refused at open. */
+static void test_tables_disjoint(void **state)
+{
+	(void)state;
+	struct world w;
+	world_build(&w, TMP "/seams_overlap.wtp");
+	wtp_lod l0;
+	wtp_lod_get(&w.p, 0, &l0);
+	unsigned char *c = malloc(w.len);
+	memcpy(c, w.pack, w.len);
+	uint32_t off = (uint32_t)l0.vat_offset;
+	for (int i = 0; i < 4; i++)
+		c[104 + i] = (unsigned char)(off >> (8 * i));
+	memset(c + 28, 0, 4);
+	uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), c, w.p.tables_size);
+	for (int i = 0; i < 4; i++)
+		c[28 + i] = (unsigned char)(crc >> (8 * i));
+	wtp_pack p;
+	wtp_error err;
+	assert_int_equal(wtp_open(&p, c, w.len, 0, &err), WTP_ECORRUPT);
+	assert_int_equal(err.code, WTP_ECORRUPT);
+	assert_non_null(strstr(err.msg, "tables overlap"));
+	free(c);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_seams_exact),
 		cmocka_unit_test(test_distance_kept),
 		cmocka_unit_test(test_bounds_conservative),
+		cmocka_unit_test(test_tables_disjoint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
