@@ -26,9 +26,14 @@
  *      nodes, page directory, metadata) with their CRC, then the pages,
  *      written under a temporary name and renamed (wb_atomic_*).
  *
- * Height encoding (4): R16F relative to a per-page base, the binary32
- * midpoint of the wet range of the page's 130x130 pixels; dry pixels hold
- * the half 0xFBFF (WB_DRY_HEIGHT) whatever the base.
+ * Height encoding (4): every FLAT / DATA page has a power-of-two step
+ * (lod_steps(), iterated to a fixed point); a pixel's decoded height is
+ * its height snapped to the largest step of the pages holding it, or a
+ * FLAT neighbour's height, so it is the same in every page that stores it
+ * (bit-equal seams). R16F offsets from a base on the page's grid are then
+ * exact. Dry pixels hold the half 0xFBFF (WB_DRY_HEIGHT) whatever the
+ * base. The quadtree ranges are those of the decoded heights; the page
+ * directory holds the FNV-1a 64 hash of each decoded page.
  *
  * Memory: the pageset is the caller's; the writer holds the encoded pages
  * of one batch (64 pages x ~0.5 MB) plus the compressed page area (the
