@@ -1,7 +1,8 @@
 #!/bin/sh
 # wtile verify: exit 0 on a sound pack; exit 2 naming what failed when any
 # byte is changed (tables, pages or padding: every 7th byte here), when the
-# pack is truncated or has trailing bytes, or when it is not a pack.
+# pack is truncated or has trailing bytes, or when it is not a pack; a
+# version 1.0 pack is refused with the advice to re-bake.
 W=${BIN:-bin}/wtile
 P=fuzz/corpus/fuzz_wtp/valid_all_layers.wtp
 T=tests/tmp/cli_wtile_verify
@@ -42,4 +43,8 @@ printf 'hello, not a pack, hello, not a pack, hello, not a pack, hello, not a pa
 "$W" verify "$T/t.wtp" >"$T/out" 2>"$T/err"; rc=$?
 [ "$rc" -eq 2 ] || fail "text file: exit $rc"
 grep -qF "not a tile pack" "$T/err" || fail "bad magic message"
+# a version 1.0 pack (kept in the corpus): refused, with the advice
+"$W" verify fuzz/corpus/fuzz_wtp/v1_valid_states.wtp >"$T/out" 2>"$T/err"; rc=$?
+[ "$rc" -eq 2 ] || fail "version 1 pack: exit $rc"
+grep -qxF "wtile: fuzz/corpus/fuzz_wtp/v1_valid_states.wtp: format version 1.0, this reader reads 2.x (re-bake: version 1 heights are not seam-exact)" "$T/err" || fail "version 1 message"
 echo ok
