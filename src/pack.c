@@ -328,8 +328,9 @@ static float pow2_at_least(double v)
  *         step of its 8 neighbours, so that its height decodes the same
  *         on every pixel of its footprint;
  *   EMPTY 0 (no height).
- * Iterated to the fixed point (steps only grow). Returns 0, or -1 when a
- * page needs more than 32 m (a surface range over 65 km). */
+ * Iterated to the fixed point (steps only grow). Returns 0, -1 when a
+ * page needs more than 32 m (a surface range over 65 km), -2 out of
+ * memory. */
 static int lod_steps(const struct wb_lod_pages *l, float *q)
 {
 	long np = (long)l->px * l->py;
@@ -358,36 +359,53 @@ static int lod_steps(const struct wb_lod_pages *l, float *q)
 							     8388608.0))
 				: PACK_FLAT_STEP;
 	}
+	/* Jacobi passes: every page is judged on the steps of the previous
+	   pass (in parallel), then all changes apply; the result does not
+	   depend on the thread count */
+	float *nq = malloc((size_t)(np ? np : 1) * sizeof *nq);
+	if (!nq)
+		return -2;
+	int rc = -1;
 	for (int pass = 0; pass < 64; pass++) {
-		int changed = 0;
+		int changed = 0, big = 0;
+#pragma omp parallel for schedule(dynamic, 4) reduction(| : changed, big)
 		for (long s = 0; s < np; s++) {
 			const struct wb_page *pg = &l->pages[s];
+			nq[s] = q[s];
 			if (pg->state == WB_PAGE_EMPTY)
 				continue;
-			if (q[s] > 32.0f)
-				return -1;
+			if (q[s] > 32.0f) {
+				big = 1;
+				continue;
+			}
 			if (pg->state == WB_PAGE_FLAT) {
 				int x = (int)(s % l->px), y = (int)(s / l->px);
 				for (int j = y - 1; j <= y + 1; j++)
 					for (int i = x - 1; i <= x + 1; i++)
 						if (i >= 0 && j >= 0 && i < l->px &&
 						    j < l->py &&
-						    q[i + (long)j * l->px] > q[s]) {
-							q[s] = q[i + (long)j * l->px];
+						    q[i + (long)j * l->px] > nq[s]) {
+							nq[s] = q[i + (long)j * l->px];
 							changed = 1;
 						}
 				continue;
 			}
 			float b;
 			if (pg->height && page_fit(&c, s, &b)) {
-				q[s] *= 2;
+				nq[s] = q[s] * 2;
 				changed = 1;
 			}
 		}
-		if (!changed)
-			return 0;
+		if (big)
+			break;
+		memcpy(q, nq, (size_t)np * sizeof *q);
+		if (!changed) {
+			rc = 0;
+			break;
+		}
 	}
-	return -1;
+	free(nq);
+	return rc;
 }
 
 /* Decoded interior range of a page (quadtree, section 7). */
@@ -503,10 +521,12 @@ enum wb_status pack_encode_page(const struct wb_pageset *ps, int lod,
 	float *q = malloc((size_t)l->px * l->py * sizeof *q);
 	if (!q)
 		return wb_fail(d, WB_EIO, NULL, "pack: out of memory");
-	if (lod_steps(l, q)) {
+	int lr = lod_steps(l, q);
+	if (lr) {
 		free(q);
-		return wb_fail(d, WB_EINPUT, NULL, "pack: LOD %d: %s", lod,
-			       enc_msg(ENC_RANGE));
+		return lr == -2 ? wb_fail(d, WB_EIO, NULL, "pack: out of memory")
+				: wb_fail(d, WB_EINPUT, NULL, "pack: LOD %d: %s",
+					  lod, enc_msg(ENC_RANGE));
 	}
 	struct hctx c = { l, q };
 	int e = encode(ld, nl, &c, slot, raw, base, NULL);
@@ -1305,9 +1325,13 @@ enum wb_status pack_write(const char *path, const struct wb_pageset *ps,
 			st = wb_fail(d, WB_EIO, NULL, "pack: out of memory");
 			goto fail;
 		}
-		if (lod_steps(&ps->lods[k], w.q[k])) {
-			st = wb_fail(d, WB_EINPUT, NULL, "pack: LOD %d: %s", k,
-				     enc_msg(ENC_RANGE));
+		int lr = lod_steps(&ps->lods[k], w.q[k]);
+		if (lr) {
+			st = lr == -2 ? wb_fail(d, WB_EIO, NULL,
+						"pack: out of memory")
+				      : wb_fail(d, WB_EINPUT, NULL,
+						"pack: LOD %d: %s", k,
+						enc_msg(ENC_RANGE));
 			goto fail;
 		}
 		w.rng[k] = calloc((size_t)ps->lods[k].px * ps->lods[k].py,
