@@ -68,10 +68,14 @@ BENCHES   = $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  = $(sort $(wildcard fuzz/fuzz_*.c))
 REPLAYS   = $(FUZZ_SRC:fuzz/%.c=$(BUILD)/replay/%)
 FUZZERS   = $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
+# Engine examples (examples/*.c): standalone C99 against include/wtp*.h and
+# zlib only, as an engine would build them; run by tests/cli/wtile_example_*.sh.
+EXAMPLE_SRC = $(sort $(wildcard examples/*.c))
+EXAMPLES  = $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 
 .SECONDARY:
 .PHONY: all deps test-deps test bench bake fuzz clean
-all: deps $(PROGS)
+all: deps $(PROGS) $(EXAMPLES)
 
 deps:
 	$(Q)sh scripts/deps.sh build $(if $(filter 1,$(OPENCL)),opencl)
@@ -96,6 +100,11 @@ $(BUILD)/gen/cl_kernels.o: $(BUILD)/gen/cl_kernels.c
 $(LIB): $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/examples/%: examples/%.c include/wtp.h include/wtp_alloc.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L -O2 $(WARN) -Iinclude $< -lz -lm -o $@
 
 $(BIN)/wbake: $(BUILD)/bake/wbake.o $(LIB)
 	@mkdir -p $(dir $@)
@@ -155,7 +164,7 @@ fuzz-run: fuzz
 
 # make test also builds the OpenCL path and runs its tests on PoCL (CPU).
 test: test-deps
-	$(Q)$(MAKE) --no-print-directory $(PROGS) $(TESTS) $(REPLAYS) $(FUZZERS)
+	$(Q)$(MAKE) --no-print-directory $(PROGS) $(TESTS) $(REPLAYS) $(FUZZERS) $(EXAMPLES)
 ifneq ($(OPENCL),1)
 	$(Q)$(MAKE) --no-print-directory OPENCL=1 cl-tests
 endif

@@ -17,7 +17,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void walk(wtp_pack *p)
+static void walk(const wtp_pack *p)
 {
 	unsigned char *raw = malloc(p->page_raw_size ? p->page_raw_size : 1);
 	unsigned char *work = malloc(p->page_raw_size ? p->page_raw_size : 1);
@@ -35,7 +35,7 @@ static void walk(wtp_pack *p)
 		for (uint32_t y = 0; y < L.py; y++)
 			for (uint32_t x = 0; x < L.px; x++) {
 				wtp_vat_entry e;
-				if (wtp_vat(p, k, x, y, &e) == WTP_OK)
+				if (wtp_vat(p, k, x, y, &e, NULL) == WTP_OK)
 					sink += e.height;
 			}
 	}
@@ -46,31 +46,64 @@ static void walk(wtp_pack *p)
 		for (uint32_t y = 0; y < q.h; y++)
 			for (uint32_t x = 0; x < q.w; x++) {
 				wtp_qt_node n;
-				if (wtp_qt_node_get(p, k, x, y, &n) == WTP_OK)
+				if (wtp_qt_node_get(p, k, x, y, &n, NULL) == WTP_OK)
 					sink += n.hmin;
 			}
 	}
 	const void *v;
 	uint32_t len;
 	for (uint32_t t = 0; t < 20; t++)
-		if (wtp_meta_find(p, t, 0, &v, &len) == WTP_OK && len)
+		if (wtp_meta_find(p, t, 0, &v, &len, NULL) == WTP_OK && len)
 			sink += ((const uint8_t *)v)[len - 1];
 	for (uint32_t i = 0; i < wtp_material_count(p); i++) {
 		wtp_material m;
-		if (wtp_material_get(p, i, &m) == WTP_OK && m.name_len)
+		if (wtp_material_get(p, i, &m, NULL) == WTP_OK && m.name_len)
 			sink += (float)m.name[m.name_len - 1];
+	}
+	uint32_t mpos = 0;
+	wtp_material mt;
+	while (wtp_material_next(p, &mpos, &mt))
+		sink += (float)mt.id;
+	/* expansion, location and pitched decode of every LOD's first and
+	   last entries */
+	for (uint32_t k = 0; k < p->n_lods; k++) {
+		wtp_lod L;
+		wtp_location at;
+		if (wtp_lod_get(p, k, &L) != WTP_OK ||
+		    wtp_locate(p, k, p->origin[0] + L.dx * 0.5,
+			       p->origin[1] + L.dx * ((double)L.ny - 0.5), &at,
+			       NULL) != WTP_OK)
+			continue;
+		wtp_vat_entry e;
+		if (wtp_vat(p, k, at.x, at.y, &e, NULL) != WTP_OK)
+			continue;
+		wtp_plane_dst dst[WTP_LAYER_COUNT];
+		size_t pitch = 2 * 4 * 130 + 16;
+		unsigned char *big = malloc(pitch * 130 * WTP_LAYER_COUNT);
+		if (!big)
+			continue;
+		for (uint32_t i = 0; i < WTP_LAYER_COUNT; i++) {
+			dst[i].data = big + pitch * 130 * i;
+			dst[i].row_pitch = pitch;
+		}
+		if (e.state == WTP_DATA)
+			wtp_page_decode(p, e.page, NULL, 0, dst, work, NULL, NULL);
+		else
+			wtp_page_expand(p, &e, dst, NULL);
+		sink += big[pitch * 129];
+		free(big);
 	}
 	int hl = wtp_layer_find(p, WTP_LAYER_HEIGHT);
 	wtp_layer lh;
 	for (uint32_t i = 0; i < p->n_pages; i++) {
 		wtp_page_info_t pi;
-		if (wtp_page_info(p, i, &pi) != WTP_OK)
+		if (wtp_page_info(p, i, &pi, NULL) != WTP_OK)
 			continue;
-		if (wtp_page_read(p, i, NULL, 0, raw, work) == WTP_OK && hl >= 0 &&
+		if (wtp_page_read(p, i, NULL, 0, raw, work, NULL) == WTP_OK && hl >= 0 &&
 		    wtp_layer_get(p, (uint32_t)hl, &lh) == WTP_OK)
 			sink += wtp_pixel(&lh, raw, p->page_pixels - 1, 0, 1.0f);
 	}
-	wtp_verify(p, raw, work);
+	wtp_verify(p, raw, work, NULL);
 	(void)sink;
 done:
 	free(raw);
@@ -81,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	for (unsigned pass = 0; pass < 2; pass++) {
 		wtp_pack p;
-		if (wtp_open(&p, data, size, pass ? WTP_OPEN_NOCRC : 0) == WTP_OK)
+		if (wtp_open(&p, data, size, pass ? WTP_OPEN_NOCRC : 0, NULL) == WTP_OK)
 			walk(&p);
 	}
 	(void)wtp_tables_size(data, size);

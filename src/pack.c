@@ -26,9 +26,14 @@
  *      nodes, page directory, metadata) with their CRC, then the pages,
  *      written under a temporary name and renamed (wb_atomic_*).
  *
- * Height encoding (4): R16F relative to a per-page base, the binary32
- * midpoint of the wet range of the page's 130x130 pixels; dry pixels hold
- * the half 0xFBFF (WB_DRY_HEIGHT) whatever the base.
+ * Height encoding (4): every FLAT / DATA page has a power-of-two step
+ * (lod_steps(), iterated to a fixed point); a pixel's decoded height is
+ * its height snapped to the largest step of the pages holding it, or a
+ * FLAT neighbour's height, so it is the same in every page that stores it
+ * (bit-equal seams). R16F offsets from a base on the page's grid are then
+ * exact. Dry pixels hold the half 0xFBFF (WB_DRY_HEIGHT) whatever the
+ * base. The quadtree ranges are those of the decoded heights; the page
+ * directory holds the FNV-1a 64 hash of each decoded page.
  *
  * Memory: the pageset is the caller's; the writer holds the encoded pages
  * of one batch (64 pages x ~0.5 MB) plus the compressed page area (the
@@ -177,7 +182,7 @@ size_t pack_page_raw_size(unsigned layers)
 
 enum enc_err {
 	ENC_OK, ENC_NOARRAY, ENC_NAN_HEIGHT, ENC_RANGE, ENC_NAN_FLOW,
-	ENC_NAN_DIST, ENC_NAN_FOAM
+	ENC_NAN_DIST, ENC_NAN_FOAM, ENC_FLAT
 };
 
 static const char *enc_msg(int e)
@@ -190,6 +195,8 @@ static const char *enc_msg(int e)
 	case ENC_NAN_FLOW: return "flow is NaN";
 	case ENC_NAN_DIST: return "distance is NaN";
 	case ENC_NAN_FOAM: return "foam is NaN";
+	case ENC_FLAT: return "two FLAT pages around it have different "
+			      "heights on the pixels they share";
 	default: return "ok";
 	}
 }
@@ -199,11 +206,225 @@ static float clamp_half(float v)
 	return v > 65504.0f ? 65504.0f : v < -65504.0f ? -65504.0f : v;
 }
 
-static int encode(const struct layer_desc *ld, int nl, const struct wb_page *pg,
-		  unsigned char *restrict raw, float *base)
+/* Height quantisation context of one LOD (section 4, "height grid"):
+ * every page has a step q (a power of two); a pixel's decoded height is
+ * its height snapped to the largest step of the pages whose 130x130
+ * footprints hold it, or, in a FLAT page's footprint, the FLAT page's
+ * height. Both depend on the pixel only, not on the page it is read
+ * from, so the two sides of every seam decode to the same bits. */
+struct hctx {
+	const struct wb_lod_pages *l;
+	const float *q;     /* per page: its step */
+};
+
+#define PACK_FLAT_STEP (1.0f / 1024.0f) /* smallest FLAT step (2^-10 m) */
+
+/* Snap h to a grid of step q: q * rint(h / q), exact in binary32. */
+static float snapq(float h, float q)
+{
+	return rintf(h / q) * q;
+}
+
+/* The decoded height of FLAT page s. */
+static float flat_value(const struct hctx *c, long s)
+{
+	return snapq(c->l->pages[s].flat_height, c->q[s]);
+}
+
+/* Stored pixel (a, b) of page (x, y): *qp = the largest step of the
+ * pages holding it; returns 1 with *fv = the FLAT value when a FLAT page
+ * holds it (FLAT pages that touch agree, checked by the writer), else 0. */
+static int pix_rule(const struct hctx *c, int x, int y, int a, int b,
+		    float *qp, float *fv)
+{
+	const struct wb_lod_pages *l = c->l;
+	long s0 = x + (long)y * l->px;
+	*qp = c->q[s0];
+	int flat = 0;
+	if (l->pages[s0].state == WB_PAGE_FLAT) {
+		*fv = flat_value(c, s0);
+		flat = 1;
+	}
+	if (a > 1 && a < WB_PAGE_INTERIOR && b > 1 && b < WB_PAGE_INTERIOR)
+		return flat;
+	int dxs[2] = { 0, 0 }, dys[2] = { 0, 0 }, nx = 0, ny = 0;
+	if (a <= 1 && x > 0)
+		dxs[nx++] = -1;
+	if (a >= WB_PAGE_INTERIOR && x + 1 < l->px)
+		dxs[nx++] = 1;
+	if (b <= 1 && y > 0)
+		dys[ny++] = -1;
+	if (b >= WB_PAGE_INTERIOR && y + 1 < l->py)
+		dys[ny++] = 1;
+	for (int j = -1; j < ny; j++)
+		for (int i = -1; i < nx; i++) {
+			int ox = i < 0 ? 0 : dxs[i], oy = j < 0 ? 0 : dys[j];
+			if (!ox && !oy)
+				continue;
+			long s = (x + ox) + (long)(y + oy) * l->px;
+			if (c->q[s] > *qp)
+				*qp = c->q[s];
+			if (!flat && l->pages[s].state == WB_PAGE_FLAT) {
+				*fv = flat_value(c, s);
+				flat = 1;
+			}
+		}
+	return flat;
+}
+
+/* Decoded height of wet pixel i of DATA page (x, y) with height h. */
+static float pix_value(const struct hctx *c, int x, int y, int i, float h)
+{
+	float qp, fv;
+	if (pix_rule(c, x, y, i % WB_PAGE_SIZE, i / WB_PAGE_SIZE, &qp, &fv))
+		return fv;
+	return snapq(h, qp);
+}
+
+/* Range of the decoded wet heights of DATA page s and its base;
+ * returns 0, or 1 when the page's step is too small for them (an offset
+ * over 2048 steps or a value past 2^24 steps). */
+static int page_fit(const struct hctx *c, long s, float *base)
+{
+	const struct wb_page *pg = &c->l->pages[s];
+	const int x = (int)(s % c->l->px), y = (int)(s / c->l->px);
+	const float q = c->q[s];
+	float lo = INFINITY, hi = -INFINITY;
+	for (int i = 0; i < WB_PAGE_PIXELS; i++) {
+		float h = pg->height[i];
+		if (h == WB_DRY_HEIGHT || !isfinite(h))
+			continue;
+		float v = pix_value(c, x, y, i, h);
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+	}
+	*base = 0;
+	if (!(lo <= hi))
+		return 0;
+	float b = snapq((lo + hi) * 0.5f, q);
+	*base = b;
+	double lim = 2048.0 * q;
+	if (fabs((double)hi - b) > lim || fabs((double)lo - b) > lim ||
+	    fabs((double)hi) >= 16777216.0 * q ||
+	    fabs((double)lo) >= 16777216.0 * q || fabs((double)b) > 1e30)
+		return 1;
+	return 0;
+}
+
+/* Smallest power of two >= v, in [2^-24, 2^6]; 2^6 means too large. */
+static float pow2_at_least(double v)
+{
+	int e = -24;
+	while (e < 6 && ldexp(1.0, e) < v)
+		e++;
+	return (float)ldexp(1.0, e);
+}
+
+/* The steps of every page of a LOD (section 4):
+ *   DATA  start at the smallest power of two q >= R / 4090 (R: the wet
+ *         range of its 130x130 pixels) and >= max|h| / 2^23, then
+ *         doubled while its decoded heights (which may use a neighbour's
+ *         larger step on shared pixels) do not fit 2048 steps of the base;
+ *   FLAT  2^-10 m (or max|h| / 2^23 when larger), raised to the largest
+ *         step of its 8 neighbours, so that its height decodes the same
+ *         on every pixel of its footprint;
+ *   EMPTY 0 (no height).
+ * Iterated to the fixed point (steps only grow). Returns 0, -1 when a
+ * page needs more than 32 m (a surface range over 65 km), -2 out of
+ * memory. */
+static int lod_steps(const struct wb_lod_pages *l, float *q)
+{
+	long np = (long)l->px * l->py;
+	struct hctx c = { l, q };
+	for (long s = 0; s < np; s++) {
+		const struct wb_page *pg = &l->pages[s];
+		q[s] = 0;
+		if (pg->state == WB_PAGE_FLAT) {
+			q[s] = pow2_at_least(fmax(PACK_FLAT_STEP,
+						  fabs(pg->flat_height) /
+							  8388608.0));
+			continue;
+		}
+		if (pg->state != WB_PAGE_DATA || !pg->height)
+			continue;
+		double lo = INFINITY, hi = -INFINITY;
+		for (int i = 0; i < WB_PAGE_PIXELS; i++) {
+			float h = pg->height[i];
+			if (h == WB_DRY_HEIGHT || !isfinite(h))
+				continue;
+			lo = h < lo ? h : lo;
+			hi = h > hi ? h : hi;
+		}
+		q[s] = lo <= hi ? pow2_at_least(fmax((hi - lo) / 4090.0,
+						     fmax(fabs(lo), fabs(hi)) /
+							     8388608.0))
+				: PACK_FLAT_STEP;
+	}
+	/* Jacobi passes: every page is judged on the steps of the previous
+	   pass (in parallel), then all changes apply; the result does not
+	   depend on the thread count */
+	float *nq = malloc((size_t)(np ? np : 1) * sizeof *nq);
+	if (!nq)
+		return -2;
+	int rc = -1;
+	for (int pass = 0; pass < 64; pass++) {
+		int changed = 0, big = 0;
+#pragma omp parallel for schedule(dynamic, 4) reduction(| : changed, big)
+		for (long s = 0; s < np; s++) {
+			const struct wb_page *pg = &l->pages[s];
+			nq[s] = q[s];
+			if (pg->state == WB_PAGE_EMPTY)
+				continue;
+			if (q[s] > 32.0f) {
+				big = 1;
+				continue;
+			}
+			if (pg->state == WB_PAGE_FLAT) {
+				int x = (int)(s % l->px), y = (int)(s / l->px);
+				for (int j = y - 1; j <= y + 1; j++)
+					for (int i = x - 1; i <= x + 1; i++)
+						if (i >= 0 && j >= 0 && i < l->px &&
+						    j < l->py &&
+						    q[i + (long)j * l->px] > nq[s]) {
+							nq[s] = q[i + (long)j * l->px];
+							changed = 1;
+						}
+				continue;
+			}
+			float b;
+			if (pg->height && page_fit(&c, s, &b)) {
+				nq[s] = q[s] * 2;
+				changed = 1;
+			}
+		}
+		if (big)
+			break;
+		memcpy(q, nq, (size_t)np * sizeof *q);
+		if (!changed) {
+			rc = 0;
+			break;
+		}
+	}
+	free(nq);
+	return rc;
+}
+
+/* Decoded interior range of a page (quadtree, section 7). */
+struct range {
+	int water;
+	float lo, hi;
+};
+
+static int encode(const struct layer_desc *ld, int nl, const struct hctx *c,
+		  long slot, unsigned char *restrict raw, float *base,
+		  struct range *rg)
 {
 	const int n = WB_PAGE_PIXELS;
+	const struct wb_page *pg = &c->l->pages[slot];
+	const int px = (int)(slot % c->l->px), py = (int)(slot / c->l->px);
 	*base = 0;
+	if (rg)
+		rg->water = 0, rg->lo = rg->hi = 0;
 	for (int li = 0; li < nl; li++) {
 		const struct layer_desc *l = &ld[li];
 		unsigned char *restrict o = raw + l->offset;
@@ -212,27 +433,34 @@ static int encode(const struct layer_desc *ld, int nl, const struct wb_page *pg,
 			const float *restrict h = pg->height;
 			if (!h)
 				return ENC_NOARRAY;
-			float lo = INFINITY, hi = -INFINITY;
-			for (int i = 0; i < n; i++) {
-				if (h[i] == WB_DRY_HEIGHT)
-					continue;
-				if (!isfinite(h[i]))
+			for (int i = 0; i < n; i++)
+				if (h[i] != WB_DRY_HEIGHT && !isfinite(h[i]))
 					return ENC_NAN_HEIGHT;
-				lo = h[i] < lo ? h[i] : lo;
-				hi = h[i] > hi ? h[i] : hi;
-			}
-			float b = lo <= hi ? (lo + hi) * 0.5f : 0.0f;
-			if (!isfinite(b))
+			float b;
+			if (page_fit(c, slot, &b))
 				return ENC_RANGE;
 			for (int i = 0; i < n; i++) {
 				if (h[i] == WB_DRY_HEIGHT) {
 					put16(o + 2 * i, WTP_DRY_HALF);
 					continue;
 				}
-				float d = h[i] - b;
-				if (!(fabsf(d) <= PACK_MAX_OFFSET))
+				int a = i % WB_PAGE_SIZE, bb = i / WB_PAGE_SIZE;
+				float v = pix_value(c, px, py, i, h[i]);
+				float d = v - b;
+				uint16_t hb = pack_half(d);
+				/* exact by construction (page_fit); checked
+				   so that a seam can never differ */
+				if (!(fabsf(d) <= PACK_MAX_OFFSET) ||
+				    wtp_half_to_float(hb) != d || b + d != v)
 					return ENC_RANGE;
-				put16(o + 2 * i, pack_half(d));
+				put16(o + 2 * i, hb);
+				if (rg && a >= 1 && a <= WB_PAGE_INTERIOR &&
+				    bb >= 1 && bb <= WB_PAGE_INTERIOR) {
+					if (!rg->water)
+						rg->water = 1, rg->lo = rg->hi = v;
+					rg->lo = v < rg->lo ? v : rg->lo;
+					rg->hi = v > rg->hi ? v : rg->hi;
+				}
 			}
 			*base = b;
 			break;
@@ -244,7 +472,9 @@ static int encode(const struct layer_desc *ld, int nl, const struct wb_page *pg,
 			for (int i = 0; i < 2 * n; i++) {
 				if (isnan(f[i]))
 					return ENC_NAN_FLOW;
-				put16(o + 2 * i, pack_half(clamp_half(f[i])));
+				/* -0 stored as +0 (section 4) */
+				float v = clamp_half(f[i]) + 0.0f;
+				put16(o + 2 * i, pack_half(v));
 			}
 			break;
 		}
@@ -282,13 +512,26 @@ static int encode(const struct layer_desc *ld, int nl, const struct wb_page *pg,
 	return ENC_OK;
 }
 
-enum wb_status pack_encode_page(const struct wb_pageset *ps,
-				const struct wb_page *pg, unsigned char *raw,
-				float *base, struct wb_diags *d)
+enum wb_status pack_encode_page(const struct wb_pageset *ps, int lod,
+				long slot, unsigned char *raw, float *base,
+				struct wb_diags *d)
 {
 	struct layer_desc ld[WB_LAYER_COUNT];
 	int nl = layers_describe(ps->layers, ld);
-	int e = encode(ld, nl, pg, raw, base);
+	const struct wb_lod_pages *l = &ps->lods[lod];
+	float *q = malloc((size_t)l->px * l->py * sizeof *q);
+	if (!q)
+		return wb_fail(d, WB_EIO, NULL, "pack: out of memory");
+	int lr = lod_steps(l, q);
+	if (lr) {
+		free(q);
+		return lr == -2 ? wb_fail(d, WB_EIO, NULL, "pack: out of memory")
+				: wb_fail(d, WB_EINPUT, NULL, "pack: LOD %d: %s",
+					  lod, enc_msg(ENC_RANGE));
+	}
+	struct hctx c = { l, q };
+	int e = encode(ld, nl, &c, slot, raw, base, NULL);
+	free(q);
 	if (e != ENC_OK)
 		return wb_fail(d, WB_EINPUT, NULL, "pack: %s", enc_msg(e));
 	return WB_OK;
@@ -377,12 +620,14 @@ static int buf_zero(struct buf *b, size_t n)
 
 struct vat_ent {
 	uint8_t state, flags, material;
+	int8_t qexp;     /* FLAT / DATA: log2 of the page's height step */
 	float height;
 	uint32_t page;
 };
 
 struct dir_ent {
 	uint64_t rel;    /* offset from data_offset */
+	uint64_t hash;   /* FNV-1a 64 of the decoded bytes */
 	uint32_t stored, raw, crc;
 	uint8_t codec;
 	int lod;         /* where it was first met, for byte compares */
@@ -419,14 +664,15 @@ struct writer {
 	struct qt_node **qt;
 	uint32_t *qw, *qh;
 	int nq;
+	float **q;                  /* per LOD, per slot: height step (4) */
+	struct range **rng;         /* per LOD, per slot: decoded range */
 };
 
+/* The per-page hash of section 8: FNV-1a 64 of the decoded bytes (the
+ * reader's wtp_hash64); also the deduplication key. */
 static uint64_t page_hash(const unsigned char *raw, size_t n)
 {
-	uLong c = crc32(0L, Z_NULL, 0), a = adler32(0L, Z_NULL, 0);
-	c = crc32(c, raw, (uInt)n);
-	a = adler32(a, raw, (uInt)n);
-	return ((uint64_t)c << 32) | (uint32_t)a;
+	return wtp_hash64(raw, n);
 }
 
 static int ht_grow(struct writer *w)
@@ -451,11 +697,6 @@ static int ht_grow(struct writer *w)
 	return 0;
 }
 
-static const struct wb_page *slot_page(const struct writer *w, int lod,
-				       long slot)
-{
-	return &w->ps->lods[lod].pages[slot];
-}
 
 /* Find an earlier page with the same bytes; UINT32_MAX when none. 'tmp'
  * is raw_size bytes of scratch. */
@@ -470,8 +711,8 @@ static uint32_t dedup_find(struct writer *w, uint64_t h,
 			continue;
 		const struct dir_ent *e = &w->dir[w->ht[j].page];
 		float b;
-		if (encode(w->ld, w->nl, slot_page(w, e->lod, e->slot), tmp,
-			   &b) == ENC_OK &&
+		struct hctx c = { &w->ps->lods[e->lod], w->q[e->lod] };
+		if (encode(w->ld, w->nl, &c, e->slot, tmp, &b, NULL) == ENC_OK &&
 		    memcmp(tmp, raw, w->raw_size) == 0)
 			return w->ht[j].page;
 	}
@@ -501,6 +742,14 @@ static void writer_release(struct writer *w)
 		for (int k = 0; k < w->nq; k++)
 			free(w->qt[k]);
 	free(w->qt);
+	if (w->rng)
+		for (int k = 0; k < ps->n_lods; k++)
+			free(w->rng[k]);
+	free(w->rng);
+	if (w->q)
+		for (int k = 0; k < ps->n_lods; k++)
+			free(w->q[k]);
+	free(w->q);
 	free(w->qw);
 	free(w->qh);
 	free(w->first_page);
@@ -630,8 +879,9 @@ static enum wb_status pack_pages(struct writer *w, const struct slot_ref *refs,
 		for (int i = 0; i < nb; i++) {
 			const struct slot_ref *r = &refs[b0 + i];
 			unsigned char *rp = raw + (size_t)i * rs;
-			err[i] = encode(w->ld, w->nl, slot_page(w, r->lod, r->slot),
-					rp, &base[i]);
+			struct hctx c = { &w->ps->lods[r->lod], w->q[r->lod] };
+			err[i] = encode(w->ld, w->nl, &c, r->slot, rp, &base[i],
+					&w->rng[r->lod][r->slot]);
 			if (err[i] == ENC_OK)
 				hash[i] = page_hash(rp, rs);
 		}
@@ -665,6 +915,7 @@ static enum wb_status pack_pages(struct writer *w, const struct slot_ref *refs,
 			page[i] = w->n_dir++;
 			fresh[i] = 1;
 			memset(&w->dir[page[i]], 0, sizeof w->dir[0]);
+			w->dir[page[i]].hash = hash[i];
 			w->dir[page[i]].lod = r->lod;
 			w->dir[page[i]].slot = r->slot;
 			w->n_new[r->lod]++;
@@ -690,6 +941,7 @@ static enum wb_status pack_pages(struct writer *w, const struct slot_ref *refs,
 			struct vat_ent *v = &w->vat[r->lod][r->slot];
 			v->height = base[i];
 			v->page = page[i];
+			v->flags = w->rng[r->lod][r->slot].water ? 1 : 0;
 			if (!fresh[i])
 				continue;
 			struct dir_ent *e = &w->dir[page[i]];
@@ -783,13 +1035,20 @@ static int build_quadtree(struct writer *w)
 			for (uint32_t x = 0; x < w->qw[k]; x++) {
 				struct qt_node *n = &w->qt[k][x + y * w->qw[k]];
 				if (k < ps->n_lods) {
+					long s = x + (long)y * w->qw[k];
 					const struct wb_page *p =
-						&ps->lods[k].pages[x + y * w->qw[k]];
-					if (p->state != WB_PAGE_EMPTY &&
-					    p->has_water) {
+						&ps->lods[k].pages[s];
+					/* ranges of the DECODED heights */
+					if (p->state == WB_PAGE_FLAT) {
 						n->water = 1;
-						n->lo = p->hmin;
-						n->hi = p->hmax;
+						n->lo = n->hi = snapq(
+							p->flat_height,
+							w->q[k][s]);
+					} else if (p->state == WB_PAGE_DATA &&
+						   w->rng[k][s].water) {
+						n->water = 1;
+						n->lo = w->rng[k][s].lo;
+						n->hi = w->rng[k][s].hi;
 					}
 				}
 				if (k == 0)
@@ -875,7 +1134,7 @@ static enum wb_status build_tables(struct writer *w,
 	uint64_t layer_off = off;
 	off += 16u * (uint64_t)w->nl;
 	uint64_t lod_off = off;
-	off += 48u * (uint64_t)ps->n_lods;
+	off += 64u * (uint64_t)ps->n_lods;
 	uint64_t qtl_off = off;
 	off += 16u * (uint64_t)w->nq;
 	uint64_t *vat_off = calloc((size_t)ps->n_lods, sizeof *vat_off);
@@ -895,7 +1154,7 @@ static enum wb_status build_tables(struct writer *w,
 		off += 12u * (uint64_t)w->qw[k] * w->qh[k];
 	}
 	uint64_t dir_off = off;
-	off += 24u * (uint64_t)w->n_dir;
+	off += 32u * (uint64_t)w->n_dir;
 	uint64_t meta_off = off;
 	off += mb.len;
 	enum wb_status st = WB_OK;
@@ -958,7 +1217,7 @@ static enum wb_status build_tables(struct writer *w,
 	/* LOD table (5) and VATs (6) */
 	for (int k = 0; k < ps->n_lods; k++) {
 		const struct wb_lod_pages *l = &ps->lods[k];
-		unsigned char *e = b + lod_off + 48u * (unsigned)k;
+		unsigned char *e = b + lod_off + 64u * (unsigned)k;
 		uint32_t nf = 0, nd = 0;
 		long n = (long)l->px * l->py;
 		for (long i = 0; i < n; i++) {
@@ -969,6 +1228,7 @@ static enum wb_status build_tables(struct writer *w,
 			ve[0] = v->state;
 			ve[1] = v->flags;
 			ve[2] = v->material;
+			ve[3] = (unsigned char)v->qexp;
 			putf32(ve + 4, v->height);
 			put32(ve + 8, v->page);
 		}
@@ -982,6 +1242,12 @@ static enum wb_status build_tables(struct writer *w,
 		put32(e + 36, nd);
 		put32(e + 40, w->first_page[k]);
 		put32(e + 44, w->n_new[k]);
+		{
+			float qm = 0;
+			for (long i = 0; i < n; i++)
+				qm = w->q[k][i] > qm ? w->q[k][i] : qm;
+			putf64(e + 48, (double)qm);
+		}
 	}
 	/* quadtree (7) */
 	for (int k = 0; k < w->nq; k++) {
@@ -1000,12 +1266,13 @@ static enum wb_status build_tables(struct writer *w,
 	/* page directory (8) */
 	for (uint32_t i = 0; i < w->n_dir; i++) {
 		const struct dir_ent *e = &w->dir[i];
-		unsigned char *de = b + dir_off + 24u * (uint64_t)i;
+		unsigned char *de = b + dir_off + 32u * (uint64_t)i;
 		put64(de, *data_offset + e->rel);
 		put32(de + 8, e->stored);
 		put32(de + 12, e->raw);
 		put32(de + 16, e->crc);
 		de[20] = e->codec;
+		put64(de + 24, e->hash);
 	}
 	/* metadata (10) */
 	if (mb.len)
@@ -1039,15 +1306,76 @@ enum wb_status pack_write(const char *path, const struct wb_pageset *ps,
 	memset(&at, 0, sizeof at);
 
 	w.vat = calloc((size_t)ps->n_lods, sizeof *w.vat);
+	w.q = calloc((size_t)ps->n_lods, sizeof *w.q);
+	w.rng = calloc((size_t)ps->n_lods, sizeof *w.rng);
 	w.first_page = calloc((size_t)ps->n_lods, sizeof *w.first_page);
 	w.n_new = calloc((size_t)ps->n_lods, sizeof *w.n_new);
 	long total = 0;
 	for (int k = 0; k < ps->n_lods; k++)
 		total += (long)ps->lods[k].px * ps->lods[k].py;
 	refs = malloc((size_t)(total ? total : 1) * sizeof *refs);
-	if (!w.vat || !w.first_page || !w.n_new || !refs) {
+	if (!w.vat || !w.first_page || !w.n_new || !refs || !w.q ||
+	    !w.rng) {
 		st = wb_fail(d, WB_EIO, NULL, "pack: out of memory");
 		goto fail;
+	}
+	for (int k = 0; k < ps->n_lods; k++) {
+		w.q[k] = malloc((size_t)ps->lods[k].px * ps->lods[k].py *
+				sizeof *w.q[k]);
+		if (!w.q[k]) {
+			st = wb_fail(d, WB_EIO, NULL, "pack: out of memory");
+			goto fail;
+		}
+		int lr = lod_steps(&ps->lods[k], w.q[k]);
+		if (lr) {
+			st = lr == -2 ? wb_fail(d, WB_EIO, NULL,
+						"pack: out of memory")
+				      : wb_fail(d, WB_EINPUT, NULL,
+						"pack: LOD %d: %s", k,
+						enc_msg(ENC_RANGE));
+			goto fail;
+		}
+		w.rng[k] = calloc((size_t)ps->lods[k].px * ps->lods[k].py,
+				  sizeof *w.rng[k]);
+		if (!w.rng[k]) {
+			st = wb_fail(d, WB_EIO, NULL, "pack: out of memory");
+			goto fail;
+		}
+	}
+	/* FLAT pages expand to one height on all 130x130 pixels: two FLAT
+	   pages whose footprints overlap (8-neighbours) must agree there */
+	for (int k = 0; k < ps->n_lods; k++) {
+		const struct wb_lod_pages *l = &ps->lods[k];
+		for (long i = 0; i < (long)l->px * l->py; i++) {
+			const struct wb_page *p = &l->pages[i];
+			int x = (int)(i % l->px), y = (int)(i / l->px);
+			if (p->state != WB_PAGE_FLAT)
+				continue;
+			for (int j = y; j <= y + 1 && j < l->py; j++)
+				for (int q = x - 1; q <= x + 1; q++) {
+					if (q < 0 || q >= l->px ||
+					    (j == y && q <= x))
+						continue;
+					const struct wb_page *o =
+						&l->pages[q + (long)j * l->px];
+					if (o->state == WB_PAGE_FLAT &&
+					    snapq(o->flat_height,
+						  w.q[k][q + (long)j * l->px]) !=
+						    snapq(p->flat_height,
+							  w.q[k][i])) {
+						st = wb_fail(d, WB_EINPUT, NULL,
+							     "pack: LOD %d: FLAT "
+							     "pages (%d, %d) and "
+							     "(%d, %d) touch but "
+							     "have heights %.9g "
+							     "and %.9g", k, x, y,
+							     q, j,
+							     (double)p->flat_height,
+							     (double)o->flat_height);
+						goto fail;
+					}
+				}
+		}
 	}
 	/* VAT entries; DATA slots in file order (9) */
 	for (int k = ps->n_lods - 1; k >= 0; k--) {
@@ -1065,6 +1393,11 @@ enum wb_status pack_write(const char *path, const struct wb_pageset *ps,
 			const struct wb_page *p = &l->pages[i];
 			struct vat_ent *v = &w.vat[k][i];
 			v->page = WTP_NO_PAGE;
+			if (p->state != WB_PAGE_EMPTY) {
+				int ex;
+				frexpf(w.q[k][i], &ex);
+				v->qexp = (int8_t)(ex - 1);
+			}
 			switch (p->state) {
 			case WB_PAGE_EMPTY:
 				v->state = WTP_EMPTY;
@@ -1074,7 +1407,7 @@ enum wb_status pack_write(const char *path, const struct wb_pageset *ps,
 				v->state = WTP_FLAT;
 				v->flags = p->has_water ? 1 : 0;
 				v->material = p->flat_material;
-				v->height = p->flat_height;
+				v->height = snapq(p->flat_height, w.q[k][i]);
 				break;
 			case WB_PAGE_DATA:
 				v->state = WTP_DATA;

@@ -35,14 +35,15 @@ enum wb_status pack_write(const char *path, const struct wb_pageset *ps,
 /* Bytes of one decoded page holding the layers in 'layers' (1u << enum
  * wb_layer bits): the sum of the plane sizes of docs/wtp-format.md 4. */
 size_t pack_page_raw_size(unsigned layers);
-/* Encode the DATA page 'pg' of 'ps' as the pack stores it decoded (the
- * layer planes of docs/wtp-format.md 4) into raw (pack_page_raw_size()
- * bytes); *base receives the VAT height (base of the relative heights).
- * WB_EINPUT when a value cannot be encoded (NaN, missing layer array, a
- * surface range over 130 km). Exposed for tests. */
-enum wb_status pack_encode_page(const struct wb_pageset *ps,
-				const struct wb_page *pg, unsigned char *raw,
-				float *base, struct wb_diags *d);
+/* Encode DATA page 'slot' of LOD 'lod' of 'ps' as the pack stores it
+ * decoded (the layer planes of docs/wtp-format.md 4: heights snapped to
+ * the LOD's height grid, FLAT neighbours' heights on the pixels they
+ * share) into raw (pack_page_raw_size() bytes); *base receives the VAT
+ * height. WB_EINPUT when a value cannot be encoded (NaN, missing layer
+ * array, a surface range over 65 km). Exposed for tests. */
+enum wb_status pack_encode_page(const struct wb_pageset *ps, int lod,
+				long slot, unsigned char *raw, float *base,
+				struct wb_diags *d);
 /* binary32 -> binary16 bits, round to nearest, ties to even; overflow
  * gives infinity, NaN a quiet NaN. */
 uint16_t pack_half(float f);

@@ -14,13 +14,24 @@
  * bilinear filtering inside [0.5, 129.5] never leaves the page.
  *
  * Classification of a page:
- *   EMPTY  no wet interior pixel (has_water = 0, hmin = hmax = 0).
+ *   EMPTY  what a runtime rebuilds as all dry with distance -distance_max
+ *          is exactly the page: no wet pixel among all 130x130 and, with
+ *          a distance layer, every distance <= -distance_max (the page
+ *          is farther than distance_max from water); has_water = 0,
+ *          hmin = hmax = 0. A dry page nearer the shore is DATA (with
+ *          has_water = 0 when no interior pixel is wet), so the land-side
+ *          distance survives and LOD k+1 agrees with its LOD k children.
  *   FLAT   a runtime rebuilds every layer from one value, so all 130x130
  *          pixels (border included) are wet, max - min of the surface is
  *          <= WB_FLAT_HEIGHT_TOL (1 mm), and for the layers present |u|,
  *          |v| <= WB_FLAT_FLOW_TOL (1 mm/s), one material, distance =
  *          +distance_max (deep inside water), foam <= WB_FLAT_FOAM_TOL.
- *          flat_height = (min + max) / 2, flat_material = the material.
+ *          flat_height = (min + max) / 2 rounded to a multiple of
+ *          WB_FLAT_GRID (2^-10 m), flat_material = the material. Two
+ *          FLAT pages that touch (8-neighbours: their footprints share
+ *          border pixels) must have the same flat_height, or the seam
+ *          between them would step: the later one in raster order is
+ *          made DATA.
  *   DATA   everything else; the page's pixels are kept.
  * hmin / hmax: range of the wet interior surface heights; at LOD k > 0
  * widened to cover the four child pages of LOD k-1 (always true already
@@ -102,8 +113,12 @@ static void page_release(struct wb_page *p)
 }
 
 /* Cut and classify page (px, py); 0 or -1 out of memory. */
+#define WB_FLAT_GRID (1.0 / 1024.0)
+#define WB_FLAT_NEAR_SPAN 3.0f   /* m */
+#define WB_FLAT_FAR_SPAN 300.0f  /* m */
+
 static int page_make(const struct wb_maps *m, int px, int py, unsigned layers,
-		     double dmax, struct wb_page *p)
+		     double dmax, int no_flat, struct wb_page *p)
 {
 	const size_t n = WB_PAGE_PIXELS;
 	memset(p, 0, sizeof *p);
@@ -134,16 +149,30 @@ static int page_make(const struct wb_maps *m, int px, int py, unsigned layers,
 			hi = h > hi ? h : hi;
 		}
 	if (!(lo <= hi)) {
-		page_release(p);
-		p->state = WB_PAGE_EMPTY;
-		return 0;
+		/* EMPTY only when the expansion (all dry, distance -dmax)
+		   equals the page, border included */
+		int empty = 1;
+		float dneg = (float)-dmax;
+		for (size_t k = 0; k < n && empty; k++)
+			if (p->height[k] != WB_DRY_HEIGHT ||
+			    ((layers & (1u << WB_LAYER_DISTANCE)) &&
+			     p->distance[k] > dneg))
+				empty = 0;
+		if (empty) {
+			page_release(p);
+			p->state = WB_PAGE_EMPTY;
+			return 0;
+		}
+		p->has_water = 0;
+		p->hmin = p->hmax = 0;
+		goto data;
 	}
 	p->has_water = 1;
 	p->hmin = lo;
 	p->hmax = hi;
 
 	/* FLAT test over all 130x130 pixels */
-	int flat = 1;
+	int flat = !no_flat;
 	float flo = INFINITY, fhi = -INFINITY;
 	float fmax = (float)dmax;
 	for (size_t k = 0; k < n && flat; k++) {
@@ -172,11 +201,14 @@ static int page_make(const struct wb_maps *m, int px, int py, unsigned layers,
 	}
 	if (flat) {
 		p->state = WB_PAGE_FLAT;
-		p->flat_height = (float)(((double)flo + fhi) / 2);
+		p->flat_height = (float)(WB_FLAT_GRID *
+					 rint(((double)flo + fhi) / 2 /
+					      WB_FLAT_GRID));
 		p->flat_material = p->material[0];
 		page_release(p);
 		return 0;
 	}
+data:
 	p->state = WB_PAGE_DATA;
 	if (!(layers & (1u << WB_LAYER_HEIGHT))) {
 		free(p->height);
@@ -230,13 +262,61 @@ static enum wb_status lod_cut(const struct wb_maps *m, int lod, unsigned layers,
 	schedule(dynamic, 1)
 	for (long k = 0; k < np; k++) {
 		if (page_make(m, (int)(k % l->px), (int)(k / l->px), layers,
-			      dmax, &l->pages[k])) {
+			      dmax, 0, &l->pages[k])) {
 #pragma omp atomic write
 			fail = 1;
 		}
 	}
 	if (fail)
 		return wb_fail(d, WB_EIO, NULL, "pages: out of memory");
+	/* wet range of the DATA pages' 130x130 pixels */
+	float *span = calloc((size_t)np, sizeof *span);
+	if (!span)
+		return wb_fail(d, WB_EIO, NULL, "pages: out of memory");
+	for (long k = 0; k < np; k++) {
+		const struct wb_page *p = &l->pages[k];
+		float lo = INFINITY, hi = -INFINITY;
+		for (int i = 0; p->height && i < WB_PAGE_PIXELS; i++)
+			if (p->height[i] != WB_DRY_HEIGHT) {
+				lo = fminf(lo, p->height[i]);
+				hi = fmaxf(hi, p->height[i]);
+			}
+		span[k] = lo <= hi ? hi - lo : 0;
+	}
+	/* a FLAT page becomes DATA (serial, raster order) when
+	   - a touching FLAT page has another height (the seam between them
+	     would step), or
+	   - a DATA page within 1 page spans more than WB_FLAT_NEAR_SPAN or
+	     one within 2 pages more than WB_FLAT_FAR_SPAN: the pack's height
+	     grid on the shared pixels (docs/wtp-format.md 4) would then be
+	     coarser than the FLAT height's 2^-10 m */
+	for (long k = 0; k < np; k++) {
+		struct wb_page *p = &l->pages[k];
+		int x = (int)(k % l->px), y = (int)(k / l->px), clash = 0;
+		if (p->state != WB_PAGE_FLAT)
+			continue;
+		for (int j = y - 2; j <= y + 2 && !clash; j++)
+			for (int i = x - 2; i <= x + 2; i++) {
+				if (i < 0 || j < 0 || i >= l->px ||
+				    j >= l->py || (i == x && j == y))
+					continue;
+				long o = i + (long)j * l->px;
+				const struct wb_page *q = &l->pages[o];
+				int near = abs(i - x) <= 1 && abs(j - y) <= 1;
+				if ((near && q->state == WB_PAGE_FLAT &&
+				     q->flat_height != p->flat_height) ||
+				    span[o] > (near ? WB_FLAT_NEAR_SPAN
+						    : WB_FLAT_FAR_SPAN)) {
+					clash = 1;
+					break;
+				}
+			}
+		if (clash && page_make(m, x, y, layers, dmax, 1, p)) {
+			free(span);
+			return wb_fail(d, WB_EIO, NULL, "pages: out of memory");
+		}
+	}
+	free(span);
 	return WB_OK;
 }
 

@@ -532,8 +532,9 @@ static enum wb_status sec_pack(struct sb *b, const struct report_in *in,
 	if (s != WB_OK)
 		return s;
 	wtp_pack p;
-	if (wtp_open(&p, buf, len, 0) != WTP_OK) {
-		s = wb_fail(d, WB_EINPUT, in->pack_path, "report: %s", p.err);
+	wtp_error werr;
+	if (wtp_open(&p, buf, len, 0, &werr) != WTP_OK) {
+		s = wb_fail(d, WB_EINPUT, in->pack_path, "report: %s", werr.msg);
 		free(buf);
 		return s;
 	}

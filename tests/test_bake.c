@@ -182,9 +182,9 @@ static void test_river_pack_deterministic(void **state)
 	wb_diags_init(&d);
 	assert_int_equal(wb_read_file("tests/tmp/bake_t1/river.wtp", &data, &len, &d), WB_OK);
 	wtp_pack p;
-	assert_int_equal(wtp_open(&p, data, len, 0), WTP_OK);
+	assert_int_equal(wtp_open(&p, data, len, 0, NULL), WTP_OK);
 	void *raw = malloc(p.page_raw_size), *work = malloc(p.page_raw_size);
-	assert_int_equal(wtp_verify(&p, raw, work), WTP_OK);
+	assert_int_equal(wtp_verify(&p, raw, work, NULL), WTP_OK);
 	free(raw);
 	free(work);
 	free(data);
@@ -222,7 +222,7 @@ static void test_river_swe_foam(void **state)
 	wb_diags_init(&d);
 	assert_int_equal(wb_read_file("tests/tmp/bake_swe/river.wtp", &data, &len, &d), WB_OK);
 	wtp_pack p;
-	assert_int_equal(wtp_open(&p, data, len, 0), WTP_OK);
+	assert_int_equal(wtp_open(&p, data, len, 0, NULL), WTP_OK);
 	int li = wtp_layer_find(&p, WTP_LAYER_FOAM);
 	assert_true(li >= 0);
 	wtp_layer foam;
@@ -234,10 +234,10 @@ static void test_river_swe_foam(void **state)
 	for (uint32_t y = 0; y < lod.py; y++)
 		for (uint32_t x = 0; x < lod.px; x++) {
 			wtp_vat_entry e;
-			assert_int_equal(wtp_vat(&p, 0, x, y, &e), WTP_OK);
+			assert_int_equal(wtp_vat(&p, 0, x, y, &e, NULL), WTP_OK);
 			if (e.state != WTP_DATA)
 				continue;
-			assert_int_equal(wtp_page_read(&p, e.page, NULL, 0, raw, work), WTP_OK);
+			assert_int_equal(wtp_page_read(&p, e.page, NULL, 0, raw, work, NULL), WTP_OK);
 			for (uint32_t i = 0; i < p.page_pixels; i++)
 				foam_max = fmax(foam_max, wtp_pixel(&foam, raw, i, 0, 0));
 		}

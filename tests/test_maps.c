@@ -644,8 +644,10 @@ static void test_flat_empty(void **state)
 
 	/* now a world of lake only, with a dry rim one page wide around a
 	 * 3x3-page lake: the centre page is 128 px from any shore -> FLAT;
-	 * the others touch a shore within dmax -> DATA; rim pages are EMPTY
-	 * (decided on the interior, even where the border sees the lake). */
+	 * the others touch a shore within dmax -> DATA; rim pages are DATA
+	 * without water: their pixels lie within dmax of the lake, so an
+	 * EMPTY page (distance -dmax everywhere) would lose the land-side
+	 * distance (format 2.0: EMPTY only beyond dmax from water). */
 	world_free(&w);
 	const int n2 = 5 * 128;
 	scene_init(&w, 3, 4, 0);
@@ -667,7 +669,12 @@ static void test_flat_empty(void **state)
 			const struct wb_page *p = &l0->pages[px + py * 5];
 			int lake = px >= 1 && px <= 3 && py >= 1 && py <= 3;
 			if (!lake) {
-				assert_int_equal(p->state, WB_PAGE_EMPTY);
+				assert_int_equal(p->state, WB_PAGE_DATA);
+				assert_false(p->has_water);
+				float dmin = 0;
+				for (int q = 0; q < WB_PAGE_PIXELS; q++)
+					dmin = fmaxf(dmin, p->distance[q] + 4.0f);
+				assert_true(dmin > 0); /* some pixel above -dmax */
 			} else if (px == 2 && py == 2) {
 				assert_int_equal(p->state, WB_PAGE_FLAT);
 				assert_true(fabsf(p->flat_height - 9.0f) < 1e-5f);

@@ -256,7 +256,7 @@ static void test_bake_report(void **state)
 	snprintf(line, sizeof line, "%zu bytes", n);
 	assert_non_null(strstr(h1, line));
 	wtp_pack p;
-	assert_int_equal(wtp_open(&p, pack, n, 0), WTP_OK);
+	assert_int_equal(wtp_open(&p, pack, n, 0, NULL), WTP_OK);
 	assert_int_equal(p.n_lods, 3);
 	for (uint32_t k = 0; k < p.n_lods; k++) {
 		wtp_lod L;

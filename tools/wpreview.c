@@ -52,7 +52,8 @@ static int layer(const wtp_pack *p, uint32_t id, wtp_layer *l)
 }
 
 /* Assemble LOD 'lod' into m; 0 ok, 2 bad pack, 4 out of memory. */
-static int assemble(wtp_pack *p, uint32_t lod, struct wb_maps *m)
+static int assemble(const wtp_pack *p, uint32_t lod, struct wb_maps *m,
+		    wtp_error *err)
 {
 	wtp_lod L;
 	memset(m, 0, sizeof *m);
@@ -88,10 +89,10 @@ static int assemble(wtp_pack *p, uint32_t lod, struct wb_maps *m)
 	for (uint32_t py = 0; py < L.py; py++)
 		for (uint32_t px = 0; px < L.px; px++) {
 			wtp_vat_entry e;
-			if (wtp_vat(p, lod, px, py, &e) != WTP_OK)
+			if (wtp_vat(p, lod, px, py, &e, err) != WTP_OK)
 				goto bad;
 			if (e.state == WTP_DATA &&
-			    wtp_page_read(p, e.page, NULL, 0, raw, work) != WTP_OK)
+			    wtp_page_read(p, e.page, NULL, 0, raw, work, err) != WTP_OK)
 				goto bad;
 			for (uint32_t b = 0; b < in; b++) {
 				uint32_t y = py * in + b;
@@ -163,7 +164,7 @@ static int pack_materials(wtp_pack *p, struct wb_material *mt,
 	int n = 0;
 	for (uint32_t i = 0; i < wtp_material_count(p) && n < max; i++) {
 		wtp_material w;
-		if (wtp_material_get(p, i, &w) != WTP_OK)
+		if (wtp_material_get(p, i, &w, NULL) != WTP_OK)
 			continue;
 		memset(&mt[n], 0, sizeof mt[n]);
 		mt[n].id = (int)w.id;
@@ -222,8 +223,9 @@ int main(int argc, char **argv)
 		return s;
 	}
 	wtp_pack p;
-	if (wtp_open(&p, buf, len, 0) != WTP_OK) {
-		fprintf(stderr, "wpreview: %s: %s\n", pack, p.err);
+	wtp_error err;
+	if (wtp_open(&p, buf, len, 0, &err) != WTP_OK) {
+		fprintf(stderr, "wpreview: %s: %s\n", pack, err.msg);
 		free(buf);
 		wb_diags_release(&d);
 		return 2;
@@ -247,9 +249,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct wb_maps m;
-	int rc = assemble(&p, (uint32_t)lod, &m);
+	int rc = assemble(&p, (uint32_t)lod, &m, &err);
 	if (rc == 2)
-		fprintf(stderr, "wpreview: %s: %s\n", pack, p.err);
+		fprintf(stderr, "wpreview: %s: %s\n", pack, err.msg);
 	else if (rc == 4)
 		fprintf(stderr, "wpreview: out of memory\n");
 	struct wb_bake b;
@@ -285,7 +287,7 @@ int main(int argc, char **argv)
 		char name[256] = "";
 		const void *v;
 		uint32_t vl;
-		if (wtp_meta_find(&p, WTP_META_SCENE_NAME, 0, &v, &vl) == WTP_OK)
+		if (wtp_meta_find(&p, WTP_META_SCENE_NAME, 0, &v, &vl, NULL) == WTP_OK)
 			snprintf(name, sizeof name, "%.*s", (int)(vl < 255 ? vl : 255),
 				 (const char *)v);
 		struct preview_in pi = { 0 };

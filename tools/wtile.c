@@ -7,6 +7,13 @@
  *                                byte checks out (format section 12)
  *   wtile extract PACK --lod L --tile X Y --layer NAME -o FILE(.png|.pfm)
  *                                one stored page (130x130, border included)
+ *   wtile diff OLD NEW -o PATCH  a patch holding NEW's tables and only the
+ *                                page payloads OLD lacks (format "Patches")
+ *   wtile apply OLD PATCH -o OUT OUT byte-identical to the NEW of the diff
+ *
+ * Strings from the pack (scene name, tool, materials) are printed with
+ * control characters, backslashes and invalid UTF-8 escaped as \xNN, so a
+ * hostile pack cannot drive the terminal.
  *
  * Exit codes: 0 ok, 1 usage (bad command, option or value), 2 the pack is
  * invalid (or verify found a problem), 4 I/O error (cannot read the pack,
@@ -31,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "util.h"
 
@@ -44,6 +52,8 @@ static void usage(FILE *f)
 		"       wtile verify PACK\n"
 		"       wtile extract PACK --lod L --tile X Y --layer NAME "
 		"-o FILE(.png|.pfm)\n"
+		"       wtile diff OLD NEW -o PATCH\n"
+		"       wtile apply OLD PATCH -o OUT\n"
 		"layers: height flow material distance foam\n"
 		"exit: 0 ok, 1 usage, 2 invalid pack, 4 I/O error\n");
 }
@@ -97,12 +107,70 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
-static char *meta_string(wtp_pack *p, uint32_t tag)
+/* Length of the valid UTF-8 sequence at s (n bytes left) that is not a
+ * C1 control (U+0080..U+009F), or 0. */
+static size_t utf8_ok(const unsigned char *s, size_t n)
+{
+	size_t k;
+	uint32_t c;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		k = 2, c = s[0] & 0x1Fu;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		k = 3, c = s[0] & 0x0Fu;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		k = 4, c = s[0] & 0x07u;
+	else
+		return 0;
+	if (k > n)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3Fu);
+	}
+	if ((k == 3 && (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF))) ||
+	    (k == 4 && (c < 0x10000 || c > 0x10FFFF)) || c < 0xA0)
+		return 0;
+	return k;
+}
+
+/* n bytes of an untrusted string, terminal-safe (malloc'd, NUL-ended):
+ * control characters, DEL, backslash, C1 controls and invalid UTF-8 become
+ * \xNN (backslash \\). */
+static char *escape(const void *v, size_t n)
+{
+	const unsigned char *s = v;
+	char *o = malloc(4 * n + 1), *q = o;
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t k;
+		if (s[i] >= 0x20 && s[i] < 0x7F && s[i] != '\\') {
+			*q++ = (char)s[i++];
+		} else if (s[i] == '\\') {
+			*q++ = '\\';
+			*q++ = '\\';
+			i++;
+		} else if (s[i] >= 0x80 && (k = utf8_ok(s + i, n - i)) > 0) {
+			memcpy(q, s + i, k);
+			q += k;
+			i += k;
+		} else {
+			q += sprintf(q, "\\x%02x", s[i++]);
+		}
+	}
+	*q = 0;
+	return o;
+}
+
+static char *meta_string(const wtp_pack *p, uint32_t tag, int raw)
 {
 	const void *v;
 	uint32_t len;
-	if (wtp_meta_find(p, tag, 0, &v, &len) != WTP_OK)
+	if (wtp_meta_find(p, tag, 0, &v, &len, NULL) != WTP_OK)
 		len = 0;
+	if (!raw)
+		return escape(v, len);
 	char *s = malloc(len + 1);
 	if (!s)
 		return NULL;
@@ -112,12 +180,12 @@ static char *meta_string(wtp_pack *p, uint32_t tag)
 	return s;
 }
 
-static void meta_hex(wtp_pack *p, uint32_t tag, char out[65])
+static void meta_hex(const wtp_pack *p, uint32_t tag, char out[65])
 {
 	const void *v;
 	uint32_t len;
 	out[0] = 0;
-	if (wtp_meta_find(p, tag, 0, &v, &len) == WTP_OK && len == 32)
+	if (wtp_meta_find(p, tag, 0, &v, &len, NULL) == WTP_OK && len == 32)
 		wb_hex(v, 32, out);
 }
 
@@ -127,14 +195,14 @@ struct lod_count {
 	uint32_t empty, flat, data;
 };
 
-static void count_lod(wtp_pack *p, uint32_t k, const wtp_lod *L,
+static void count_lod(const wtp_pack *p, uint32_t k, const wtp_lod *L,
 		      struct lod_count *c)
 {
 	memset(c, 0, sizeof *c);
 	for (uint32_t y = 0; y < L->py; y++)
 		for (uint32_t x = 0; x < L->px; x++) {
 			wtp_vat_entry e;
-			if (wtp_vat(p, k, x, y, &e) != WTP_OK)
+			if (wtp_vat(p, k, x, y, &e, NULL) != WTP_OK)
 				continue;
 			c->empty += e.state == WTP_EMPTY;
 			c->flat += e.state == WTP_FLAT;
@@ -142,35 +210,39 @@ static void count_lod(wtp_pack *p, uint32_t k, const wtp_lod *L,
 		}
 }
 
-static int cmd_info(wtp_pack *p, const char *path, int json)
+static int cmd_info(const wtp_pack *p, const char *path, int json)
 {
 	unsigned long long raw = 0, stored = 0;
 	uint32_t n_rawc = 0;
 	for (uint32_t i = 0; i < p->n_pages; i++) {
 		wtp_page_info_t pi;
-		wtp_page_info(p, i, &pi);
+		wtp_page_info(p, i, &pi, NULL);
 		raw += pi.raw_size;
 		stored += pi.stored_size;
 		n_rawc += pi.codec == WTP_CODEC_RAW;
 	}
-	char *scene = meta_string(p, WTP_META_SCENE_NAME);
-	char *tool = meta_string(p, WTP_META_TOOL);
-	char *solver = meta_string(p, WTP_META_SOLVER);
-	char *units = meta_string(p, WTP_META_UNITS);
+	/* terminal text escaped; JSON gets the raw bytes (cJSON escapes) */
+	char *scene = meta_string(p, WTP_META_SCENE_NAME, json);
+	char *tool = meta_string(p, WTP_META_TOOL, json);
+	char *solver = meta_string(p, WTP_META_SOLVER, json);
+	char *units = meta_string(p, WTP_META_UNITS, json);
+	char *ppath = escape(path, strlen(path));
 	char hs[65], hh[65];
 	meta_hex(p, WTP_META_SCENE_SHA256, hs);
 	meta_hex(p, WTP_META_HEIGHTMAP_SHA256, hh);
 	wtp_qt_node root = { 0, 0, 0 };
-	wtp_qt_node_get(p, p->n_qt_levels - 1, 0, 0, &root);
+	wtp_qt_node_get(p, p->n_qt_levels - 1, 0, 0, &root, NULL);
 	int rc = 0;
-	if (!scene || !tool || !solver || !units) {
+	uint32_t n_mat = wtp_material_count(p), mpos = 0;
+	wtp_material m;
+	if (!scene || !tool || !solver || !units || !ppath) {
 		fprintf(stderr, "wtile: out of memory\n");
 		rc = 4;
 		goto done;
 	}
 	if (!json) {
 		printf("%s: wtp %u.%u, %llu bytes, alignment %u, tables %u bytes "
-		       "(crc32 %08x)\n", path, (unsigned)p->version_major,
+		       "(crc32 %08x)\n", ppath, (unsigned)p->version_major,
 		       (unsigned)p->version_minor,
 		       (unsigned long long)p->file_size, (unsigned)p->alignment,
 		       (unsigned)p->tables_size, (unsigned)p->tables_crc32);
@@ -194,11 +266,12 @@ static int cmd_info(wtp_pack *p, const char *path, int json)
 			wtp_lod_get(p, k, &L);
 			count_lod(p, k, &L, &c);
 			printf("lod %u: %ux%u px, %ux%u pages, %g m/px: %u data, "
-			       "%u flat, %u empty, %u new stored\n", (unsigned)k,
+			       "%u flat, %u empty, %u new stored, height step "
+			       "%g m\n", (unsigned)k,
 			       (unsigned)L.nx, (unsigned)L.ny, (unsigned)L.px,
 			       (unsigned)L.py, L.dx, (unsigned)c.data,
 			       (unsigned)c.flat, (unsigned)c.empty,
-			       (unsigned)L.n_new_pages);
+			       (unsigned)L.n_new_pages, L.height_step);
 		}
 		printf("pages: %u stored (%u raw), %llu bytes decoded, %llu bytes "
 		       "stored (%.2fx)\n", (unsigned)p->n_pages,
@@ -209,15 +282,26 @@ static int cmd_info(wtp_pack *p, const char *path, int json)
 		if (root.has_water)
 			printf(" %g..%g m", root.hmin, root.hmax);
 		printf("\n");
-		printf("materials: %u\n", (unsigned)wtp_material_count(p));
-		for (uint32_t i = 0; i < wtp_material_count(p); i++) {
-			wtp_material m;
-			if (wtp_material_get(p, i, &m) != WTP_OK)
-				continue;
-			printf("  %u %.*s kind %u amplitude %g frequency %g speed "
-			       "%g\n", (unsigned)m.id, (int)m.name_len, m.name,
-			       (unsigned)m.kind, m.amplitude, m.frequency,
-			       m.speed);
+		printf("materials: %u\n", (unsigned)n_mat);
+		/* one pass over the records: O(n), not O(n^2) */
+		while (wtp_material_next(p, &mpos, &m)) {
+			char *name = escape(m.name, m.name_len);
+			if (!name) {
+				fprintf(stderr, "wtile: out of memory\n");
+				rc = 4;
+				goto done;
+			}
+			char kind[16];
+			if (m.kind < 3)
+				snprintf(kind, sizeof kind, "%s",
+					 wtp_material_kind_name(m.kind));
+			else
+				snprintf(kind, sizeof kind, "unknown-%u",
+					 (unsigned)m.kind);
+			printf("  %u %s kind %s amplitude %g frequency %g speed "
+			       "%g\n", (unsigned)m.id, name, kind, m.amplitude,
+			       m.frequency, m.speed);
+			free(name);
 		}
 		printf("units: %s\n", units);
 		printf("scene_sha256: %s\nheightmap_sha256: %s\n", hs, hh);
@@ -275,6 +359,7 @@ static int cmd_info(wtp_pack *p, const char *path, int json)
 		cJSON_AddNumberToObject(j, "flat", c.flat);
 		cJSON_AddNumberToObject(j, "empty", c.empty);
 		cJSON_AddNumberToObject(j, "new_pages", L.n_new_pages);
+		cJSON_AddNumberToObject(j, "height_step", L.height_step);
 		cJSON_AddItemToArray(lods, j);
 	}
 	cJSON *pg = cJSON_AddObjectToObject(o, "pages");
@@ -288,16 +373,17 @@ static int cmd_info(wtp_pack *p, const char *path, int json)
 	cJSON_AddNumberToObject(qt, "root_hmin", root.hmin);
 	cJSON_AddNumberToObject(qt, "root_hmax", root.hmax);
 	cJSON *ms = cJSON_AddArrayToObject(o, "materials");
-	for (uint32_t i = 0; i < wtp_material_count(p); i++) {
-		wtp_material m;
-		if (wtp_material_get(p, i, &m) != WTP_OK)
-			continue;
+	while (wtp_material_next(p, &mpos, &m)) {
 		char name[256];
 		snprintf(name, sizeof name, "%.*s", (int)m.name_len, m.name);
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddNumberToObject(j, "id", m.id);
 		cJSON_AddStringToObject(j, "name", name);
-		cJSON_AddNumberToObject(j, "kind", m.kind);
+		if (m.kind < 3)
+			cJSON_AddStringToObject(j, "kind",
+						wtp_material_kind_name(m.kind));
+		else
+			cJSON_AddNumberToObject(j, "kind", m.kind);
 		cJSON_AddNumberToObject(j, "amplitude", m.amplitude);
 		cJSON_AddNumberToObject(j, "frequency", m.frequency);
 		cJSON_AddNumberToObject(j, "speed", m.speed);
@@ -313,6 +399,7 @@ static int cmd_info(wtp_pack *p, const char *path, int json)
 	printf("%s\n", txt);
 	free(txt);
 done:
+	free(ppath);
 	free(scene);
 	free(tool);
 	free(solver);
@@ -322,7 +409,7 @@ done:
 
 /* ---- verify ------------------------------------------------------------ */
 
-static int cmd_verify(wtp_pack *p, const char *path)
+static int cmd_verify(const wtp_pack *p, const char *path)
 {
 	unsigned char *raw = malloc(p->page_raw_size);
 	unsigned char *work = malloc(p->page_raw_size);
@@ -334,10 +421,12 @@ static int cmd_verify(wtp_pack *p, const char *path)
 	}
 	/* every page on its own first, so all bad pages are named */
 	uint32_t bad = 0;
+	wtp_error err;
 	if (p->size == p->file_size)
 		for (uint32_t i = 0; i < p->n_pages; i++)
-			if (wtp_page_read(p, i, NULL, 0, raw, work) != WTP_OK) {
-				fprintf(stderr, "wtile: %s: %s\n", path, p->err);
+			if (wtp_page_read(p, i, NULL, 0, raw, work, &err) !=
+			    WTP_OK) {
+				fprintf(stderr, "wtile: %s: %s\n", path, err.msg);
 				bad++;
 			}
 	int rc = 0;
@@ -345,8 +434,8 @@ static int cmd_verify(wtp_pack *p, const char *path)
 		fprintf(stderr, "wtile: %s: verify failed: %u of %u pages bad\n",
 			path, (unsigned)bad, (unsigned)p->n_pages);
 		rc = 2;
-	} else if (wtp_verify(p, raw, work) != WTP_OK) {
-		fprintf(stderr, "wtile: %s: verify failed: %s\n", path, p->err);
+	} else if (wtp_verify(p, raw, work, &err) != WTP_OK) {
+		fprintf(stderr, "wtile: %s: verify failed: %s\n", path, err.msg);
 		rc = 2;
 	} else {
 		printf("%s: ok (%u pages, %llu bytes)\n", path,
@@ -386,7 +475,7 @@ static int write_png(const char *path, const unsigned char *px, int channels,
 	return wb_atomic_commit(&at, d) == WB_OK ? 0 : 4;
 }
 
-static int cmd_extract(wtp_pack *p, const char *path, long lod, long tx,
+static int cmd_extract(const wtp_pack *p, const char *path, long lod, long tx,
 		       long ty, const char *layer, const char *out)
 {
 	int id = -1;
@@ -417,7 +506,7 @@ static int cmd_extract(wtp_pack *p, const char *path, long lod, long tx,
 		return 1;
 	}
 	wtp_vat_entry e;
-	wtp_vat(p, (uint32_t)lod, (uint32_t)tx, (uint32_t)ty, &e);
+	wtp_vat(p, (uint32_t)lod, (uint32_t)tx, (uint32_t)ty, &e, NULL);
 	wtp_layer l;
 	wtp_layer_get(p, (uint32_t)li, &l);
 	int ch = id == WTP_LAYER_FLOW ? 2 : 1;
@@ -433,9 +522,16 @@ static int cmd_extract(wtp_pack *p, const char *path, long lod, long tx,
 		rc = 4;
 		goto done;
 	}
-	if (e.state == WTP_DATA) {
-		if (wtp_page_read(p, e.page, NULL, 0, raw, work) != WTP_OK) {
-			fprintf(stderr, "wtile: %s: %s\n", path, p->err);
+	{
+		/* EMPTY / FLAT expand as format section 6 says */
+		wtp_error err;
+		wtp_plane_dst dst[WTP_LAYER_COUNT];
+		wtp_layer_dst(p, raw, dst);
+		int r = e.state == WTP_DATA
+				? wtp_page_read(p, e.page, NULL, 0, raw, work, &err)
+				: wtp_page_expand(p, &e, dst, &err);
+		if (r != WTP_OK) {
+			fprintf(stderr, "wtile: %s: %s\n", path, err.msg);
 			rc = 2;
 			goto done;
 		}
@@ -443,20 +539,6 @@ static int cmd_extract(wtp_pack *p, const char *path, long lod, long tx,
 			for (int c = 0; c < ch; c++)
 				v[i * ch + c] = wtp_pixel(&l, raw, i, (uint32_t)c,
 							  e.height);
-	} else {
-		/* format section 6: EMPTY / FLAT expand to constant layers */
-		int flat = e.state == WTP_FLAT;
-		float val = 0;
-		switch (id) {
-		case WTP_LAYER_HEIGHT: val = flat ? e.height : WTP_DRY_HEIGHT; break;
-		case WTP_LAYER_MATERIAL: val = flat ? e.material : 0; break;
-		case WTP_LAYER_DISTANCE:
-			val = (float)(flat ? p->distance_max : -p->distance_max);
-			break;
-		default: val = 0; break;
-		}
-		for (uint32_t i = 0; i < NPX * (uint32_t)ch; i++)
-			v[i] = val;
 	}
 	if (pfm) {
 		if (ch == 2) { /* PFM colour: u, v, 0 */
@@ -523,6 +605,301 @@ done:
 	return rc;
 }
 
+/* ---- diff / apply (docs/wtp-format.md section 13) ---------------------- */
+
+#define PATCH_HDR 64
+static const unsigned char patch_magic[8] = { 0x89, 'W', 'T', 'p', 0x0D,
+					      0x0A, 0x1A, 0x0A };
+
+static void p32(unsigned char *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+}
+static void p64(unsigned char *b, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t g32(const unsigned char *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+}
+static uint64_t g64(const unsigned char *b)
+{
+	return (uint64_t)g32(b) | (uint64_t)g32(b + 4) << 32;
+}
+static uint32_t crc_of(const unsigned char *b, size_t n)
+{
+	uLong c = crc32(0L, Z_NULL, 0);
+	while (n) {
+		uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
+		c = crc32(c, b, k);
+		b += k;
+		n -= k;
+	}
+	return (uint32_t)c;
+}
+
+/* Open a whole pack for diff/apply: 0, or the exit code (message out). */
+static int open_full(const char *path, unsigned char **buf, size_t *len,
+		     wtp_pack *p)
+{
+	int rc = load(path, buf, len);
+	if (rc)
+		return rc;
+	wtp_error err;
+	if (wtp_open(p, *buf, *len, 0, &err) != WTP_OK) {
+		fprintf(stderr, "wtile: %s: %s\n", path, err.msg);
+		return 2;
+	}
+	if (p->file_size != *len) {
+		fprintf(stderr, "wtile: %s: file is %zu bytes, header says "
+			"%llu\n", path, *len, (unsigned long long)p->file_size);
+		return 2;
+	}
+	return 0;
+}
+
+struct hidx {
+	uint64_t h;
+	uint32_t i;
+};
+static int hidx_cmp(const void *a, const void *b)
+{
+	const struct hidx *x = a, *y = b;
+	if (x->h != y->h)
+		return x->h < y->h ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int write_all(const char *path, const unsigned char *b1, size_t n1,
+		     const unsigned char *b2, size_t n2)
+{
+	struct wb_diags d;
+	struct wb_atomic at;
+	wb_diags_init(&d);
+	if (wb_atomic_open(&at, path, &d) != WB_OK)
+		goto fail;
+	if (fwrite(b1, 1, n1, at.f) != n1 ||
+	    (n2 && fwrite(b2, 1, n2, at.f) != n2)) {
+		wb_fail(&d, WB_EIO, path, "cannot write");
+		wb_atomic_abort(&at);
+		goto fail;
+	}
+	if (wb_atomic_commit(&at, &d) != WB_OK)
+		goto fail;
+	wb_diags_release(&d);
+	return 0;
+fail:
+	print_diags(&d);
+	wb_diags_release(&d);
+	return 4;
+}
+
+static int cmd_diff(const char *oldp, const char *newp, const char *out)
+{
+	unsigned char *ob = NULL, *nb = NULL, *pt = NULL;
+	size_t ol = 0, nl = 0;
+	wtp_pack o, n;
+	struct hidx *ix = NULL;
+	int rc = open_full(oldp, &ob, &ol, &o);
+	if (!rc)
+		rc = open_full(newp, &nb, &nl, &n);
+	if (rc)
+		goto done;
+	ix = malloc(((size_t)o.n_pages + 1) * sizeof *ix);
+	size_t cap = PATCH_HDR + n.tables_size + 4 * (size_t)n.n_pages;
+	uint64_t inl = 0;
+	for (uint32_t i = 0; i < n.n_pages; i++) {
+		wtp_page_info_t e;
+		wtp_page_info(&n, i, &e, NULL);
+		inl += e.stored_size;
+	}
+	pt = malloc(cap + (size_t)inl);
+	if (!ix || !pt) {
+		fprintf(stderr, "wtile: out of memory\n");
+		rc = 4;
+		goto done;
+	}
+	for (uint32_t i = 0; i < o.n_pages; i++) {
+		wtp_page_info_t e;
+		wtp_page_info(&o, i, &e, NULL);
+		ix[i].h = e.hash;
+		ix[i].i = i;
+	}
+	qsort(ix, o.n_pages, sizeof *ix, hidx_cmp);
+	memset(pt, 0, PATCH_HDR);
+	memcpy(pt + PATCH_HDR, nb, n.tables_size);
+	unsigned char *src = pt + PATCH_HDR + n.tables_size;
+	unsigned char *pay = src + 4 * (size_t)n.n_pages;
+	uint32_t n_inline = 0;
+	uint64_t used = 0;
+	for (uint32_t i = 0; i < n.n_pages; i++) {
+		wtp_page_info_t e;
+		wtp_page_info(&n, i, &e, NULL);
+		/* an OLD page with the same decoded hash AND the same stored
+		   bytes is copied by apply; anything else travels inline */
+		uint32_t from = 0xFFFFFFFFu;
+		size_t lo = 0, hi = o.n_pages;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (ix[mid].h < e.hash)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t j = lo; j < o.n_pages && ix[j].h == e.hash; j++) {
+			wtp_page_info_t f;
+			wtp_page_info(&o, ix[j].i, &f, NULL);
+			if (f.stored_size == e.stored_size &&
+			    f.crc32 == e.crc32 &&
+			    !memcmp(ob + f.offset, nb + e.offset, e.stored_size)) {
+				from = ix[j].i;
+				break;
+			}
+		}
+		p32(src + 4 * (size_t)i, from);
+		if (from == 0xFFFFFFFFu) {
+			memcpy(pay + used, nb + e.offset, e.stored_size);
+			used += e.stored_size;
+			n_inline++;
+		}
+	}
+	size_t total = cap + (size_t)used;
+	memcpy(pt, patch_magic, 8);
+	pt[8] = 1; /* patch version 1 */
+	p32(pt + 12, n.n_pages);
+	p64(pt + 16, o.file_size);
+	p32(pt + 24, o.tables_crc32);
+	p32(pt + 28, n.tables_size);
+	p64(pt + 32, n.file_size);
+	p32(pt + 40, crc_of(nb, nl));
+	p32(pt + 44, n_inline);
+	p64(pt + 48, used);
+	p32(pt + 56, crc_of(pt, total));
+	rc = write_all(out, pt, total, NULL, 0);
+	if (!rc)
+		printf("%s: %u of %u pages changed, %zu bytes (new pack %llu "
+		       "bytes)\n", out, (unsigned)n_inline, (unsigned)n.n_pages,
+		       total, (unsigned long long)n.file_size);
+done:
+	free(ix);
+	free(pt);
+	free(ob);
+	free(nb);
+	return rc;
+}
+
+static int patch_bad(const char *path, const char *what)
+{
+	fprintf(stderr, "wtile: %s: %s\n", path, what);
+	return 2;
+}
+
+static int cmd_apply(const char *oldp, const char *patchp, const char *out)
+{
+	unsigned char *ob = NULL, *pt = NULL, *nb = NULL;
+	size_t ol = 0, pl = 0;
+	wtp_pack o, n;
+	wtp_error err;
+	int rc = open_full(oldp, &ob, &ol, &o);
+	if (!rc)
+		rc = load(patchp, &pt, &pl);
+	if (rc)
+		goto done;
+	if (pl < PATCH_HDR || memcmp(pt, patch_magic, 8)) {
+		rc = patch_bad(patchp, "not a wtile patch");
+		goto done;
+	}
+	if (pt[8] != 1 || pt[9] || pt[10] || pt[11] || g32(pt + 60)) {
+		rc = patch_bad(patchp, "unsupported patch version");
+		goto done;
+	}
+	{
+		uint32_t c = g32(pt + 56);
+		memset(pt + 56, 0, 4);
+		if (crc_of(pt, pl) != c) {
+			rc = patch_bad(patchp, "patch CRC mismatch: corrupt");
+			goto done;
+		}
+	}
+	uint32_t np = g32(pt + 12), ts = g32(pt + 28), n_inline = g32(pt + 44);
+	uint64_t nsize = g64(pt + 32), used = g64(pt + 48);
+	if (g64(pt + 16) != o.file_size || g32(pt + 24) != o.tables_crc32) {
+		rc = patch_bad(patchp, "patch was made against another pack "
+				       "than OLD");
+		goto done;
+	}
+	if ((uint64_t)ts + 4ull * np + used + PATCH_HDR != pl ||
+	    nsize > ((uint64_t)1 << 40) || ts > nsize) {
+		rc = patch_bad(patchp, "patch sizes inconsistent");
+		goto done;
+	}
+	nb = calloc(1, (size_t)nsize ? (size_t)nsize : 1);
+	if (!nb) {
+		fprintf(stderr, "wtile: out of memory\n");
+		rc = 4;
+		goto done;
+	}
+	memcpy(nb, pt + PATCH_HDR, ts);
+	if (wtp_open(&n, nb, (size_t)nsize, 0, &err) != WTP_OK ||
+	    n.n_pages != np || n.file_size != nsize) {
+		rc = patch_bad(patchp, "tables in the patch invalid");
+		goto done;
+	}
+	{
+		const unsigned char *src = pt + PATCH_HDR + ts;
+		const unsigned char *pay = src + 4 * (size_t)np;
+		uint64_t at = 0;
+		uint32_t seen_inline = 0;
+		for (uint32_t i = 0; i < np; i++) {
+			wtp_page_info_t e, f;
+			wtp_page_info(&n, i, &e, NULL);
+			uint32_t from = g32(src + 4 * (size_t)i);
+			const unsigned char *bytes;
+			if (from == 0xFFFFFFFFu) {
+				if (e.stored_size > used - at) {
+					rc = patch_bad(patchp, "inline pages "
+						       "truncated");
+					goto done;
+				}
+				bytes = pay + at;
+				at += e.stored_size;
+				seen_inline++;
+			} else {
+				if (wtp_page_info(&o, from, &f, NULL) != WTP_OK ||
+				    f.stored_size != e.stored_size ||
+				    f.crc32 != e.crc32) {
+					rc = patch_bad(patchp, "a page it takes "
+						       "from OLD does not "
+						       "match");
+					goto done;
+				}
+				bytes = ob + f.offset;
+			}
+			memcpy(nb + e.offset, bytes, e.stored_size);
+		}
+		if (at != used || seen_inline != n_inline) {
+			rc = patch_bad(patchp, "inline page count wrong");
+			goto done;
+		}
+	}
+	if (crc_of(nb, (size_t)nsize) != g32(pt + 40)) {
+		rc = patch_bad(patchp, "result CRC mismatch");
+		goto done;
+	}
+	rc = write_all(out, nb, (size_t)nsize, NULL, 0);
+	if (!rc)
+		printf("%s: %llu bytes\n", out, (unsigned long long)nsize);
+done:
+	free(ob);
+	free(pt);
+	free(nb);
+	return rc;
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -536,9 +913,11 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(cmd, "info") && strcmp(cmd, "verify") && strcmp(cmd, "extract"))
+	if (strcmp(cmd, "info") && strcmp(cmd, "verify") && strcmp(cmd, "extract") &&
+	    strcmp(cmd, "diff") && strcmp(cmd, "apply"))
 		return usage_err("unknown command '%s'", cmd);
-	const char *pack = NULL, *layer = NULL, *out = NULL;
+	const char *pack = NULL, *pack2 = NULL, *layer = NULL, *out = NULL;
+	int two = !strcmp(cmd, "diff") || !strcmp(cmd, "apply");
 	int json = 0;
 	long lod = -1, tx = -1, ty = -1;
 	for (int i = 2; i < argc; i++) {
@@ -559,7 +938,7 @@ int main(int argc, char **argv)
 			if (i + 1 >= argc)
 				return usage_err("--layer needs a name");
 			layer = argv[++i];
-		} else if (ext && !strcmp(a, "-o")) {
+		} else if ((ext || two) && !strcmp(a, "-o")) {
 			if (i + 1 >= argc)
 				return usage_err("-o needs a file name");
 			out = argv[++i];
@@ -567,6 +946,8 @@ int main(int argc, char **argv)
 			return usage_err("unknown option '%s'", a);
 		} else if (!pack) {
 			pack = a;
+		} else if (two && !pack2) {
+			pack2 = a;
 		} else {
 			return usage_err("unexpected argument '%s'", a);
 		}
@@ -575,14 +956,20 @@ int main(int argc, char **argv)
 		return usage_err("%s: no pack given", cmd);
 	if (!strcmp(cmd, "extract") && (lod < 0 || tx < 0 || !layer || !out))
 		return usage_err("extract needs --lod, --tile, --layer and -o");
+	if (two && (!pack2 || !out))
+		return usage_err("%s needs two files and -o", cmd);
+	if (two)
+		return !strcmp(cmd, "diff") ? cmd_diff(pack, pack2, out)
+					    : cmd_apply(pack, pack2, out);
 	unsigned char *buf = NULL;
 	size_t len = 0;
 	int rc = load(pack, &buf, &len);
 	if (rc)
 		return rc;
 	wtp_pack p;
-	if (wtp_open(&p, buf, len, 0) != WTP_OK) {
-		fprintf(stderr, "wtile: %s: %s\n", pack, p.err);
+	wtp_error err;
+	if (wtp_open(&p, buf, len, 0, &err) != WTP_OK) {
+		fprintf(stderr, "wtile: %s: %s\n", pack, err.msg);
 		if (!strcmp(cmd, "verify"))
 			fprintf(stderr, "wtile: %s: verify failed\n", pack);
 		free(buf);

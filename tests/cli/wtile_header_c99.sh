@@ -15,7 +15,11 @@ int main(void)
 	wtp_alloc a;
 	wtp_alloc_init(&a, 64, 64);
 	unsigned char junk[8] = { 0 };
-	return wtp_open(&p, junk, sizeof junk, 0) == WTP_ETRUNC &&
+	wtp_error err;
+	wtp_format_desc fd;
+	return wtp_open(&p, junk, sizeof junk, 0, &err) == WTP_ETRUNC &&
+	       err.code == WTP_ETRUNC && wtp_format_info(WTP_FMT_RG16F, &fd) == WTP_OK &&
+	       fd.bytes_per_pixel == 4 &&
 	       wtp_alloc_take(&a) == 0 ? 0 : 1;
 }
 C
