@@ -438,6 +438,12 @@ int main(int argc, char **argv)
 			pr.what, rep->converged ? "steady" : "stopped", rep->steps,
 			rep->sim_time, rep->seconds, rep->residual, rep->vol_final,
 			rep->vol_in, rep->vol_out, rep->balance_error, rep->clamped);
+	if (!o.quiet && rep->lattice_speed_reason)
+		fprintf(stderr,
+			"%s: lattice speed %.4g m/s (%s; for water %.3g m deep, flood bound %.3g m, re-chosen %ld times), tau %.4f, viscosity %g m^2/s (asked %g)\n",
+			pr.what, rep->lattice_speed, rep->lattice_speed_reason,
+			rep->h_deep, rep->h_flood, rep->rescales, rep->tau,
+			rep->viscosity, rep->viscosity_requested);
 
 	first = d.n;
 	if (o.dump)

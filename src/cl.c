@@ -987,6 +987,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	c->cur = !c->cur;
 	L->cur = c->cur;
 	L->step++;
+	L->time += L->p.dt;
 	return CL_SUCCESS;
 }
 
