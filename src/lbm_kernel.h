@@ -327,7 +327,6 @@ CELL(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 	const vf cx = fast ? zero : LD(c + n);
 	const vf ex = zx + hx, zxd = zx + k->hd;
 	const vf hxp = fast ? hx : MX(hx, zero); /* bed: negative depths 0 */
-	const vf nhxp = -hxp;
 	/* link to y = n + off (direction a): open mask o_a; bed transfer
 	 * (units) with the step clamped to [-h_y+, h_x+] */
 #define LINK(a, off, G)                                                      \
@@ -336,9 +335,11 @@ CELL(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 		  GT(MX(ex, zy##a + hy##a), MX(zxd, zy##a + k->hd)) &          \
 		  GT(MN(cx, LD(c + n + (off))), MX(ex, zy##a + hy##a));        \
 	const vf hp##a = fast ? hy##a : MX(hy##a, zero);                     \
-	const vf d##a = fast == 2 ? zx - zy##a :                             \
-			MN(hp##a, MX(zx - zy##a, nhxp));                    \
-	const vf t##a = ((hxp + hp##a) * d##a) * (G);                        \
+	const vf D##a = zy##a - zx;                                          \
+	const vf mx##a = MN(MX(D##a, zero), hxp);                            \
+	const vf my##a = MN(MX(-D##a, zero), hp##a);                         \
+	const vf t##a = (my##a * (hp##a + (hp##a - my##a)) -                 \
+			 mx##a * (hxp + (hxp - mx##a))) * (G);               \
 	const vf bed##a = fast ? t##a : SEL(o##a, t##a, zero);
 	LINK(1, 1, k->Gai)
 	LINK(2, 1 + W, k->Gdi)
@@ -577,14 +578,17 @@ CELLF(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 	const vf B2 = (Bx + By) * 0.25f, B4 = (By - Bx) * 0.25f;
 	ST(out->hB + m, h * k->unit);
 	__asm__("" ::: "memory"); /* reload rather than keep F_a */
-	const vf hx = LD(hA + n), zx = LD(z + n), nhx = -hx;
+	const vf hx = LD(hA + n), zx = LD(z + n);
 	const vf om1 = SPL(k->om1);
 	vu Ps = { 0 }, Sb = { 0 };
 	/* bed transfer of the link to n + c_a */
 #define BED(a, G)                                                           \
 	const vf hy##a = LD(hA + n - off[a]), zy##a = LD(z + n - off[a]);     \
-	const vf d##a = fast == 2 ? zx - zy##a : MN(hy##a, MX(zx - zy##a, nhx)); \
-	const vf bed##a = ((hx + hy##a) * d##a) * (G);
+	const vf D##a = zy##a - zx;                                          \
+	const vf mx##a = MN(MX(D##a, zero), hx);                             \
+	const vf my##a = MN(MX(-D##a, zero), hy##a);                         \
+	const vf bed##a = (my##a * (hy##a + (hy##a - my##a)) -               \
+			   mx##a * (hx + (hx - mx##a))) * (G);
 #define OUT(a, p)                                                           \
 	{                                                                    \
 		const vi P = RND(p);                                         \
