@@ -920,6 +920,11 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 		L->ramp_steps = (long)ceil(T / L->p.dt);
 		L->ramp_time = L->ramp_steps * L->p.dt;
 	}
+	/* a given lattice speed too small for the water already there */
+	if (L->p.h_deep > LBM_H_RESCALE * lbm_depth_for(&L->p)) {
+		lbm_rescale(L, L->p.h_deep, d);
+		lbm_kernel_params(L, &L->kp);
+	}
 	return WB_OK;
 }
 
@@ -956,7 +961,7 @@ void lbm_kernel_params(const struct lbm *L, struct lbm_kpar *k)
 	k->hd_u = (float)(p->h_dry / un);
 	k->hthin = (float)(LBM_THIN * p->h_dry / un);
 	k->hpos_u = (float)(LBM_POS * p->h_dry / un);
-	k->hlim_u = (float)(MINF(LBM_H_RESCALE * p->h_deep,
+	k->hlim_u = (float)(MINF(LBM_H_RESCALE * lbm_depth_for(p),
 				 LBM_H_RANGE * L->h_deep0) / un);
 	k->ghk = (float)(p->g * un / (p->e * p->e));
 	k->umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
@@ -1272,7 +1277,7 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 		L->cur = !L->cur;
 		L->step++;
 		L->time += L->p.dt;
-		if (bad && hmax > LBM_H_RESCALE * L->p.h_deep * 0.999) {
+		if (bad && hmax > LBM_H_RESCALE * lbm_depth_for(&L->p) * 0.999) {
 			lbm_rescale(L, hmax, d);
 			lbm_kernel_params(L, &L->kp);
 		}
@@ -1280,10 +1285,15 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 	return WB_OK;
 }
 
+double lbm_depth_for(const struct lbm_params *p)
+{
+	return LBM_GH_RATIO * p->e * p->e / p->g;
+}
+
 void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d)
 {
 	struct lbm_params *p = &L->p;
-	const double e0 = p->e, tau0 = p->tau, nu0 = p->nu, hd0 = p->h_deep;
+	const double e0 = p->e, tau0 = p->tau, nu0 = p->nu, hd0 = lbm_depth_for(p);
 	double e1 = MAXF(sqrt(p->g * 1.5 * hmax / LBM_GH_RATIO), 1.25 * e0);
 	p->h_deep = e1 * e1 * LBM_GH_RATIO / p->g; /* what e1 is chosen for */
 	params_set_e(p, e1, p->dx);

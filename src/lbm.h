@@ -277,6 +277,9 @@ enum wb_status lbm_step(struct lbm *L, long n, struct wb_diags *d);
  * population keeps the exact remainder (mass unchanged to the bit);
  * tau follows from the viscosity. A warning in d says when and why. */
 void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d);
+/* The depth the lattice speed p->e is chosen for: g h = LBM_GH_RATIO e^2
+ * (water LBM_H_RESCALE times deeper makes lbm_step re-choose e). */
+double lbm_depth_for(const struct lbm_params *p);
 
 /* Macroscopic fields at the current time (depth m, velocity m/s), nx*ny
  * unpadded arrays of the caller; u, v may be NULL. */
