@@ -1158,16 +1158,33 @@ static void specials_row(struct lbm *L, int j)
 			out += rem;
 		}
 		if (q->flags & WB_CELL_FIXED) {
+			/* the bed transfers of its open links, as the kernel
+			 * computed them for this step (the neighbours hold the
+			 * opposite ones): kept, so that the held level is at
+			 * rest against any bed as the initial state is, and
+			 * taken out of the momentum that sets its velocity
+			 * (they are the bed's force, not flow) */
+			const float *hA = L->h[L->cur];
+			float bt[LBM_Q] = { 0 };
 			float Mx = 0, My = 0, hc = (float)target * un;
 			for (int a = 1; a < LBM_Q; a++) {
-				Mx += lbm_cx[a] * f[a];
-				My += lbm_cy[a] * f[a];
+				int y = n + lbm_cx[a] + lbm_cy[a] * L->W;
+				if (link_open(hA[n], L->z[n], L->c[n], hA[y], L->z[y],
+					      L->c[y], hd))
+					bt[a] = bed_term(hA[n], L->z[n], hA[y], L->z[y]) *
+						L->kGi[a];
+				Mx += lbm_cx[a] * (f[a] - bt[a] * un);
+				My += lbm_cy[a] * (f[a] - bt[a] * un);
 			}
 			float hf = MAXF(q->level - L->z[n], 0.0f);
 			float U = hc > hd ? Mx / hc : 0.0f;
 			float V = hc > hd ? My / hc : 0.0f;
 			lbm_feq(hf, U, V, ghk * hf, f);
 			int64_t t1 = fx_round(hf * inv);
+			for (int a = 1; a < LBM_Q; a++) {
+				f[a] += bt[a] * un;
+				t1 += fx_round(bt[a]);
+			}
 			if (t1 > target)
 				in += t1 - target;
 			else

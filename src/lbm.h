@@ -48,8 +48,11 @@
  *           omega_m, the TRT magic-1/4 rate)
  *   force   + w_a c_a . dM / 3,  dM = h U_f - (1-omega) M - omega h U_c
  *           (sets the post-collision momentum to h U_f exactly)
- *           - w_a g / (6 e^2) (h_old(x) + h_old(y)) (z_y - z_x)  if open
- *           (bed slope, centred on the link; balances feq exactly at rest)
+ *           + w_a g / (6 e^2) [phi(h_y, z_x - z_y) - phi(h_x, z_y - z_x)]
+ *           if open, phi(h, d) = m (2h - m), m = min(max(d, 0), h), depths
+ *           h_old (bed slope as a hydrostatic reconstruction: the lower
+ *           cell keeps what the step holds back; balances feq exactly at
+ *           rest, antisymmetric)
  *   positivity: if a population sent toward a cell shallower than
  *           h_pos = LBM_POS h_dry (or the rest population of such a cell)
  *           is negative, blend toward h q_a (q = 4/9, 1/9, 1/36) just

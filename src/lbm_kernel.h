@@ -32,7 +32,8 @@
  * which is f_a + omega (feq_a - f_a) (omega_m on the antisymmetric part)
  * plus the forcing of lbm.h: G_a collects omega feq_a and w_a c_a.dM / 3,
  * and sum_a c_a p_a = h U_c r_f before the bed terms. The bed transfer
- * bed_a = G_w (h_x+ + h_y+) min(h_y+, max(z_x - z_y, -h_x+)) on open links
+ * bed_a = G_w [m_y (2 h_y+ - m_y) - m_x (2 h_x+ - m_x)] on open links,
+ * m_x = min(max(z_y - z_x, 0), h_x+), m_y = min(max(z_x - z_y, 0), h_y+)
  * (G_w = w_a g / (6 e^2 unit), h+ = max(h, 0)) goes both into p_a and,
  * rounded, into the integer budget, so the rest population keeps the exact
  * remainder. The rest population p_0 = (1 - omega) f_0 + omega h - (5 A +
@@ -312,8 +313,8 @@ static inline vf RCBRT(vf x)
  * depth positive and no positivity fix of a neighbour can trigger; the
  * result is then bit-identical to fast = 0 (the selects would all pick the
  * open / unchanged values), only cheaper. fast = 2: also no bed step of
- * the cells' links exceeds the smallest depth of the stencil, so the step
- * clamp of the bed term is a no-op.
+ * the cells' links exceeds the smallest depth of the stencil (the bed
+ * term is computed in full either way since the reconstruction).
  * trt: two relaxation rates (omega_m != omega), else BGK. */
 static inline __attribute__((always_inline)) void
 CELL(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
