@@ -453,7 +453,9 @@ kernel void lbm_special(global int *B, global const int2 *si,
 			global const float *sf, int nsp, int N, real dt,
 			real e, float ghk, float hd, float un, float inv,
 			global long *acc_in, global long *acc_out,
-			global ulong *acc_cl)
+			global ulong *acc_cl, global const float *hA,
+			global const float *z, global const float *c, int W,
+			float Gai, float Gdi)
 {
 	int k = get_global_id(0);
 	if (k >= nsp)
@@ -517,16 +519,27 @@ kernel void lbm_special(global int *B, global const int2 *si,
 		out += rem;
 	}
 	if (flags & 2) {
+		/* the bed transfers of its open links kept, and taken out of
+		 * the momentum (specials_row of lbm.c) */
+		float bt[9] = { 0 };
 		float Mx = 0, My = 0, hc = (float)target * un;
 		for (int a = 1; a < 9; a++) {
-			Mx += lbm_cxs[a] * f[a];
-			My += lbm_cys[a] * f[a];
+			int y = n + lbm_cxs[a] + lbm_cys[a] * W;
+			if (lbm_link_open(hA[n], z[n], c[n], hA[y], z[y], c[y], hd))
+				bt[a] = lbm_bed(hA[n], z[n], hA[y], z[y]) *
+					(lbm_ws[a] == 1.0f ? Gai : Gdi);
+			Mx += lbm_cxs[a] * (f[a] - bt[a] * un);
+			My += lbm_cys[a] * (f[a] - bt[a] * un);
 		}
 		float hf = MAXF(level - zn, 0.0f);
 		float U = hc > hd ? Mx / hc : 0.0f;
 		float V = hc > hd ? My / hc : 0.0f;
 		lbm_feq9(hf, U, V, ghk * hf, f);
 		long t1 = lbm_fx(hf * inv);
+		for (int a = 1; a < 9; a++) {
+			f[a] += bt[a] * un;
+			t1 += lbm_fx(bt[a]);
+		}
 		if (t1 > target)
 			in += t1 - target;
 		else
