@@ -380,11 +380,10 @@ static int edge_len(const struct lbm *L, int s)
 	return (s == WB_WEST || s == WB_EAST) ? L->ny : L->nx;
 }
 
-/* Bed-slope link transfer (over w_a g / (6 e^2)) from x to y: the part of
- * the lower cell's population that the step holds back, phi(h, d) =
- * h^2 - max(0, h - d)^2 = m (2h - m), m = min(max(d, 0), h), added to the
- * higher cell's population and taken from the lower's (hydrostatic
- * reconstruction). Exactly antisymmetric in (x, y); as the kernel. */
+/* Bed-slope link term -(h_x + h_y) clamp(z_y - z_x, -h_y, h_x): the step
+ * height is limited to the water depths (hydrostatic reconstruction), so a
+ * cliff cannot pull more water out of a cell than it holds. Exactly
+ * antisymmetric in (x, y). */
 static inline float bed_term(float hx, float zx, float hy, float zy)
 {
 	hx = hx > 0.0f ? hx : 0.0f; /* a transiently negative depth counts 0 */
@@ -409,19 +408,7 @@ static void init_ghosts(struct lbm *L, const struct wb_raster *r)
 			L->gq[g] = NAN;
 			L->gvel[g] = NAN;
 			L->ginit[g] = L->h[0][p];
-			/* the bed under the ghost of an edge with a closure
-			 * (inflow, level, open with a level or depth) continues
-			 * the boundary cell's slope, and the level or depth
-			 * given is the water there: with a flat ghost, the
-			 * closure held the boundary cell at the level, a
-			 * sloping channel (MacDonald, SWASHES) ran critical
-			 * into it, the Froude clamp acted and the water backed
-			 * up 17 % above the exact depth; 4.5 % now */
 			float zb = L->z[p];
-			if ((e->kind == WB_EDGE_LEVEL || e->kind == WB_EDGE_INFLOW ||
-			     (e->kind == WB_EDGE_OPEN && (e->has_level || e->depth > 0))) &&
-			    ((s == WB_WEST || s == WB_EAST) ? L->nx : L->ny) > 1)
-				zb = 2 * L->z[p] - L->z[p + nxn + nyn * L->W];
 			switch (e->kind) {
 			case WB_EDGE_WALL:
 				kind = e->free_slip ? LBM_G_MIRROR : LBM_G_SOLID;
@@ -472,8 +459,6 @@ static void init_ghosts(struct lbm *L, const struct wb_raster *r)
 			L->gkind[g] = (uint8_t)kind;
 			L->gpart[g] = part;
 			L->z[g] = L->z[part];
-			if (kind == LBM_G_ZOU)
-				L->z[g] = zb;
 			L->c[g] = kind == LBM_G_SOLID ? -LBM_BIG : L->c[part];
 		}
 	}
