@@ -380,10 +380,11 @@ static int edge_len(const struct lbm *L, int s)
 	return (s == WB_WEST || s == WB_EAST) ? L->ny : L->nx;
 }
 
-/* Bed-slope link term -(h_x + h_y) clamp(z_y - z_x, -h_y, h_x): the step
- * height is limited to the water depths (hydrostatic reconstruction), so a
- * cliff cannot pull more water out of a cell than it holds. Exactly
- * antisymmetric in (x, y). */
+/* Bed-slope link transfer (over w_a g / (6 e^2)) from x to y: the part of
+ * the lower cell's population that the step holds back, phi(h, d) =
+ * h^2 - max(0, h - d)^2 = m (2h - m), m = min(max(d, 0), h), added to the
+ * higher cell's population and taken from the lower's (hydrostatic
+ * reconstruction). Exactly antisymmetric in (x, y); as the kernel. */
 static inline float bed_term(float hx, float zx, float hy, float zy)
 {
 	hx = hx > 0.0f ? hx : 0.0f; /* a transiently negative depth counts 0 */
