@@ -23,6 +23,7 @@
 #include "bake.h"
 #include "output.h"
 #include "util.h"
+#include "warm.h"
 #include "wbake.h"
 
 static const char usage_text[] =
@@ -40,6 +41,8 @@ static const char usage_text[] =
 	"  --threads N          worker threads (default: all cores)\n"
 	"  --steps N            run exactly N solver steps (no convergence stop)\n"
 	"  --dump-fields        also write OUTDIR/fields/*.pfm at solver resolution\n"
+	"  --from EARLIER_OUT   start from the state an earlier bake of the same\n"
+	"                       terrain saved (EARLIER_OUT/state.wbs, docs/state.md)\n"
 	"  --preview            also write OUTDIR/preview/*.png pictures\n"
 	"  --pages png          also write every page as PNG under OUTDIR/pages/\n"
 	"  --quiet              no progress output\n"
@@ -53,6 +56,7 @@ static const char usage_text[] =
 struct opts {
 	const char *scene;
 	const char *out;
+	const char *from; /* --from: an earlier bake's OUTDIR */
 	int check, dump, preview, pages_png, quiet, json;
 	int solver;  /* -1 = scene's */
 	int opencl, cl_device, list_devices;
@@ -137,6 +141,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (parse_long(val, 1, 1000000000L, &v))
 				return usage_error("--steps expects a positive number of steps, found '%s'", val);
 			o->steps = v;
+		} else if (!strcmp(a, "--from")) {
+			NEED_VAL();
+			o->from = val;
 		} else if (!strcmp(a, "--dump-fields")) {
 			o->dump = 1;
 		} else if (!strcmp(a, "--preview")) {
@@ -394,6 +401,8 @@ int main(int argc, char **argv)
 		b.sc.sim.solver = (enum wb_solver_kind)o.solver;
 	if (!st && o.dump)
 		st = dump_inputs(o.out, r, &d);
+	if (!st && o.from)
+		st = wb_bake_warm(&b, o.from, &d);
 	print_diags(&d, 0, o.quiet);
 	if (st)
 		goto done;
@@ -448,6 +457,13 @@ int main(int argc, char **argv)
 	first = d.n;
 	if (o.dump)
 		st = dump_state(o.out, r, &b.st, &d);
+	if (!st && o.dump && b.guess_h) {
+		st = dump_field(o.out, "first_guess_depth", b.guess_h, r->nx, r->ny, &d);
+		if (!st)
+			st = dump_field(o.out, "first_guess_u", b.guess_u, r->nx, r->ny, &d);
+		if (!st)
+			st = dump_field(o.out, "first_guess_v", b.guess_v, r->nx, r->ny, &d);
+	}
 	if (!st) {
 		struct wb_output_opts oo = { 0 };
 		oo.outdir = o.out;
@@ -457,6 +473,14 @@ int main(int argc, char **argv)
 		oo.solver_name = sc->sim.solver == WB_SOLVER_SWE ? "swe" : "lbm";
 		oo.heightmap_sha256 = b.hm.sha256;
 		st = wb_output_write(sc, r, &b.st, rep, &oo, &sum, &d);
+	}
+	if (!st) {
+		/* the state a later bake can start from (--from) */
+		char *sp = wb_path_join(o.out, WB_STATE_FILE);
+		st = sp ? wb_state_save(sp, r, sc->sim.solver, &b.st,
+					b.guess_h, rep, &d) :
+			  wb_fail(&d, WB_EIO, NULL, "out of memory");
+		free(sp);
 	}
 	print_diags(&d, first, o.quiet);
 	if (!st && !o.quiet)

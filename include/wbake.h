@@ -187,6 +187,23 @@ struct wb_sim {
 	double foam_steep_min, foam_steep_max;
 	double foam_diffusion, foam_dissipation;
 	int maccormack;        /* SWE: MacCormack advection instead of SL */
+	int initial;           /* enum wb_initial: how the solver starts */
+};
+
+/* simulation.initial: the solver's start (docs/hydrology.md) */
+enum wb_initial {
+	WB_INIT_HYDROLOGY = 0, /* the scene's water plus the hydrological
+				  first guess (filled depressions, channels) */
+	WB_INIT_SCENE = 1,     /* the scene's initial water only */
+};
+
+/* simulation.keep_dry[i]: a depression the first guess leaves dry (the
+ * depression holding 'point', or every depression a cell of 'area' lies
+ * in) */
+struct wb_keep_dry {
+	char *name;
+	struct wb_polygon area; /* n = 0: use point */
+	double point[2];
 };
 
 enum wb_layer {
@@ -198,7 +215,16 @@ struct wb_output {
 	int lods;            /* number of LODs, >= 1 */
 	unsigned layers;     /* bit mask of 1u << enum wb_layer */
 	double distance_max; /* m: distance field clamp */
+	/* what counts as water in the maps (docs/hydrology.md): depth at
+	   least min_depth (m; 0: sim.dry_depth) and, where shallower than
+	   WB_FLOW_DEPTH_FACTOR * min_depth, unit discharge h|u| at least
+	   min_flow (m^2/s; 0: no flow test) */
+	double min_depth;
+	double min_flow;
 };
+#define WB_FLOW_DEPTH_FACTOR 10
+#define WB_MIN_DEPTH_DEFAULT 0.03     /* m */
+#define WB_MIN_FLOW_RAIN_DEFAULT 0.01 /* m^2/s, scenes with rain */
 
 struct wb_scene {
 	char *file;          /* path of the scene file as given */
@@ -222,6 +248,8 @@ struct wb_scene {
 	int n_modifiers;
 	struct wb_material *materials;
 	int n_materials;
+	struct wb_keep_dry *keep_dry; /* simulation.keep_dry */
+	int n_keep_dry;
 	struct wb_sim sim;
 	struct wb_output output;
 	unsigned char scene_sha256[32]; /* hash of the scene file bytes */
@@ -340,6 +368,14 @@ struct wb_solve_opts {
 	int cl_device;       /* index in the list wb_cl_list_devices() gives */
 };
 
+/* How a bake's solver started (manifest solver.start). */
+enum wb_start {
+	WB_START_SCENE = 0,     /* the scene's initial water */
+	WB_START_HYDROLOGY = 1, /* the hydrological first guess (hydro.h) */
+	WB_START_WARM = 2,      /* an earlier bake's saved state (--from) */
+};
+#define WB_RES_HISTORY 256
+
 struct wb_solve_report {
 	long steps;
 	int converged;
@@ -362,6 +398,18 @@ struct wb_solve_report {
 	double viscosity, viscosity_requested;
 	int bytes_per_cell;  /* solver memory traffic per cell update */
 	double seconds;      /* wall time */
+	/* how the bake started (filled by wb_bake_solve, src/bake.c, after
+	   the solver; the solvers leave them zero) */
+	int start;           /* enum wb_start */
+	long guess_lake_cells, guess_channel_cells; /* first guess */
+	double guess_volume; /* m^3 the first guess added */
+	double start_volume; /* m^3 on the grid at the start */
+	/* residual after each convergence window, as the solver reported it
+	   (step at which it was reported); the first n_windows <=
+	   WB_RES_HISTORY entries */
+	int n_windows;
+	long win_step[WB_RES_HISTORY];
+	double win_residual[WB_RES_HISTORY];
 };
 
 #endif /* WBAKE_H */

@@ -234,18 +234,17 @@ int hydro_receivers(const float *z, int nx, int ny,
 	long n = (long)nx * ny, nv = 0;
 	int rc = -1;
 	float *lv = NULL;
-	int *parent = NULL, *visit = NULL, *first = NULL, *donor = NULL;
+	int *parent = NULL, *first = NULL, *donor = NULL;
 	if (nx <= 0 || ny <= 0)
 		return 0;
 	lv = malloc((size_t)n * sizeof(*lv));
 	parent = malloc((size_t)n * sizeof(*parent));
-	visit = malloc((size_t)n * sizeof(*visit));
 	first = calloc((size_t)n + 1, sizeof(*first));
 	donor = malloc((size_t)n * sizeof(*donor));
-	if (!lv || !parent || !visit || !first || !donor)
+	if (!lv || !parent || !first || !donor)
 		goto fail;
 	/* the flood tree, for flats */
-	if (flood(z, nx, ny, outlet, outlet_level, lv, parent, visit, &nv))
+	if (flood(z, nx, ny, outlet, outlet_level, lv, parent, NULL, &nv))
 		goto fail;
 
 	for (long i = 0; i < n; i++) {
@@ -305,7 +304,6 @@ int hydro_receivers(const float *z, int nx, int ny,
 fail:
 	free(donor);
 	free(first);
-	free(visit);
 	free(parent);
 	free(lv);
 	return rc;

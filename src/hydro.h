@@ -56,4 +56,45 @@ int hydro_receivers(const float *z, int nx, int ny,
 		    const unsigned char *outlet, const float *outlet_level,
 		    const float *level, int *rcv, int *order);
 
+/* ---- the solvers' first guess (hydro_guess.c) --------------------------- */
+
+struct wb_raster;
+
+struct hydro_guess_opts {
+	double manning;   /* s m^-1/3 for the normal depth; <= 0: 0.03 */
+	/* nx*ny mask or NULL: a filled depression holding any marked cell
+	 * stays as the scene has it (not filled, no channel water) */
+	const unsigned char *keep_dry;
+};
+
+struct hydro_guess_report {
+	long lake_cells;      /* cells under a filled depression's level */
+	long channel_cells;   /* cells given a normal-depth channel */
+	long kept_dry;        /* depression cells left dry by keep_dry */
+	double lake_volume;   /* m^3 added to fill depressions */
+	double channel_volume;/* m^3 added in channels */
+	double discharge;     /* m^3/s routed to outlets (sources + inflows
+				 - sinks) */
+};
+
+/* A hydrological first guess of the steady state (docs/hydrology.md):
+ * every depression that the raster's sources (src > 0, rain included) and
+ * inflow edges reach is filled to its spill level (hydro_fill_levels over
+ * the terrain, blockers that reach the bed as walls, open / level edges,
+ * sinks and held cells as outlets); the discharge is routed over the
+ * filled surface (hydro_receivers, D8) and accumulated; every cell with
+ * discharge outside lakes gets the Manning normal depth of its
+ * cross-section (perpendicular to the routed direction, up to
+ * HYDRO_SECTION_MAX cells each side while the terrain is below the
+ * surface) on the slope of the filled surface over the next few cells
+ * downstream, and the velocity of that depth along the routed direction.
+ * h, u, v: out, nx*ny; h >= r->h0 everywhere (the scene's initial water is
+ * kept), u = v = 0 in lakes and dry cells. rep may be NULL.
+ * Deterministic, single-threaded. Returns 0, or -1 when out of memory. */
+int hydro_first_guess(const struct wb_raster *r,
+		      const struct hydro_guess_opts *o, float *h, float *u,
+		      float *v, struct hydro_guess_report *rep);
+
+#define HYDRO_SECTION_MAX 64
+
 #endif

@@ -167,6 +167,31 @@ char *manifest_json(const struct wb_manifest_in *in)
 				e |= !cJSON_AddItemToArray(adj, cJSON_CreateString(t));
 			}
 		}
+		/* how the bake started and how the residual fell */
+		static const char *const starts[] = { "scene", "hydrology", "warm" };
+		int sk = rep && rep->start >= 0 && rep->start <= 2 ? rep->start : 0;
+		e |= put_str(sol, "start", starts[sk]);
+		e |= put_f(sol, "start_volume_m3", rep ? rep->start_volume : NAN);
+		cJSON *fg = NULL;
+		if (rep && rep->start == WB_START_HYDROLOGY) {
+			fg = cJSON_AddObjectToObject(sol, "first_guess");
+			e |= !fg;
+		}
+		if (fg) {
+			e |= put_int(fg, "lake_cells", rep->guess_lake_cells);
+			e |= put_int(fg, "channel_cells", rep->guess_channel_cells);
+			e |= put_f(fg, "added_m3", rep->guess_volume);
+		}
+		cJSON *wins = cJSON_AddArrayToObject(sol, "windows");
+		e |= !wins;
+		for (int w = 0; wins && rep && w < rep->n_windows; w++) {
+			cJSON *o = cJSON_CreateObject();
+			e |= !o || !cJSON_AddItemToArray(wins, o);
+			if (!o)
+				break;
+			e |= put_int(o, "step", rep->win_step[w]);
+			e |= put_e(o, "residual", rep->win_residual[w]);
+		}
 	}
 	cJSON *mb = cJSON_AddObjectToObject(root, "mass_balance");
 	e |= !mb;

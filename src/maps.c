@@ -5,7 +5,10 @@
  * are the solver's cells (spacing r->dx, corner at r->origin).
  *
  * LOD0 layers (docs/maps.md has the full rules):
- *   wet       h > sim.dry_depth
+ *   wet       h > sim.dry_depth and h >= output.min_depth, and where
+ *             h < WB_FLOW_DEPTH_FACTOR * min_depth also h |u| >=
+ *             output.min_flow (sheet flow under rain is not water; the
+ *             solver keeps all water, docs/hydrology.md)
  *   height    z + h on wet pixels; WB_DRY_HEIGHT (-65504, the most negative
  *             finite half float) on dry ones, so a runtime that gathers
  *             four texels tests "h < -65000" and never mistakes the
@@ -331,6 +334,9 @@ enum wb_status maps_build(const struct wb_scene *sc, const struct wb_raster *r,
 		return wb_fail(d, WB_EIO, NULL, "maps: out of memory");
 	}
 	float dry = (float)sc->sim.dry_depth;
+	float hmin = (float)sc->output.min_depth;
+	float qmin = (float)sc->output.min_flow;
+	float hflow = (float)(WB_FLOW_DEPTH_FACTOR * sc->output.min_depth);
 	long bad = -1; /* first bad cell, in row order */
 	const float *restrict h = st->h, *restrict u = st->u, *restrict v = st->v;
 	const float *restrict z = r->z, *restrict fo = st->foam;
@@ -346,6 +352,11 @@ enum wb_status maps_build(const struct wb_scene *sc, const struct wb_raster *r,
 					rowbad = (long)k;
 				w = 0;
 			}
+			if (w && h[k] < hmin)
+				w = 0;
+			if (w && qmin > 0 && h[k] < hflow &&
+			    h[k] * sqrtf(u[k] * u[k] + v[k] * v[k]) < qmin)
+				w = 0;
 			wet[k] = (uint8_t)w;
 			m->height[k] = w ? z[k] + h[k] : WB_DRY_HEIGHT;
 			m->u[k] = w ? u[k] : 0.0f;

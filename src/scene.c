@@ -1105,6 +1105,38 @@ static void get_auto(struct ctx *c, const cJSON *obj, const char *parent,
 	get_num(c, obj, parent, key, OPT, 0, 1, hi, out);
 }
 
+/* simulation.keep_dry: [{"name", "point" | "polygon"}] */
+static void parse_keep_dry(struct ctx *c, const cJSON *k, struct wb_scene *sc)
+{
+	const char *base = "simulation.keep_dry";
+	void *items;
+	int n;
+	if (!k || (n = alloc_array(c, k, base, base, 1 << 16,
+				   sizeof(*sc->keep_dry), &items)) < 0)
+		return;
+	sc->keep_dry = items;
+	sc->n_keep_dry = n;
+	int i = 0;
+	for (const cJSON *it = k->child; it; it = it->next, i++) {
+		char p[PATHN];
+		struct wb_keep_dry *kd = &sc->keep_dry[i];
+		pidx(p, sizeof(p), base, i);
+		if (!expect_object(c, it, p))
+			continue;
+		check_keys(c, it, p, wb_keys_keep_dry);
+		const char *name;
+		if (get_str(c, it, p, "name", REQ, &name) > 0)
+			kd->name = strdup(name);
+		int hp = member(it, "point") != NULL, ha = member(it, "polygon") != NULL;
+		if (hp == ha)
+			ERR(c, p, "expected exactly one of \"point\" or \"polygon\"");
+		else if (hp)
+			get_point_key(c, it, p, "point", REQ, kd->point);
+		else
+			get_points_key(c, it, p, "polygon", REQ, 3, &kd->area);
+	}
+}
+
 static void parse_sim(struct ctx *c, const cJSON *s, struct wb_scene *sc)
 {
 	static const char *const solvers[] = { "lbm", "swe", NULL };
@@ -1133,6 +1165,11 @@ static void parse_sim(struct ctx *c, const cJSON *s, struct wb_scene *sc)
 	int a = get_enum(c, s, "simulation", "advection", OPT, advs);
 	if (a >= 0)
 		sim->maccormack = a == 1;
+	static const char *const inits[] = { "hydrology", "scene", NULL };
+	int ini = get_enum(c, s, "simulation", "initial", OPT, inits);
+	if (ini >= 0)
+		sim->initial = ini == 1 ? WB_INIT_SCENE : WB_INIT_HYDROLOGY;
+	parse_keep_dry(c, member(s, "keep_dry"), sc);
 	const cJSON *f = member(s, "foam");
 	if (f && expect_object(c, f, "simulation.foam")) {
 		const char *p = "simulation.foam";
@@ -1164,6 +1201,13 @@ static void parse_output(struct ctx *c, const cJSON *o, struct wb_scene *sc)
 	out->lods = 4;
 	out->layers = (1u << WB_LAYER_COUNT) - 1;
 	out->distance_max = 64;
+	out->min_depth = WB_MIN_DEPTH_DEFAULT;
+	/* under rain, sheet flow on hillslopes is not water (sources are
+	 * parsed before the output) */
+	out->min_flow = 0;
+	for (int i = 0; i < sc->n_sources; i++)
+		if (sc->sources[i].kind == WB_SRC_RAIN)
+			out->min_flow = WB_MIN_FLOW_RAIN_DEFAULT;
 	if (!o)
 		return;
 	if (!expect_object(c, o, "output"))
@@ -1173,6 +1217,8 @@ static void parse_output(struct ctx *c, const cJSON *o, struct wb_scene *sc)
 	if (get_int(c, o, "output", "lods", OPT, 1, 16, &lods) > 0)
 		out->lods = (int)lods;
 	get_num(c, o, "output", "distance_max", OPT, 0, 1, 1e6, &out->distance_max);
+	get_num(c, o, "output", "min_depth", OPT, 0, 0, 100, &out->min_depth);
+	get_num(c, o, "output", "min_flow", OPT, 0, 0, 1e3, &out->min_flow);
 	const cJSON *l = member(o, "layers");
 	if (!l)
 		return;
@@ -1404,6 +1450,11 @@ void wb_scene_free(struct wb_scene *sc)
 		poly_free(&sc->modifiers[i].area);
 	}
 	free(sc->modifiers);
+	for (int i = 0; i < sc->n_keep_dry; i++) {
+		free(sc->keep_dry[i].name);
+		poly_free(&sc->keep_dry[i].area);
+	}
+	free(sc->keep_dry);
 	for (int i = 0; i < sc->n_materials; i++)
 		free(sc->materials[i].name);
 	free(sc->materials);

@@ -49,11 +49,14 @@ static const char *const wb_keys_modifier[] = {
 	"strength", "falloff", "falloff_width", NULL };
 static const char *const wb_keys_sim[] = {
 	"solver", "manning", "viscosity", "lattice_speed", "dt", "max_steps",
-	"tolerance", "window", "dry_depth", "seed", "advection", "foam", NULL };
+	"tolerance", "window", "dry_depth", "seed", "advection", "foam",
+	"initial", "keep_dry", NULL };
+static const char *const wb_keys_keep_dry[] = {
+	"name", "point", "polygon", NULL };
 static const char *const wb_keys_foam[] = {
 	"trapped_air", "steepness", "trapped_air_min", "trapped_air_max",
 	"steepness_min", "steepness_max", "diffusion", "dissipation", NULL };
 static const char *const wb_keys_output[] = {
-	"lods", "layers", "distance_max", NULL };
+	"lods", "layers", "distance_max", "min_depth", "min_flow", NULL };
 
 #endif

@@ -14,7 +14,14 @@
  *   - downstream reach follows the filled surface (a source in a bowl
  *     reaches the bowl, the notch and the valley below, not the hill);
  *   - receivers form a forest toward the outlets (every chain ends at an
- *     outlet, the order lists receivers before donors).
+ *     outlet, the order lists receivers before donors);
+ *   - the first guess on a tilted plane channel (rectangular, 8 cells
+ *     wide, one spring) equals Manning's normal depth (n Q / (W sqrt S))^0.6
+ *     within 3 %, carries the discharge across every row within 3 %,
+ *     and fills a closed pit on its course to the spill level; a pit no
+ *     source reaches stays dry;
+ *   - the water rule of the maps (output.min_depth, output.min_flow):
+ *     films and sheet flow are not water, creeks and ponds are.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +34,8 @@
 #include <string.h>
 
 #include "hydro.h"
+#include "maps.h"
+#include "wbake.h"
 
 #define IDX(x, y, nx) ((x) + (y) * (nx))
 
@@ -350,6 +359,119 @@ static void test_receivers(void **state)
 	free(z);
 }
 
+/* A channel 8 cells wide (x 4..11) between high banks, falling 1 % to
+ * the south edge (open), 2 m cells; a spring at the head; a pit on the
+ * course (rows 30..33, 0.5 m deep) and a pit off it on the bank top. */
+static void test_first_guess_channel(void **state)
+{
+	(void)state;
+	enum { NX = 16, NY = 60 };
+	const double dx = 2.0, slope = 0.01, q = 0.8, n = 0.03;
+	struct wb_raster r;
+	assert_int_equal(wb_raster_alloc(&r, NX, NY, dx), WB_OK);
+	for (int j = 0; j < NY; j++)
+		for (int i = 0; i < NX; i++) {
+			float z = (float)(10.0 - slope * dx * j);
+			if (i < 4 || i > 11)
+				z += 5.0f;
+			if (j >= 30 && j <= 33 && i >= 4 && i <= 11)
+				z -= 0.5f;
+			if (j >= 20 && j <= 21 && (i == 1 || i == 2))
+				z -= 0.5f; /* off the course: no source reaches it */
+			r.z[i + j * NX] = z;
+		}
+	/* the spring: the whole first interior row of the channel */
+	for (int i = 4; i <= 11; i++)
+		r.src[i + 1 * NX] = (float)(q / (8 * dx * dx));
+	r.edges[WB_SOUTH].kind = WB_EDGE_OPEN;
+	float *h = malloc(sizeof(float) * NX * NY), *u = malloc(sizeof(float) * NX * NY);
+	float *v = malloc(sizeof(float) * NX * NY);
+	assert_non_null(h);
+	assert_non_null(u);
+	assert_non_null(v);
+	struct hydro_guess_opts o = { n, NULL };
+	struct hydro_guess_report rep;
+	assert_int_equal(hydro_first_guess(&r, &o, h, u, v, &rep), 0);
+	double hn = pow(n * q / (8 * dx * sqrt(slope)), 0.6);
+	/* rows clear of the pit: the slope is measured over 6 cells
+	 * downstream, and the filled pit's flat lies lower than the bed */
+	for (int j = 8; j < 23; j++) {
+		double qr = 0;
+		for (int i = 4; i <= 11; i++) {
+			assert_true(fabs(h[i + j * NX] - hn) < 0.03 * hn);
+			qr += h[i + j * NX] * v[i + j * NX] * dx;
+		}
+		assert_true(fabs(qr - q) < 0.03 * q);
+		assert_true(h[2 + j * NX] == 0.0f); /* banks stay dry */
+	}
+	/* the pit on the course is filled to (at least) its spill level,
+	 * the bed of row 34 */
+	float spill = r.z[6 + 34 * NX];
+	assert_true(r.z[6 + 31 * NX] + h[6 + 31 * NX] >= spill);
+	assert_true(rep.lake_cells >= 24);
+	assert_true(h[1 + 20 * NX] == 0.0f);
+	assert_true(fabs(rep.discharge - q) < 1e-6);
+	free(v);
+	free(u);
+	free(h);
+	wb_raster_free(&r);
+}
+
+/* The maps' water rule on single cells. */
+static void test_water_rule(void **state)
+{
+	(void)state;
+	enum { N = 6 };
+	struct wb_scene sc;
+	struct wb_raster r;
+	struct wb_state st;
+	struct wb_maps m;
+	struct wb_diags d;
+	memset(&sc, 0, sizeof(sc));
+	memset(&st, 0, sizeof(st));
+	wb_diags_init(&d);
+	sc.name = "rule";
+	sc.file = "rule.json";
+	sc.sim.dry_depth = 1e-3;
+	sc.output.lods = 1;
+	sc.output.layers = 1u << WB_LAYER_HEIGHT;
+	sc.output.distance_max = 8;
+	sc.output.min_depth = 0.03;
+	sc.output.min_flow = 0.01;
+	assert_int_equal(wb_raster_alloc(&r, N, 1, 1.0), WB_OK);
+	st.nx = N;
+	st.ny = 1;
+	st.dx = 1.0;
+	/* film, sheet flow, creek, shallow still pond, deep still pond,
+	 * thin fast film */
+	float h[N] = { 0.02f, 0.05f, 0.10f, 0.10f, 0.35f, 0.025f };
+	float u[N] = { 0.30f, 0.05f, 0.50f, 0.00f, 0.00f, 2.00f };
+	float v[N] = { 0 };
+	int water[N] = { 0, 0, 1, 0, 1, 0 };
+	st.h = h;
+	st.u = u;
+	st.v = v;
+	assert_int_equal(maps_build(&sc, &r, &st, 1, &m, &d), WB_OK);
+	for (int k = 0; k < N; k++)
+		assert_int_equal(m.height[k] != WB_DRY_HEIGHT, water[k]);
+	maps_free(&m);
+	/* without rain (min_flow 0) the depth alone decides */
+	sc.output.min_flow = 0;
+	int water2[N] = { 0, 1, 1, 1, 1, 0 };
+	assert_int_equal(maps_build(&sc, &r, &st, 1, &m, &d), WB_OK);
+	for (int k = 0; k < N; k++)
+		assert_int_equal(m.height[k] != WB_DRY_HEIGHT, water2[k]);
+	maps_free(&m);
+	/* min_depth 0: the solver's dry depth, as before */
+	sc.output.min_depth = 0;
+	assert_int_equal(maps_build(&sc, &r, &st, 1, &m, &d), WB_OK);
+	for (int k = 0; k < N; k++)
+		assert_true(m.height[k] != WB_DRY_HEIGHT);
+	maps_free(&m);
+	wb_raster_free(&r);
+	wb_diags_release(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -361,6 +483,8 @@ int main(void)
 		cmocka_unit_test(test_held_outlet_level),
 		cmocka_unit_test(test_downstream),
 		cmocka_unit_test(test_receivers),
+		cmocka_unit_test(test_first_guess_channel),
+		cmocka_unit_test(test_water_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,43 @@
+/*
+ * warm.h - the solver state file OUTDIR/state.wbs that every bake writes
+ * and `wbake --from EARLIER_OUT` starts from (format: docs/state.md).
+ *
+ * The file records the grid (nx, ny, dx), a SHA-256 of the solver grid's
+ * terrain, the solver and its step count, and the steady fields (depth,
+ * velocity, foam when simulated), closed by a SHA-256 of everything before
+ * it. A state is only accepted for the same grid and terrain.
+ */
+#ifndef WB_WARM_H
+#define WB_WARM_H
+
+#include "wbake.h"
+
+#define WB_STATE_FILE "state.wbs"
+#define WB_STATE_VERSION 1
+#define WB_STATE_NFIELDS 5 /* depth, u, v, foam, first-guess depth */
+
+/* SHA-256 of r->z as little-endian float32 bytes, row-major. */
+void wb_terrain_hash(const struct wb_raster *r, unsigned char out[32]);
+
+/* Write 'st' (the state solved on grid r by 'solver', enum
+ * wb_solver_kind) to 'path', atomically, with the hydrological first
+ * guess of the same scene (guess_h, may be NULL), which lets a warm start
+ * carry over a changed discharge (bake.c). rep may be NULL (steps 0).
+ * WB_EIO when it cannot be written. */
+enum wb_status wb_state_save(const char *path, const struct wb_raster *r,
+			     int solver, const struct wb_state *st,
+			     const float *guess_h,
+			     const struct wb_solve_report *rep,
+			     struct wb_diags *d);
+
+/* Read the state file 'path' for grid r into *st (h, u, v, and foam when
+ * saved; caller frees with wb_state_free). *guess_h (guess_h may be NULL)
+ * gets the saved first-guess depth, malloc'd (caller frees), or NULL when
+ * the file has none. *solver (may be NULL) gets the solver that wrote it. WB_EINPUT with a message naming the file when it
+ * is missing, truncated, corrupt, of another version, or from a different
+ * grid or terrain; WB_EIO out of memory. */
+enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
+			     struct wb_state *st, float **guess_h, int *solver,
+			     struct wb_diags *d);
+
+#endif

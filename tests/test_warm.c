@@ -1,0 +1,355 @@
+/*
+ * test_warm.c - how a bake starts: the hydrological first guess, the
+ * state file and warm starts (src/hydro_guess.c, src/warm.c, src/bake.c).
+ *
+ * A small valley is generated at test time (48 x 96 cells at 2 m, a
+ * trapezoidal channel falling 1 % to an open south edge, a basin on its
+ * course, a spring at the head; LBM, window 600 steps, tolerance 0.03):
+ *   - from the first guess (simulation.initial "hydrology") the LBM is
+ *     steady in at most 2/3 of the steps it needs from dry land
+ *     ("scene"; measured 3000 vs 6000), and both steady states agree: the
+ *     depth-weighted velocity difference is below the scene's tolerance
+ *     and every cell that is water (>= 3 cm) in one is within one cell of
+ *     water in the other;
+ *   - the first guess fills the basin to its spill level (at least, the
+ *     flow at the outlet raises it) and leaves a keep_dry basin alone;
+ *   - the state file round-trips bit for bit, and is refused (WB_EINPUT,
+ *     with a message saying why) for another grid, another terrain, a
+ *     corrupt or truncated file and another version;
+ *   - a warm start after the spring's discharge rose 25 % is steady in at
+ *     most 3 windows (measured 3), and the manifest's start and window
+ *     history say so.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bake.h"
+#include "util.h"
+#include "warm.h"
+
+#define TMP "tests/tmp/test_warm"
+#define NX 48
+#define NY 96
+#define DX 2.0
+
+static void show(const struct wb_diags *d)
+{
+	char buf[2048];
+	for (int i = 0; i < d->n; i++) {
+		wb_diag_format(&d->v[i], buf, sizeof(buf));
+		print_message("  %s\n", buf);
+	}
+}
+
+static float valley_z(int i, int j)
+{
+	double x = (i + 0.5) * DX, y = (j + 0.5) * DX, c = NX * DX / 2;
+	double a = fabs(x - c) - 4;
+	double v = 20 - 0.01 * y + 0.3 * (a > 0 ? a : 0);
+	double d = hypot(x - c, y - 100);
+	if (d < 18)
+		v -= 1.5 * (1 - (d / 18) * (d / 18));
+	return (float)v;
+}
+
+/* Writes TMP/valley.r32f and TMP/<name>.json; returns the scene path
+ * (static buffer). */
+static const char *write_valley(const char *name, const char *initial,
+				double discharge, const char *extra_sim)
+{
+	static char path[256];
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(wb_mkdirs(TMP, &d), WB_OK);
+	unsigned char *b = malloc(NX * NY * 4);
+	assert_non_null(b);
+	for (int j = 0; j < NY; j++)
+		for (int i = 0; i < NX; i++) {
+			float z = valley_z(i, j);
+			uint32_t u;
+			memcpy(&u, &z, 4);
+			for (int k = 0; k < 4; k++)
+				b[4 * (i + j * NX) + k] = (unsigned char)(u >> (8 * k));
+		}
+	assert_int_equal(wb_write_file_atomic(TMP "/valley.r32f", b, NX * NY * 4, &d), WB_OK);
+	free(b);
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "{\"name\": \"valley\", \"version\": 1,\n"
+		 " \"terrain\": {\"heightmap\": \"valley.r32f\", \"format\": \"r32f\", \"size\": [%d, %d],\n"
+		 "   \"metres_per_pixel\": %g, \"height_scale\": 1, \"height_offset\": 0},\n"
+		 " \"boundaries\": {\"west\": \"wall\", \"east\": \"wall\", \"north\": \"wall\", \"south\": \"open\"},\n"
+		 " \"materials\": [{\"id\": 1, \"name\": \"w\", \"kind\": \"river\"}],\n"
+		 " \"sources\": [{\"type\": \"spring\", \"name\": \"head\", \"point\": [48, 10], \"radius\": 3,\n"
+		 "   \"discharge\": %g, \"material\": \"w\"}],\n"
+		 " \"simulation\": {\"solver\": \"lbm\", \"manning\": 0.04, \"viscosity\": 0.5,\n"
+		 "   \"max_steps\": 40000, \"tolerance\": 0.03, \"window\": 600,\n"
+		 "   \"initial\": \"%s\"%s},\n"
+		 " \"output\": {\"lods\": 1}}\n",
+		 NX, NY, DX, discharge, initial, extra_sim ? extra_sim : "");
+	snprintf(path, sizeof(path), TMP "/%s.json", name);
+	assert_int_equal(wb_write_file_atomic(path, text, strlen(text), &d), WB_OK);
+	wb_diags_release(&d);
+	return path;
+}
+
+static void load(struct wb_bake *b, const char *scene)
+{
+	struct wb_diags d;
+	wb_diags_init(&d);
+	enum wb_status st = wb_bake_load(b, scene, &d);
+	if (st)
+		show(&d);
+	assert_int_equal(st, WB_OK);
+	wb_diags_release(&d);
+}
+
+static void solve(struct wb_bake *b)
+{
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct wb_solve_opts o = { 0 };
+	o.threads = 2;
+	enum wb_status st = wb_bake_solve(b, &o, &d);
+	if (st)
+		show(&d);
+	assert_int_equal(st, WB_OK);
+	wb_diags_release(&d);
+}
+
+/* sqrt(sum hm |ua - ub|^2 / sum hm |ub|^2), hm the mean depth of both */
+static double vel_diff(const struct wb_state *a, const struct wb_state *b)
+{
+	double num = 0, den = 0;
+	for (size_t k = 0; k < (size_t)a->nx * a->ny; k++) {
+		double hm = 0.5 * ((double)a->h[k] + b->h[k]);
+		double du = (double)a->u[k] - b->u[k], dv = (double)a->v[k] - b->v[k];
+		num += hm * (du * du + dv * dv);
+		den += hm * ((double)b->u[k] * b->u[k] + (double)b->v[k] * b->v[k]);
+	}
+	return den > 0 ? sqrt(num / den) : 0;
+}
+
+/* Cells water (>= thr) in a with no water in b within one cell. */
+static long mask_misses(const struct wb_state *a, const struct wb_state *b,
+			float thr)
+{
+	long miss = 0;
+	for (int j = 0; j < a->ny; j++)
+		for (int i = 0; i < a->nx; i++) {
+			if (!(a->h[i + (size_t)j * a->nx] >= thr))
+				continue;
+			int ok = 0;
+			for (int y = j - 1; y <= j + 1; y++)
+				for (int x = i - 1; x <= i + 1; x++)
+					if (x >= 0 && y >= 0 && x < a->nx && y < a->ny &&
+					    b->h[x + (size_t)y * a->nx] >= thr)
+						ok = 1;
+			miss += !ok;
+		}
+	return miss;
+}
+
+static void test_first_guess_vs_dry(void **state)
+{
+	(void)state;
+	struct wb_bake dry, fg;
+	load(&dry, write_valley("dry", "scene", 0.4, NULL));
+	solve(&dry);
+	load(&fg, write_valley("guess", "hydrology", 0.4, NULL));
+	solve(&fg);
+	print_message("valley: from dry %ld steps, from the first guess %ld steps "
+		      "(%ld lake cells, %ld channel cells, %.1f m^3 added)\n",
+		      dry.rep.steps, fg.rep.steps, fg.rep.guess_lake_cells,
+		      fg.rep.guess_channel_cells, fg.rep.guess_volume);
+	assert_true(dry.rep.converged && fg.rep.converged);
+	assert_int_equal(dry.rep.start, WB_START_SCENE);
+	assert_int_equal(fg.rep.start, WB_START_HYDROLOGY);
+	assert_true(fg.rep.guess_lake_cells > 0 && fg.rep.guess_channel_cells > 0);
+	assert_true(3 * fg.rep.steps <= 2 * dry.rep.steps);
+	/* one residual per window after the first, the last one below the
+	 * tolerance */
+	assert_true(fg.rep.n_windows >= 1);
+	assert_true(fg.rep.win_residual[fg.rep.n_windows - 1] < fg.sc.sim.tolerance);
+	assert_true(fg.rep.win_step[fg.rep.n_windows - 1] == fg.rep.steps);
+
+	double dv = vel_diff(&fg.st, &dry.st);
+	long ma = mask_misses(&fg.st, &dry.st, 0.03f);
+	long mb = mask_misses(&dry.st, &fg.st, 0.03f);
+	print_message("valley: velocity difference %.4f, wet cells beyond one cell %ld + %ld\n",
+		      dv, ma, mb);
+	assert_true(dv < fg.sc.sim.tolerance);
+	assert_int_equal(ma, 0);
+	assert_int_equal(mb, 0);
+
+	/* the basin (centre (24, 50)) is filled to at least its spill level:
+	 * the lowest terrain on the way out, the channel bed at the basin's
+	 * downstream rim (y = 118 m) */
+	float spill = valley_z(24, 59);
+	size_t c = 24 + (size_t)50 * NX;
+	assert_true(fg.r.z[c] + fg.guess_h[c] >= spill);
+	assert_true(fg.r.z[c] + fg.guess_h[c] < spill + 0.3f);
+	/* the first guess is no guess at the scene's start: dry start had
+	 * no water */
+	assert_true(dry.rep.start_volume == 0);
+	assert_true(fg.rep.start_volume > 0);
+	wb_bake_release(&dry);
+	wb_bake_release(&fg);
+}
+
+static void test_keep_dry(void **state)
+{
+	(void)state;
+	struct wb_bake b;
+	load(&b, write_valley("keepdry", "hydrology", 0.4,
+			      ", \"keep_dry\": [{\"name\": \"basin\", \"point\": [48, 100]}]"));
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(wb_bake_guess(&b, &d), WB_OK);
+	wb_diags_release(&d);
+	assert_int_equal(b.guess.lake_cells, 0);
+	assert_true(b.guess.kept_dry > 20);
+	size_t c = 24 + (size_t)50 * NX;
+	assert_true(b.guess_h[c] == 0.0f);
+	/* the channel above the basin still has its water */
+	assert_true(b.guess_h[24 + (size_t)20 * NX] > 0.02f);
+	wb_bake_release(&b);
+}
+
+static void test_state_file(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	struct wb_state s, t;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(wb_mkdirs(TMP, &d), WB_OK);
+	assert_int_equal(wb_raster_alloc(&r, 7, 5, 1.5), WB_OK);
+	memset(&s, 0, sizeof(s));
+	s.nx = 7;
+	s.ny = 5;
+	s.dx = 1.5;
+	s.h = malloc(35 * sizeof(float));
+	s.u = malloc(35 * sizeof(float));
+	s.v = malloc(35 * sizeof(float));
+	float g[35];
+	assert_non_null(s.h);
+	assert_non_null(s.u);
+	assert_non_null(s.v);
+	for (int k = 0; k < 35; k++) {
+		r.z[k] = (float)(k % 7) * 0.25f - (float)(k / 7);
+		s.h[k] = (float)k * 0.01f;
+		s.u[k] = -0.5f + (float)k / 35.0f;
+		s.v[k] = 1.0f / (float)(k + 1);
+		g[k] = (float)k * 0.02f;
+	}
+	struct wb_solve_report rep;
+	memset(&rep, 0, sizeof(rep));
+	rep.steps = 1234;
+	rep.converged = 1;
+	const char *p = TMP "/s.wbs";
+	assert_int_equal(wb_state_save(p, &r, WB_SOLVER_SWE, &s, g, &rep, &d), WB_OK);
+	float *gl = NULL;
+	int solver = -1;
+	assert_int_equal(wb_state_load(p, &r, &t, &gl, &solver, &d), WB_OK);
+	assert_int_equal(solver, WB_SOLVER_SWE);
+	assert_non_null(gl);
+	assert_memory_equal(t.h, s.h, 35 * sizeof(float));
+	assert_memory_equal(t.u, s.u, 35 * sizeof(float));
+	assert_memory_equal(t.v, s.v, 35 * sizeof(float));
+	assert_memory_equal(gl, g, 35 * sizeof(float));
+	assert_null(t.foam);
+	free(gl);
+	wb_state_free(&t);
+
+	/* another terrain: refused, saying why */
+	int from = d.n;
+	r.z[17] += 0.001f;
+	assert_int_equal(wb_state_load(p, &r, &t, NULL, NULL, &d), WB_EINPUT);
+	assert_non_null(strstr(d.v[from].msg, "different terrain"));
+	assert_null(t.h);
+	r.z[17] -= 0.001f;
+	/* another grid */
+	struct wb_raster r2;
+	assert_int_equal(wb_raster_alloc(&r2, 5, 7, 1.5), WB_OK);
+	from = d.n;
+	assert_int_equal(wb_state_load(p, &r2, &t, NULL, NULL, &d), WB_EINPUT);
+	assert_non_null(strstr(d.v[from].msg, "grid"));
+	wb_raster_free(&r2);
+
+	/* corrupt, truncated, another version */
+	unsigned char *b;
+	size_t len;
+	assert_int_equal(wb_read_file(p, &b, &len, &d), WB_OK);
+	b[100] ^= 1;
+	assert_int_equal(wb_write_file_atomic(TMP "/bad.wbs", b, len, &d), WB_OK);
+	from = d.n;
+	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, &d), WB_EINPUT);
+	assert_non_null(strstr(d.v[from].msg, "corrupt"));
+	b[100] ^= 1;
+	assert_int_equal(wb_write_file_atomic(TMP "/bad.wbs", b, len - 5, &d), WB_OK);
+	from = d.n;
+	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, &d), WB_EINPUT);
+	assert_non_null(strstr(d.v[from].msg, "truncated"));
+	b[8] = 2;
+	assert_int_equal(wb_write_file_atomic(TMP "/bad.wbs", b, len, &d), WB_OK);
+	from = d.n;
+	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, &d), WB_EINPUT);
+	assert_non_null(strstr(d.v[from].msg, "version"));
+	free(b);
+	from = d.n;
+	assert_int_equal(wb_state_load(TMP "/missing.wbs", &r, &t, NULL, NULL, &d), WB_EINPUT);
+
+	wb_state_free(&s);
+	wb_raster_free(&r);
+	wb_diags_release(&d);
+}
+
+static void test_warm_start_after_discharge_change(void **state)
+{
+	(void)state;
+	struct wb_bake a, b;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	load(&a, write_valley("warm_a", "hydrology", 0.4, NULL));
+	solve(&a);
+	assert_true(a.rep.converged);
+	assert_int_equal(wb_state_save(TMP "/" WB_STATE_FILE, &a.r, a.sc.sim.solver,
+				       &a.st, a.guess_h, &a.rep, &d), WB_OK);
+	/* the artist raises the spring's discharge by 25 % */
+	load(&b, write_valley("warm_b", "hydrology", 0.5, NULL));
+	assert_int_equal(wb_bake_warm(&b, TMP, &d), WB_OK);
+	solve(&b);
+	long windows = b.rep.steps / b.sc.sim.window;
+	print_message("valley warm start: %ld steps (%ld windows) after %ld from the first guess\n",
+		      b.rep.steps, windows, a.rep.steps);
+	assert_true(b.rep.converged);
+	assert_int_equal(b.rep.start, WB_START_WARM);
+	assert_true(windows <= 3);
+	/* the new state is the new discharge's: the channel runs deeper */
+	size_t k = 24 + (size_t)20 * NX;
+	assert_true(b.st.h[k] > a.st.h[k] + 0.005f);
+	assert_true(b.rep.balance_error < 1e-3);
+	wb_bake_release(&a);
+	wb_bake_release(&b);
+	wb_diags_release(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_state_file),
+		cmocka_unit_test(test_keep_dry),
+		cmocka_unit_test(test_first_guess_vs_dry),
+		cmocka_unit_test(test_warm_start_after_discharge_change),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
