@@ -608,6 +608,12 @@ int main(int argc, char **argv)
 			rep->vol_final, rep->vol_in, rep->vol_out,
 			rep->balance_error, 100.0 * as.clamped_share);
 	}
+	if (!o.quiet && rep->lattice_speed_reason)
+		fprintf(stderr,
+			"%s: lattice speed %.4g m/s (%s; for water %.3g m deep, flood bound %.3g m, re-chosen %ld times), tau %.4f, viscosity %g m^2/s (asked %g)\n",
+			pr.what, rep->lattice_speed, rep->lattice_speed_reason,
+			rep->h_deep, rep->h_flood, rep->rescales, rep->tau,
+			rep->viscosity, rep->viscosity_requested);
 	print_diags(&d, first, o.quiet);
 	if (o.require_steady && (!as.steady || as.filling)) {
 		fprintf(stderr, "wbake: --require-steady: the bake is %s\n",

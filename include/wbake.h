@@ -403,6 +403,15 @@ struct wb_solve_report {
 	double vol_particles;          /* m^3 in flight (SWE) */
 	double balance_error;  /* |initial + in - out - final| / max(...) */
 	long clamped;        /* cell-steps clamped by the stability checks */
+	/* LBM: what set the lattice speed ("depth", "inflow velocity",
+	 * "given", "re-chosen during the run"; static string, NULL for SWE),
+	 * the depth it was chosen for and the flood bound of the terrain (m),
+	 * the times it was re-chosen, the viscosity simulated and asked for
+	 * (m^2/s; they differ when tau was raised to its floor) */
+	const char *lattice_speed_reason;
+	double h_deep, h_flood;
+	long rescales;
+	double viscosity, viscosity_requested;
 	int bytes_per_cell;  /* solver memory traffic per cell update */
 	double seconds;      /* wall time */
 	/* how the bake started (filled by wb_bake_solve, src/bake.c, after

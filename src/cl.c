@@ -979,6 +979,12 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		err |= ARG(k, 11, c->acc_sin);
 		err |= ARG(k, 12, c->acc_sout);
 		err |= ARG(k, 13, c->acc_scl);
+		err |= ARG(k, 14, c->h[c->cur]);
+		err |= ARG(k, 15, c->z);
+		err |= ARG(k, 16, c->c);
+		err |= ARG(k, 17, W);
+		err |= ARG(k, 18, c->kp.Gai);
+		err |= ARG(k, 19, c->kp.Gdi);
 		if (err == CL_SUCCESS)
 			err = run1d(e, k, (size_t)L->nsp);
 		if (err != CL_SUCCESS)
@@ -987,6 +993,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	c->cur = !c->cur;
 	L->cur = c->cur;
 	L->step++;
+	L->time += L->p.dt;
 	return CL_SUCCESS;
 }
 

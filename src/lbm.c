@@ -37,6 +37,7 @@
 #include <omp.h>
 #endif
 
+#include "hydro.h"
 #include "lbm.h"
 #include "solve.h"
 
@@ -85,6 +86,90 @@ static int is_level_edge(const struct wb_edge *e)
 	       (e->kind == WB_EDGE_OPEN && e->has_level);
 }
 
+static void params_set_e(struct lbm_params *p, double e, double dx);
+
+/* Deepest water the terrain can hold where water can get (m), into *out:
+ * the terrain is filled to its spill levels (priority flood, hydro.c)
+ * toward the outlets (open and level edges, drains, sinks, held levels at
+ * their level); the water of the initial state, sources, inflows and held
+ * levels flows down the filled surface (hydro_downstream), and every
+ * depression it reaches fills to its spill level. A basin with no outlet
+ * that sources or inflows feed can fill to the highest terrain. Returns 0,
+ * or -1 when out of memory. */
+static int flood_depth(const struct wb_raster *r, double hd, double *out)
+{
+	const int nx = r->nx, ny = r->ny;
+	const size_t n = (size_t)nx * ny;
+	unsigned char *outlet = calloc(n, 1), *seed = calloc(n, 1),
+		      *feed = calloc(n, 1), *reach = calloc(n, 1),
+		      *rfeed = calloc(n, 1);
+	float *olev = malloc(n * sizeof(float)), *level = malloc(n * sizeof(float));
+	int rc = -1;
+	*out = 0;
+	if (!outlet || !seed || !feed || !reach || !rfeed || !olev || !level)
+		goto done;
+	float zmax = -INFINITY;
+	for (size_t k = 0; k < n; k++) {
+		uint8_t fl = r->flags ? r->flags[k] : 0;
+		float src = r->src ? r->src[k] : 0.0f;
+		olev[k] = r->z[k];
+		zmax = MAXF(zmax, r->z[k]);
+		if ((fl & WB_CELL_SINK_ALL) || src < 0)
+			outlet[k] = 1;
+		if ((fl & WB_CELL_FIXED) && r->fixed_level) {
+			outlet[k] = seed[k] = feed[k] = 1;
+			olev[k] = MAXF(r->z[k], r->fixed_level[k]);
+		}
+		if (src > 0)
+			seed[k] = feed[k] = 1;
+		if (r->h0 && r->h0[k] > hd)
+			seed[k] = 1;
+	}
+	for (int s = 0; s < 4; s++) {
+		const struct wb_edge *e = &r->edges[s];
+		int len = (s == WB_WEST || s == WB_EAST) ? ny : nx;
+		for (int q = 0; q < len; q++) {
+			int i = s == WB_WEST ? 0 : s == WB_EAST ? nx - 1 : q;
+			int j = s == WB_NORTH ? 0 : s == WB_SOUTH ? ny - 1 : q;
+			size_t k = i + (size_t)j * nx;
+			if (e->kind == WB_EDGE_OPEN || is_level_edge(e)) {
+				outlet[k] = 1;
+				if (e->has_level) {
+					olev[k] = MAXF(r->z[k], (float)e->level);
+					if (e->level > r->z[k])
+						seed[k] = feed[k] = 1;
+				}
+			}
+			if (e->kind == WB_EDGE_INFLOW)
+				seed[k] = feed[k] = 1;
+		}
+	}
+	if (hydro_fill_levels(r->z, nx, ny, outlet, olev, level) != 0 ||
+	    hydro_downstream(level, r->z, nx, ny, seed, reach) != 0 ||
+	    hydro_downstream(level, r->z, nx, ny, feed, rfeed) != 0)
+		goto done;
+	double hm = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (!reach[k] || !isfinite(r->z[k]))
+			continue;
+		if (isfinite(level[k]))
+			hm = MAXF(hm, (double)level[k] - r->z[k]);
+		else if (rfeed[k]) /* fed basin without an outlet */
+			hm = MAXF(hm, (double)zmax - r->z[k]);
+	}
+	*out = hm;
+	rc = 0;
+done:
+	free(outlet);
+	free(seed);
+	free(feed);
+	free(reach);
+	free(rfeed);
+	free(olev);
+	free(level);
+	return rc;
+}
+
 enum wb_status lbm_params_choose(const struct wb_raster *r,
 				 const struct wb_sim *sim,
 				 struct lbm_params *p, struct wb_diags *d)
@@ -130,39 +215,60 @@ enum wb_status lbm_params_choose(const struct wb_raster *r,
 			hd = MAXF(hd, h);
 		}
 	}
+	/* the deepest water the terrain can hold where water can get:
+	 * depressions that sources, inflows, initial water or held levels
+	 * reach, filled to their spill level (priority flood, hydro.c) */
+	double hf = 0;
+	if (flood_depth(r, p->h_dry, &hf) != 0)
+		return wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
+	p->h_flood = hf;
+	hd = MAXF(hd, hf);
 	if (hd < 10 * p->h_dry)
-		hd = MAXF(10 * p->h_dry, 1.0); /* sources only: assume 1 m */
+		hd = MAXF(10 * p->h_dry, 1.0); /* thin sheets only: 1 m */
 	p->h_deep = hd;
 
 	double e = sqrt(p->g * hd / LBM_GH_RATIO);
+	p->e_why = LBM_E_DEPTH;
 	for (int s = 0; s < 4; s++) /* inflow velocities within the clamp */
-		if (r->edges[s].kind == WB_EDGE_INFLOW && r->edges[s].velocity > 0)
-			e = MAXF(e, 2.5 * r->edges[s].velocity);
+		if (r->edges[s].kind == WB_EDGE_INFLOW &&
+		    2.5 * r->edges[s].velocity > e) {
+			e = 2.5 * r->edges[s].velocity;
+			p->e_why = LBM_E_INFLOW;
+		}
 	if (sim->lattice_speed > 0 && sim->dt > 0 &&
 	    fabs(sim->lattice_speed * sim->dt - r->dx) > 1e-6 * r->dx)
 		return wb_fail(d, WB_EINPUT, NULL,
 			       "lbm: lattice_speed %g m/s and dt %g s disagree with dx %g m (e = dx/dt)",
 			       sim->lattice_speed, sim->dt, r->dx);
 	if (sim->lattice_speed > 0)
-		e = sim->lattice_speed;
+		e = sim->lattice_speed, p->e_why = LBM_E_GIVEN;
 	else if (sim->dt > 0)
-		e = r->dx / sim->dt;
+		e = r->dx / sim->dt, p->e_why = LBM_E_GIVEN;
 	if (p->g * hd >= e * e)
 		wb_diag_add(d, WB_SEV_WARNING, NULL, NULL, 0, 0,
-			    "lbm: lattice speed %g m/s is too small for %g m deep water (g h < e^2 fails); cells will be clamped",
+			    "lbm: lattice speed %g m/s is too small for %g m deep water (g h < e^2 fails); the solver will raise it when the water gets there",
 			    e, hd);
+	p->nu_req = sim->viscosity;
+	params_set_e(p, e, r->dx);
+	if (p->tau_limited)
+		wb_diag_add(d, WB_SEV_WARNING, NULL, NULL, 0, 0,
+			    "lbm: viscosity %g m^2/s needs tau %.4f < %.3f (the smallest tau at which the collision stays accurate) at dx %g m, e %g m/s; simulating %g m^2/s instead (smaller cells or a larger viscosity avoid this)",
+			    p->nu_req, 0.5 + 3.0 * p->nu_req / (e * r->dx),
+			    LBM_TAU_MIN, r->dx, e, p->nu);
+	return WB_OK;
+}
+
+/* e-dependent parameters: dt, tau (>= LBM_TAU_MIN), the TRT rate, the
+ * simulated viscosity and the velocity clamp, for lattice speed e and the
+ * requested viscosity p->nu_req. */
+static void params_set_e(struct lbm_params *p, double e, double dx)
+{
 	p->e = e;
-	p->dt = r->dx / e;
-	double nu = sim->viscosity;
-	double tau = 0.5 + 3.0 * nu / (e * r->dx);
-	if (tau < LBM_TAU_MIN) {
+	p->dt = dx / e;
+	double tau = 0.5 + 3.0 * p->nu_req / (e * dx);
+	p->tau_limited = tau < LBM_TAU_MIN;
+	if (p->tau_limited)
 		tau = LBM_TAU_MIN;
-		p->tau_limited = 1;
-		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
-			    "lbm: viscosity %g m^2/s needs tau %.4f < %.2f at dx %g m, e %g m/s; simulating %g m^2/s instead",
-			    nu, 0.5 + 3.0 * nu / (e * r->dx), LBM_TAU_MIN, r->dx,
-			    e, e * r->dx * (2 * LBM_TAU_MIN - 1) / 6);
-	}
 	p->tau = tau;
 	p->omega = 1.0 / tau;
 	/* BGK as Zhou; close to tau = 1/2 BGK turns unstable where waves meet
@@ -172,9 +278,8 @@ enum wb_status lbm_params_choose(const struct wb_raster *r,
 	p->omega_m = p->omega;
 	if (tau < LBM_TAU_TRT)
 		p->omega_m = 1.0 / (0.5 + 0.25 / (tau - 0.5));
-	p->nu = e * r->dx * (2 * tau - 1) / 6;
+	p->nu = e * dx * (2 * tau - 1) / 6;
 	p->u_max = LBM_U_MAX * e;
-	return WB_OK;
 }
 
 /* ---- set-up ------------------------------------------------------------ */
@@ -275,18 +380,20 @@ static int edge_len(const struct lbm *L, int s)
 	return (s == WB_WEST || s == WB_EAST) ? L->ny : L->nx;
 }
 
-/* Bed-slope link term -(h_x + h_y) clamp(z_y - z_x, -h_y, h_x): the step
- * height is limited to the water depths (hydrostatic reconstruction), so a
- * cliff cannot pull more water out of a cell than it holds. Exactly
- * antisymmetric in (x, y). */
+/* Bed-slope link transfer (over w_a g / (6 e^2)) from x to y: the part of
+ * the lower cell's population that the step holds back, phi(h, d) =
+ * h^2 - max(0, h - d)^2 = m (2h - m), m = min(max(d, 0), h), added to the
+ * higher cell's population and taken from the lower's (hydrostatic
+ * reconstruction). Exactly antisymmetric in (x, y); as the kernel. */
 static inline float bed_term(float hx, float zx, float hy, float zy)
 {
 	hx = hx > 0.0f ? hx : 0.0f; /* a transiently negative depth counts 0 */
 	hy = hy > 0.0f ? hy : 0.0f;
-	float dz = zy - zx;
-	dz = dz < hx ? dz : hx;     /* max(-h_y, min(dz, h_x)), as the kernel */
-	dz = -hy > dz ? -hy : dz;
-	return -(hx + hy) * dz;
+	float D = zy - zx;
+	float mx = D > 0.0f ? D : 0.0f, my = -D > 0.0f ? -D : 0.0f;
+	mx = mx < hx ? mx : hx;
+	my = my < hy ? my : hy;
+	return my * (hy + (hy - my)) - mx * (hx + (hx - mx));
 }
 
 static void init_ghosts(struct lbm *L, const struct wb_raster *r)
@@ -424,9 +531,11 @@ static float pull_interior(const struct lbm *L, int p, int a)
 
 double lbm_ramp(const struct lbm *L)
 {
-	if (L->ramp_steps <= 0 || L->step >= L->ramp_steps)
+	if (L->ramp_time <= 0 || L->time >= L->ramp_time)
 		return 1.0;
-	return (double)L->step / (double)L->ramp_steps;
+	/* smoothstep: no jump in the rate of change at either end */
+	double x = L->time / L->ramp_time;
+	return x * x * (3 - 2 * x);
 }
 
 void lbm_fill_ghosts(struct lbm *L)
@@ -618,6 +727,17 @@ static void init_state(struct lbm *L)
 		}
 }
 
+/* bed-slope weights w_a g / (6 e^2), as the kernel's Gai, Gdi, and over
+ * the unit */
+static void set_bed_weights(struct lbm *L)
+{
+	for (int a = 1; a < LBM_Q; a++)
+		L->kG[a] = lbm_w[a] == 1.0f ? (float)(L->p.g / (6 * L->p.e * L->p.e)) :
+			   0.25f * (float)(L->p.g / (6 * L->p.e * L->p.e));
+	for (int a = 1; a < LBM_Q; a++)
+		L->kGi[a] = L->kG[a] * L->kinv;
+}
+
 enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 			const struct wb_sim *sim, int threads,
 			struct wb_diags *d)
@@ -642,11 +762,8 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 	}
 	L->unit = 16.0 * L->p.h_deep / 2147483648.0;
 	L->kinv = (float)(1.0 / L->unit);
-	for (int a = 1; a < LBM_Q; a++) /* as the kernel's Gax, Gdg */
-		L->kG[a] = lbm_w[a] == 1.0f ? (float)(L->p.g / (6 * L->p.e * L->p.e)) :
-			   0.25f * (float)(L->p.g / (6 * L->p.e * L->p.e));
-	for (int a = 1; a < LBM_Q; a++)
-		L->kGi[a] = L->kG[a] * L->kinv;
+	L->h_deep0 = L->p.h_deep;
+	set_bed_weights(L);
 	L->nx = r->nx;
 	L->ny = r->ny;
 	L->W = align ? (r->nx + 2 + 15) / 16 * 16 : r->nx + 2;
@@ -790,16 +907,24 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 	lbm_kernel_params(L, &L->kp);
 	lbm_fill_ghosts(L); /* ghost depths for the link rule */
 	init_state(L);
-	/* ramp inflow and level edges over two passes of a gravity wave
-	 * across the domain */
+	/* ramp inflow and level edges over four passes of a gravity wave
+	 * across the domain (smoothstep): with two, linear, the start-up
+	 * surge of the subcritical bump went transcritical over the crest
+	 * and the Froude clamp acted on 4320 cell-steps; with four, on none */
 	int ramped = 0;
 	for (int s = 0; s < 4; s++)
 		ramped |= L->edges[s].kind == WB_EDGE_INFLOW ||
 			  is_level_edge(&L->edges[s]);
 	if (ramped) {
 		double len = (double)(L->nx + L->ny) * L->p.dx;
-		double T = 2 * len / sqrt(L->p.g * L->p.h_deep);
+		double T = 4 * len / sqrt(L->p.g * L->p.h_deep);
 		L->ramp_steps = (long)ceil(T / L->p.dt);
+		L->ramp_time = L->ramp_steps * L->p.dt;
+	}
+	/* a given lattice speed too small for the water already there */
+	if (L->p.h_deep > LBM_H_RESCALE * lbm_depth_for(&L->p)) {
+		lbm_rescale(L, L->p.h_deep, d);
+		lbm_kernel_params(L, &L->kp);
 	}
 	return WB_OK;
 }
@@ -837,7 +962,8 @@ void lbm_kernel_params(const struct lbm *L, struct lbm_kpar *k)
 	k->hd_u = (float)(p->h_dry / un);
 	k->hthin = (float)(LBM_THIN * p->h_dry / un);
 	k->hpos_u = (float)(LBM_POS * p->h_dry / un);
-	k->hlim_u = (float)(LBM_H_LIMIT * p->h_deep / un);
+	k->hlim_u = (float)(MINF(LBM_H_RESCALE * lbm_depth_for(p),
+				 LBM_H_RANGE * L->h_deep0) / un);
 	k->ghk = (float)(p->g * un / (p->e * p->e));
 	k->umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
 	k->fr2 = (float)(p->fr_max * p->fr_max);
@@ -1033,16 +1159,33 @@ static void specials_row(struct lbm *L, int j)
 			out += rem;
 		}
 		if (q->flags & WB_CELL_FIXED) {
+			/* the bed transfers of its open links, as the kernel
+			 * computed them for this step (the neighbours hold the
+			 * opposite ones): kept, so that the held level is at
+			 * rest against any bed as the initial state is, and
+			 * taken out of the momentum that sets its velocity
+			 * (they are the bed's force, not flow) */
+			const float *hA = L->h[L->cur];
+			float bt[LBM_Q] = { 0 };
 			float Mx = 0, My = 0, hc = (float)target * un;
 			for (int a = 1; a < LBM_Q; a++) {
-				Mx += lbm_cx[a] * f[a];
-				My += lbm_cy[a] * f[a];
+				int y = n + lbm_cx[a] + lbm_cy[a] * L->W;
+				if (link_open(hA[n], L->z[n], L->c[n], hA[y], L->z[y],
+					      L->c[y], hd))
+					bt[a] = bed_term(hA[n], L->z[n], hA[y], L->z[y]) *
+						L->kGi[a];
+				Mx += lbm_cx[a] * (f[a] - bt[a] * un);
+				My += lbm_cy[a] * (f[a] - bt[a] * un);
 			}
 			float hf = MAXF(q->level - L->z[n], 0.0f);
 			float U = hc > hd ? Mx / hc : 0.0f;
 			float V = hc > hd ? My / hc : 0.0f;
 			lbm_feq(hf, U, V, ghk * hf, f);
 			int64_t t1 = fx_round(hf * inv);
+			for (int a = 1; a < LBM_Q; a++) {
+				f[a] += bt[a] * un;
+				t1 += fx_round(bt[a]);
+			}
 			if (t1 > target)
 				in += t1 - target;
 			else
@@ -1059,6 +1202,27 @@ static void specials_row(struct lbm *L, int j)
 	L->row_in[j + 1] += in;
 	L->row_out[j + 1] += out;
 	L->row_clamp[j + 1] += ncl;
+}
+
+/* Deepest and shallowest water of f[!cur] (the step just computed), m. */
+static void depth_range(const struct lbm *L, double *hmax, double *hmin)
+{
+	int32_t *const *B = L->f[!L->cur];
+	int64_t mx = 0, mn = 0;
+	for (int j = 0; j < L->ny; j++) {
+		if (!L->row_bad[j + 1])
+			continue;
+		for (int i = 0; i < L->nx; i++) {
+			int n = PIX(L, i, j);
+			int64_t t = 0;
+			for (int a = 0; a < LBM_Q; a++)
+				t += B[a][n];
+			mx = t > mx ? t : mx;
+			mn = t < mn ? t : mn;
+		}
+	}
+	*hmax = (double)mx * L->unit;
+	*hmin = (double)mn * L->unit;
 }
 
 static void locate_bad(const struct lbm *L, struct wb_diags *d)
@@ -1078,11 +1242,11 @@ static void locate_bad(const struct lbm *L, struct wb_diags *d)
 				worst = hp, ib = i;
 		}
 		wb_diag_add(d, WB_SEV_ERROR, NULL, NULL, 0, 0,
-			    "lbm: diverged at step %ld (t = %.3f s): cell (%d, %d) at x = %.2f m, y = %.2f m: depth not finite or above %g m (e = %g m/s, tau = %g)",
-			    L->step + 1, (L->step + 1) * L->p.dt, ib, j,
+			    "lbm: diverged at step %ld (t = %.3f s): cell (%d, %d) at x = %.2f m, y = %.2f m: depth not finite or beyond +-%g m, the range the run was set up for (%g x the %g m deepest water expected; e = %g m/s, tau = %g)",
+			    L->step + 1, L->time + L->p.dt, ib, j,
 			    L->origin[0] + (ib + 0.5) * L->p.dx,
 			    L->origin[1] + (j + 0.5) * L->p.dx,
-			    LBM_H_LIMIT * L->p.h_deep,
+			    LBM_H_RANGE * L->h_deep0, LBM_H_RANGE, L->h_deep0,
 			    L->p.e, L->p.tau);
 		return;
 	}
@@ -1115,16 +1279,90 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 			in += L->row_in[jj];
 			out += L->row_out[jj];
 		}
+		double hmax = 0, hmin = 0;
 		if (bad) {
-			locate_bad(L, d);
-			return WB_ESIM;
+			/* deeper than the lattice speed was chosen for: fine
+			 * unless it left the fixed-point range (diverged) */
+			depth_range(L, &hmax, &hmin);
+			double lim = 0.999 * LBM_H_RANGE * L->h_deep0;
+			if (!(hmax < lim) || !(hmin > -lim)) {
+				locate_bad(L, d);
+				return WB_ESIM;
+			}
 		}
 		L->vol_in += in;
 		L->vol_out += out;
 		L->cur = !L->cur;
 		L->step++;
+		L->time += L->p.dt;
+		if (bad && hmax > LBM_H_RESCALE * lbm_depth_for(&L->p) * 0.999) {
+			lbm_rescale(L, hmax, d);
+			lbm_kernel_params(L, &L->kp);
+		}
 	}
 	return WB_OK;
+}
+
+double lbm_depth_for(const struct lbm_params *p)
+{
+	return LBM_GH_RATIO * p->e * p->e / p->g;
+}
+
+void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d)
+{
+	struct lbm_params *p = &L->p;
+	const double e0 = p->e, tau0 = p->tau, nu0 = p->nu, hd0 = lbm_depth_for(p);
+	double e1 = MAXF(sqrt(p->g * 1.5 * hmax / LBM_GH_RATIO), 1.25 * e0);
+	p->h_deep = e1 * e1 * LBM_GH_RATIO / p->g; /* what e1 is chosen for */
+	params_set_e(p, e1, p->dx);
+	p->e_why = LBM_E_RESCALED;
+	/* non-equilibrium part: it carries the viscous stress
+	 * (1 - 1/(2 tau)) e^2 sum c c f_neq, kept across the change */
+	const float sne = (float)((e0 * e0 * (1 - 0.5 / tau0)) /
+				  (e1 * e1 * (1 - 0.5 / p->tau)));
+	const float r = (float)(e0 / e1), un = (float)L->unit,
+		    inv = (float)(1.0 / L->unit);
+	const float gk0 = (float)(p->g / (e0 * e0)), gk1 = (float)(p->g / (e1 * e1));
+	const float hthin = (float)(LBM_THIN * p->h_dry);
+	int32_t *const *A = L->f[L->cur];
+	for (int j = 0; j < L->ny; j++)
+		for (int i = 0; i < L->nx; i++) {
+			int n = PIX(L, i, j);
+			int64_t tot = 0;
+			float f[LBM_Q], h = 0, Mx = 0, My = 0;
+			for (int a = 0; a < LBM_Q; a++) {
+				tot += A[a][n];
+				f[a] = (float)A[a][n] * un;
+			}
+			if (tot == 0)
+				continue;
+			for (int a = 1; a < LBM_Q; a++) {
+				Mx += lbm_cx[a] * f[a];
+				My += lbm_cy[a] * f[a];
+			}
+			h = (float)tot * un;
+			float hh = MAXF(h, 0.0f);
+			float U = Mx / MAXF(h, hthin), V = My / MAXF(h, hthin);
+			float q0[LBM_Q], q1[LBM_Q];
+			lbm_feq(hh, U, V, gk0 * hh, q0);
+			lbm_feq(hh, U * r, V * r, gk1 * hh, q1);
+			int64_t out = 0;
+			for (int a = 1; a < LBM_Q; a++) {
+				A[a][n] = fx_round((q1[a] + sne * (f[a] - q0[a])) * inv);
+				out += A[a][n];
+			}
+			A[0][n] = (int32_t)(tot - out);
+		}
+	set_bed_weights(L);
+	/* the ramp ends at the same simulated time */
+	if (L->ramp_time > L->time)
+		L->ramp_steps = L->step + (long)ceil((L->ramp_time - L->time) / p->dt);
+	L->rescales++;
+	wb_diag_add(d, WB_SEV_WARNING, NULL, NULL, 0, 0,
+		    "lbm: water %.3g m deep at step %ld (t = %.3f s) outgrew the lattice speed %.4g m/s (chosen for %.3g m); continuing with %.4g m/s (dt %.3g s, tau %.4f, viscosity %g m^2/s%s)",
+		    hmax, L->step, L->time, e0, hd0,
+		    e1, p->dt, p->tau, p->nu,
+		    p->nu > nu0 * 1.0001 ? ", raised: tau at its floor" : "");
 }
 
 /* ---- macroscopic fields ------------------------------------------------ */
@@ -1375,10 +1613,20 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	double dx2 = L.p.dx * L.p.dx;
 	rep->steps = L.step;
 	rep->residual = isfinite(res) ? res : NAN; /* NAN: not measured */
-	rep->sim_time = L.step * L.p.dt;
+	rep->sim_time = L.time;
 	rep->dt = L.p.dt;
 	rep->lattice_speed = L.p.e;
 	rep->tau = L.p.tau;
+	rep->h_deep = L.p.h_deep;
+	rep->h_flood = L.p.h_flood;
+	rep->viscosity = L.p.nu;
+	rep->viscosity_requested = L.p.nu_req;
+	rep->rescales = L.rescales;
+	{
+		static const char *why[] = { "depth", "inflow velocity", "given",
+					     "re-chosen during the run" };
+		rep->lattice_speed_reason = why[L.p.e_why];
+	}
 	rep->vol_final = lbm_volume(&L);
 	rep->vol_in = (double)L.vol_in * L.unit * dx2;
 	rep->vol_out = (double)L.vol_out * L.unit * dx2;

@@ -32,7 +32,8 @@
  * which is f_a + omega (feq_a - f_a) (omega_m on the antisymmetric part)
  * plus the forcing of lbm.h: G_a collects omega feq_a and w_a c_a.dM / 3,
  * and sum_a c_a p_a = h U_c r_f before the bed terms. The bed transfer
- * bed_a = G_w (h_x+ + h_y+) min(h_y+, max(z_x - z_y, -h_x+)) on open links
+ * bed_a = G_w [m_y (2 h_y+ - m_y) - m_x (2 h_x+ - m_x)] on open links,
+ * m_x = min(max(z_y - z_x, 0), h_x+), m_y = min(max(z_x - z_y, 0), h_y+)
  * (G_w = w_a g / (6 e^2 unit), h+ = max(h, 0)) goes both into p_a and,
  * rounded, into the integer budget, so the rest population keeps the exact
  * remainder. The rest population p_0 = (1 - omega) f_0 + omega h - (5 A +
@@ -312,8 +313,8 @@ static inline vf RCBRT(vf x)
  * depth positive and no positivity fix of a neighbour can trigger; the
  * result is then bit-identical to fast = 0 (the selects would all pick the
  * open / unchanged values), only cheaper. fast = 2: also no bed step of
- * the cells' links exceeds the smallest depth of the stencil, so the step
- * clamp of the bed term is a no-op.
+ * the cells' links exceeds the smallest depth of the stencil (the bed
+ * term is computed in full either way since the reconstruction).
  * trt: two relaxation rates (omega_m != omega), else BGK. */
 static inline __attribute__((always_inline)) void
 CELL(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
@@ -327,7 +328,6 @@ CELL(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 	const vf cx = fast ? zero : LD(c + n);
 	const vf ex = zx + hx, zxd = zx + k->hd;
 	const vf hxp = fast ? hx : MX(hx, zero); /* bed: negative depths 0 */
-	const vf nhxp = -hxp;
 	/* link to y = n + off (direction a): open mask o_a; bed transfer
 	 * (units) with the step clamped to [-h_y+, h_x+] */
 #define LINK(a, off, G)                                                      \
@@ -336,9 +336,11 @@ CELL(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 		  GT(MX(ex, zy##a + hy##a), MX(zxd, zy##a + k->hd)) &          \
 		  GT(MN(cx, LD(c + n + (off))), MX(ex, zy##a + hy##a));        \
 	const vf hp##a = fast ? hy##a : MX(hy##a, zero);                     \
-	const vf d##a = fast == 2 ? zx - zy##a :                             \
-			MN(hp##a, MX(zx - zy##a, nhxp));                    \
-	const vf t##a = ((hxp + hp##a) * d##a) * (G);                        \
+	const vf D##a = zy##a - zx;                                          \
+	const vf mx##a = MN(MX(D##a, zero), hxp);                            \
+	const vf my##a = MN(MX(-D##a, zero), hp##a);                         \
+	const vf t##a = (my##a * (hp##a + (hp##a - my##a)) -                 \
+			 mx##a * (hxp + (hxp - mx##a))) * (G);               \
 	const vf bed##a = fast ? t##a : SEL(o##a, t##a, zero);
 	LINK(1, 1, k->Gai)
 	LINK(2, 1 + W, k->Gdi)
@@ -577,14 +579,17 @@ CELLF(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 	const vf B2 = (Bx + By) * 0.25f, B4 = (By - Bx) * 0.25f;
 	ST(out->hB + m, h * k->unit);
 	__asm__("" ::: "memory"); /* reload rather than keep F_a */
-	const vf hx = LD(hA + n), zx = LD(z + n), nhx = -hx;
+	const vf hx = LD(hA + n), zx = LD(z + n);
 	const vf om1 = SPL(k->om1);
 	vu Ps = { 0 }, Sb = { 0 };
 	/* bed transfer of the link to n + c_a */
 #define BED(a, G)                                                           \
 	const vf hy##a = LD(hA + n - off[a]), zy##a = LD(z + n - off[a]);     \
-	const vf d##a = fast == 2 ? zx - zy##a : MN(hy##a, MX(zx - zy##a, nhx)); \
-	const vf bed##a = ((hx + hy##a) * d##a) * (G);
+	const vf D##a = zy##a - zx;                                          \
+	const vf mx##a = MN(MX(D##a, zero), hx);                             \
+	const vf my##a = MN(MX(-D##a, zero), hy##a);                         \
+	const vf bed##a = (my##a * (hy##a + (hy##a - my##a)) -               \
+			   mx##a * (hx + (hx - mx##a))) * (G);
 #define OUT(a, p)                                                           \
 	{                                                                    \
 		const vi P = RND(p);                                         \

@@ -150,6 +150,32 @@ char *manifest_json(const struct wb_manifest_in *in)
 		e |= put_bool(sol, "steady", a && a->steady);
 		e |= put_e(sol, "tolerance", a ? a->tolerance : NAN);
 		e |= put_e(sol, "clamped_share", a ? a->clamped_share : NAN);
+		if (rep && rep->lattice_speed_reason) { /* LBM */
+			e |= put_str(sol, "lattice_speed_reason",
+				     rep->lattice_speed_reason);
+			e |= put_f(sol, "h_deep_m", rep->h_deep);
+			e |= put_f(sol, "flood_depth_m", rep->h_flood);
+			e |= put_e(sol, "viscosity_m2_s", rep->viscosity);
+			e |= put_e(sol, "viscosity_requested_m2_s",
+				   rep->viscosity_requested);
+			e |= put_int(sol, "lattice_speed_rechosen", rep->rescales);
+			/* every automatic adjustment, in words */
+			cJSON *adj = cJSON_AddArrayToObject(sol, "adjustments");
+			char t[256];
+			e |= !adj;
+			if (adj && rep->viscosity > rep->viscosity_requested * 1.0001) {
+				snprintf(t, sizeof(t),
+					 "viscosity raised from %g to %g m^2/s (tau at its floor)",
+					 rep->viscosity_requested, rep->viscosity);
+				e |= !cJSON_AddItemToArray(adj, cJSON_CreateString(t));
+			}
+			if (adj && rep->rescales > 0) {
+				snprintf(t, sizeof(t),
+					 "lattice speed re-chosen %ld times during the run, to %g m/s (dt %g s)",
+					 rep->rescales, rep->lattice_speed, rep->dt);
+				e |= !cJSON_AddItemToArray(adj, cJSON_CreateString(t));
+			}
+		}
 		/* how the bake started and how the residual fell */
 		static const char *const starts[] = { "scene", "hydrology", "warm" };
 		int sk = rep && rep->start >= 0 && rep->start <= 2 ? rep->start : 0;

@@ -66,16 +66,17 @@ inline int lbm_fx(float x)
 }
 
 
-/* bed_term of lbm.c: negative depths count 0, the step clamped to
- * [-h_y, h_x] */
+/* bed_term of lbm.c: negative depths count 0; the part of the lower
+ * cell's population that the step reflects (hydrostatic reconstruction) */
 inline float lbm_bed(float hx, float zx, float hy, float zy)
 {
 	hx = hx > 0.0f ? hx : 0.0f;
 	hy = hy > 0.0f ? hy : 0.0f;
-	float dz = zy - zx;
-	dz = dz < hx ? dz : hx;
-	dz = -hy > dz ? -hy : dz;
-	return -(hx + hy) * dz;
+	float D = zy - zx;
+	float mx = D > 0.0f ? D : 0.0f, my = -D > 0.0f ? -D : 0.0f;
+	mx = mx < hx ? mx : hx;
+	my = my < hy ? my : hy;
+	return my * (hy + (hy - my)) - mx * (hx + (hx - mx));
 }
 
 inline int lbm_link_open(float hx, float zx, float cx, float hy, float zy,
@@ -263,7 +264,6 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		const float hx = hA[n], zx = z[n], cx = c[n], ex = zx + hx;
 		const float zxd = zx + hd;
 		const float hxp = MAXF(hx, 0.0f); /* negative depths count 0 */
-		const float nhxp = -hxp;
 		/* link rule and bed transfer (units), lbm_kernel.h's LINK */
 #define LINK(a, off, G)                                                     \
 	const float hy##a = hA[n + (off)], zy##a = z[n + (off)];            \
@@ -272,8 +272,11 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 	const float cm##a = MINF(cx, c[n + (off)]);                          \
 	const int o##a = (em##a > zm##a) & (cm##a > em##a);                 \
 	const float hp##a = MAXF(hy##a, 0.0f);                               \
-	const float d##a = MINF(hp##a, MAXF(zx - zy##a, nhxp));              \
-	const float t##a = ((hxp + hp##a) * d##a) * (G);                     \
+	const float D##a = zy##a - zx;                                       \
+	const float mx##a = MINF(MAXF(D##a, 0.0f), hxp);                     \
+	const float my##a = MINF(MAXF(-D##a, 0.0f), hp##a);                  \
+	const float t##a = (my##a * (hp##a + (hp##a - my##a)) -             \
+			    mx##a * (hxp + (hxp - mx##a))) * (G);            \
 	const float bed##a = o##a ? t##a : 0.0f;
 		LINK(1, 1, kp.Gai)
 		LINK(2, 1 + W, kp.Gdi)
@@ -450,7 +453,9 @@ kernel void lbm_special(global int *B, global const int2 *si,
 			global const float *sf, int nsp, int N, real dt,
 			real e, float ghk, float hd, float un, float inv,
 			global long *acc_in, global long *acc_out,
-			global ulong *acc_cl)
+			global ulong *acc_cl, global const float *hA,
+			global const float *z, global const float *c, int W,
+			float Gai, float Gdi)
 {
 	int k = get_global_id(0);
 	if (k >= nsp)
@@ -514,16 +519,27 @@ kernel void lbm_special(global int *B, global const int2 *si,
 		out += rem;
 	}
 	if (flags & 2) {
+		/* the bed transfers of its open links kept, and taken out of
+		 * the momentum (specials_row of lbm.c) */
+		float bt[9] = { 0 };
 		float Mx = 0, My = 0, hc = (float)target * un;
 		for (int a = 1; a < 9; a++) {
-			Mx += lbm_cxs[a] * f[a];
-			My += lbm_cys[a] * f[a];
+			int y = n + lbm_cxs[a] + lbm_cys[a] * W;
+			if (lbm_link_open(hA[n], z[n], c[n], hA[y], z[y], c[y], hd))
+				bt[a] = lbm_bed(hA[n], z[n], hA[y], z[y]) *
+					(lbm_ws[a] == 1.0f ? Gai : Gdi);
+			Mx += lbm_cxs[a] * (f[a] - bt[a] * un);
+			My += lbm_cys[a] * (f[a] - bt[a] * un);
 		}
 		float hf = MAXF(level - zn, 0.0f);
 		float U = hc > hd ? Mx / hc : 0.0f;
 		float V = hc > hd ? My / hc : 0.0f;
 		lbm_feq9(hf, U, V, ghk * hf, f);
 		long t1 = lbm_fx(hf * inv);
+		for (int a = 1; a < 9; a++) {
+			f[a] += bt[a] * un;
+			t1 += lbm_fx(bt[a]);
+		}
 		if (t1 > target)
 			in += t1 - target;
 		else

@@ -1,0 +1,55 @@
+# Samples bake to a steady state (issue 11, item 5): samples/volcano (a real
+# elevation model, R's volcano dataset, scripts/volcano.R) with SWE, and
+# with LBM as a known gap (below). The SWE bake must exit 0, report "converged": true in its manifest
+# (the run stopped on the steady-state test, not on max_steps), close its
+# mass balance and write a pack that verifies. (samples/coast with LBM:
+# tests/test_validation.c, test_coast_lbm; its full bake is too long here.)
+. tests/cli/lib.inc
+W=$BIN/wbake
+
+# steady SAMPLE SOLVER
+steady() {
+	o=$T/$1-$2
+	run 0 $W samples/$1/scene.json -o "$o" --solver "$2" --quiet
+	m=$o/manifest.json
+	check "$1 with $2: manifest written" test -s "$m"
+	[ -s "$m" ] || return
+	check "$1 with $2: steady (manifest solver.converged)" \
+		grep -q '"converged":[[:space:]]*true' "$m"
+	check "$1 with $2: solver named in the manifest" \
+		grep -q "\"name\":[[:space:]]*\"$2\"" "$m"
+	# relative_error is printed as %e: zero, or below 1e-6
+	check "$1 with $2: mass balance closes to 1e-6" \
+		grep -Eq '"relative_error":[[:space:]]*(0\.0+e\+00|[0-9]\.[0-9]+e-(0[7-9]|[1-9][0-9]))[,}]?$' "$m"
+	run 0 $BIN/wtile verify "$o/$1.wtp"
+	grep -E '"(steps|converged|clamped)"' "$m" | tr -d '\t\n' | sed "s/^/$1 $2: /"
+	echo
+}
+
+# Known gap (issue 11, docs/validation.md): the LBM does not reach a steady
+# state on the volcano (its flanks run supercritical and the Froude
+# limiter holds them). Until it does, the bake must say so: exit 0 without
+# --require-steady but a warning naming residual and tolerance, "steady":
+# false and "stop": "max_steps" in the manifest (--require-steady turns
+# it into exit 3: tests/cli/wbake_messages.sh). The check fails once the LBM bake is steady, so that
+# this gap is taken off the list then.
+known_gap_not_steady() {
+	o=$T/$1-$2
+	run 0 $W samples/$1/scene.json -o "$o" --solver "$2" --quiet
+	m=$o/manifest.json
+	if grep -q '"converged":[[:space:]]*true' "$m" 2>/dev/null; then
+		echo "FAIL: known gap closed: $1 with $2 is steady now; use 'steady $1 $2'"
+		fails=$((fails + 1))
+		return
+	fi
+	expect_err_has "not steady after"
+	check "$1 with $2: manifest says not steady" \
+		grep -q '"steady":[[:space:]]*false' "$m"
+	check "$1 with $2: manifest says it stopped at max_steps" \
+		grep -q '"stop":[[:space:]]*"max_steps"' "$m"
+	run 0 $BIN/wtile verify "$o/$1.wtp"
+}
+
+steady volcano swe
+known_gap_not_steady volcano lbm
+finish
