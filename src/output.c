@@ -38,6 +38,7 @@
 #include "pack.h"
 #include "preview.h"
 #include "util.h"
+#include "warm.h"
 
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
@@ -354,7 +355,8 @@ static int owned_entry(int dfd, const char *name)
 	if (strstr(name, ".tmp."))
 		return 1; /* temporaries of wbake before 0.2 */
 	if (S_ISREG(st.st_mode))
-		return !strcmp(name, "manifest.json") || has_suffix(name, ".wtp");
+		return !strcmp(name, "manifest.json") || has_suffix(name, ".wtp") ||
+		       !strcmp(name, "report.html") || !strcmp(name, WB_STATE_FILE);
 	if (S_ISDIR(st.st_mode))
 		return !strcmp(name, "preview") || !strcmp(name, "fields") ||
 		       !strcmp(name, "pages");

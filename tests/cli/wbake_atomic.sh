@@ -105,12 +105,15 @@ check "full disk: nothing left" test "$(leftovers o)" -eq 0
 # writing the manifest, or not at all. Each time: exit 4 with the errno
 # text and the old output intact, or exit 0 with the new one.
 kib() { echo $(( ($(wc -c < "$1") + 4095) / 4096 * 4 )); }
-need=$(( $(kib "$T/A/lake.wtp") + $(kib "$T/A/manifest.json") + $(kib "$T/B/lake.wtp") ))
+# (the old output is a whole set: pack, manifest and the solver state;
+# the new set is staged beside it: its pack comes first, then the
+# manifest, then the state)
+need=$(( $(kib "$T/A/lake.wtp") + $(kib "$T/A/manifest.json") + $(kib "$T/A/state.wbs") + $(kib "$T/B/lake.wtp") ))
+all=$(( need + $(kib "$T/B/manifest.json") + $(kib "$T/B/state.wbs") + 16 ))
 mkdir -p "$T/disk"
 if unshare -rm sh -c "mount -t tmpfs -o size=64k tmpfs '$T/disk'" 2>/dev/null; then
 	: > "$T/disk.log"
-	for k in -8 -4 0 4 8 12; do
-		sz=$((need + k))
+	for sz in $((need - 8)) $((need - 4)) $need $((need + 4)) $((need + 8)) $((need + 12)) $all; do
 		unshare -rm sh -c "
 			mount -t tmpfs -o size=${sz}k tmpfs '$T/disk' && cp -R '$T/A' '$T/disk/o' || exit
 			$W $S -o '$T/disk/o' --steps 60 --quiet 2>'$T/err.$sz'
@@ -123,7 +126,7 @@ if unshare -rm sh -c "mount -t tmpfs -o size=64k tmpfs '$T/disk'" 2>/dev/null; t
 			   [ \"\$(ls -A '$T/disk')\" = o ]; then echo \"$sz new\"
 			else echo \"$sz MIXED rc=\$rc\"; fi" >> "$T/disk.log"
 	done
-	check "full tmpfs: always the old or the new output" sh -c "! grep -q MIXED '$T/disk.log' && [ \$(wc -l < '$T/disk.log') -eq 6 ]"
+	check "full tmpfs: always the old or the new output" sh -c "! grep -q MIXED '$T/disk.log' && [ \$(wc -l < '$T/disk.log') -eq 7 ]"
 	check "full tmpfs: some bake fit" grep -q new "$T/disk.log"
 	check "full tmpfs: the pack did not fit" sh -c "cat '$T'/err.* | grep -q 'lake.wtp: error: cannot write the pack: No space left on device'"
 	check "full tmpfs: the manifest did not fit" sh -c "cat '$T'/err.* | grep -q 'manifest.json: error: cannot write: No space left on device'"
