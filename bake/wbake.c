@@ -593,7 +593,7 @@ int main(int argc, char **argv)
 		goto done;
 	const struct wb_solve_report *rep = &b.rep;
 	first = d.n;
-	wb_output_assess(sc, r, rep, o.steps, &as, &d);
+	wb_output_assess(sc, r, rep, &b.st, o.steps, &as, &d);
 	if (!o.quiet) {
 		char res[32];
 		fmt_residual(res, sizeof res, rep->residual, "%.3g");

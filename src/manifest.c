@@ -150,6 +150,15 @@ char *manifest_json(const struct wb_manifest_in *in)
 		e |= put_bool(sol, "steady", a && a->steady);
 		e |= put_e(sol, "tolerance", a ? a->tolerance : NAN);
 		e |= put_e(sol, "clamped_share", a ? a->clamped_share : NAN);
+		/* where the limiter holds the flow at the end (output.c) */
+		e |= put_int(sol, "limited_cells", a ? a->limit_cells : 0);
+		if (a && a->limit_cells > 0) {
+			cJSON *box = cJSON_AddArrayToObject(sol, "limited_box_m");
+			e |= !box;
+			for (int k = 0; box && k < 4; k++)
+				e |= !cJSON_AddItemToArray(box,
+					cJSON_CreateNumber(a->limit_box[k]));
+		}
 		if (rep && rep->lattice_speed_reason) { /* LBM */
 			e |= put_str(sol, "lattice_speed_reason",
 				     rep->lattice_speed_reason);

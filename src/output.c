@@ -714,8 +714,45 @@ static enum wb_status write_previews(const struct wb_maps *lod0,
 
 /* ---- how the bake ended ------------------------------------------------ */
 
+/* Where the limiter holds the flow at the end: wet cells (deeper than ten
+ * dry depths: films do not count) flowing at Froude >= 0.99, the LBM's
+ * Froude limit being 1. Serial, in cell order: deterministic. */
+static void clamp_where(const struct wb_scene *sc, const struct wb_state *st,
+			struct wb_assess *a)
+{
+	double hmin = 10 * (sc->sim.dry_depth > 0 ? sc->sim.dry_depth : 1e-3);
+	int x0 = st->nx, y0 = st->ny, x1 = -1, y1 = -1;
+	for (int j = 0; j < st->ny; j++)
+		for (int i = 0; i < st->nx; i++) {
+			size_t k = (size_t)j * st->nx + i;
+			double h = st->h[k];
+			if (!(h > hmin))
+				continue;
+			double fr = hypot(st->u[k], st->v[k]) / sqrt(WB_GRAVITY * h);
+			if (!(fr >= 0.99))
+				continue;
+			a->limit_cells++;
+			if (fr > a->limit_fr) {
+				a->limit_fr = fr;
+				a->limit_x = (i + 0.5) * st->dx;
+				a->limit_y = (j + 0.5) * st->dx;
+			}
+			x0 = i < x0 ? i : x0;
+			x1 = i > x1 ? i : x1;
+			y0 = j < y0 ? j : y0;
+			y1 = j > y1 ? j : y1;
+		}
+	if (a->limit_cells) {
+		a->limit_box[0] = x0 * st->dx;
+		a->limit_box[1] = (x1 + 1) * st->dx;
+		a->limit_box[2] = y0 * st->dx;
+		a->limit_box[3] = (y1 + 1) * st->dx;
+	}
+}
+
 void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,
-		      const struct wb_solve_report *rep, long fixed_steps,
+		      const struct wb_solve_report *rep,
+		      const struct wb_state *st, long fixed_steps,
 		      struct wb_assess *a, struct wb_diags *d)
 {
 	memset(a, 0, sizeof *a);
@@ -736,6 +773,8 @@ void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,
 		     a->storage_m3 > 0.5 * rep->vol_in;
 	double cs = (double)r->nx * r->ny * (double)rep->steps;
 	a->clamped_share = cs > 0 ? (double)rep->clamped / cs : 0;
+	if (rep->clamped > 0 && st && st->h && st->u && st->v)
+		clamp_where(sc, st, a);
 	if (!d)
 		return;
 	const char *file = sc->file;
@@ -766,11 +805,23 @@ void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,
 			    "it has not reached an outlet yet: run longer, or check that the open edges, level edges or sinks can drain it" :
 			    "the scene has no open edge, level edge, ocean or sink: add one, or lower the inflow");
 	}
-	if (rep->clamped > 0)
+	if (rep->clamped > 0 && !(st && st->h && st->u && st->v))
 		wb_diag_add(d, WB_SEV_NOTE, file, NULL, 0, 0,
-			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps); the cells are not tracked",
+			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps)",
 			    rep->clamped, 100.0 * a->clamped_share, r->nx, r->ny,
 			    rep->steps);
+	else if (rep->clamped > 0 && a->limit_cells == 0)
+		wb_diag_add(d, WB_SEV_NOTE, file, NULL, 0, 0,
+			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps); at the end no cell flows at its limit (Froude 1): the clamps were transient",
+			    rep->clamped, 100.0 * a->clamped_share, r->nx, r->ny,
+			    rep->steps);
+	else if (rep->clamped > 0)
+		wb_diag_add(d, WB_SEV_NOTE, file, NULL, 0, 0,
+			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps); at the end it holds %ld cells at Froude 1, within x %.6g..%.6g m, y %.6g..%.6g m (the fastest at x %.6g m, y %.6g m): supercritical flow there is not resolved; the SWE solver (--solver swe) resolves it",
+			    rep->clamped, 100.0 * a->clamped_share, r->nx, r->ny,
+			    rep->steps, a->limit_cells, a->limit_box[0],
+			    a->limit_box[1], a->limit_box[2], a->limit_box[3],
+			    a->limit_x, a->limit_y);
 }
 
 static int cancelled(const struct wb_output_opts *o)
@@ -884,7 +935,7 @@ enum wb_status wb_output_write(const struct wb_scene *sc,
 	}
 
 	struct wb_assess as;
-	wb_output_assess(sc, r, rep, o->fixed_steps, &as, NULL);
+	wb_output_assess(sc, r, rep, st, o->fixed_steps, &as, NULL);
 	mi.sc = sc;
 	mi.r = r;
 	mi.st = st;

@@ -90,15 +90,23 @@ struct wb_assess {
 	double mean_rise_m;     /* storage_m3 over the map's area */
 	int filling;            /* inflow, ~no outflow, stored water rising */
 	double clamped_share;   /* clamped / (cells * steps) */
+	/* where the limiter holds the flow at the end (clamped > 0 and a
+	   state given): wet cells at Froude >= 0.99, their box (x0, x1, y0,
+	   y1 in m) and the fastest of them */
+	long limit_cells;
+	double limit_box[4];
+	double limit_x, limit_y, limit_fr;
 };
 
 /* Judge a solver report: fills *a and, when d is not NULL, adds a warning
  * for a bake stopped at max_steps unconverged (naming residual and
  * tolerance) and for a basin that fills (inflow with almost no outflow) -
  * a note instead when fixed_steps > 0, where neither is unexpected - and a
- * note explaining clamped cell-steps as a share. */
+ * note explaining clamped cell-steps as a share and, with the final state
+ * st (may be NULL), where the limiter holds the flow at the end. */
 void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,
-		      const struct wb_solve_report *rep, long fixed_steps,
+		      const struct wb_solve_report *rep,
+		      const struct wb_state *st, long fixed_steps,
 		      struct wb_assess *a, struct wb_diags *d);
 
 /* ---- writing ----------------------------------------------------------- */

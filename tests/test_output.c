@@ -446,7 +446,7 @@ static void test_assess(void **state)
 	rep.converged = 1;
 	rep.residual = 1e-4;
 	rep.vol_initial = rep.vol_final = 50;
-	wb_output_assess(&sc, &r, &rep, 0, &a, &d);
+	wb_output_assess(&sc, &r, &rep, NULL, 0, &a, &d);
 	assert_int_equal(a.stop, WB_STOP_STEADY);
 	assert_true(a.steady && !a.filling);
 	assert_true(a.tolerance == 2e-3);
@@ -459,7 +459,7 @@ static void test_assess(void **state)
 	rep.vol_out = 7.9; /* under 1 % of the inflow */
 	rep.vol_final = rep.vol_initial + 792.1;
 	rep.clamped = 400; /* of 10 x 20 x 1000 cell-steps: 0.2 % */
-	wb_output_assess(&sc, &r, &rep, 0, &a, &d);
+	wb_output_assess(&sc, &r, &rep, NULL, 0, &a, &d);
 	assert_int_equal(a.stop, WB_STOP_MAX_STEPS);
 	assert_true(!a.steady && a.filling);
 	assert_true(fabs(a.storage_m3 - 792.1) < 1e-9);
@@ -474,11 +474,11 @@ static void test_assess(void **state)
 	/* 2 % leaves: not filling; an outlet changes the advice */
 	wb_diags_init(&d);
 	rep.vol_out = 16;
-	wb_output_assess(&sc, &r, &rep, 0, &a, &d);
+	wb_output_assess(&sc, &r, &rep, NULL, 0, &a, &d);
 	assert_false(a.filling);
 	rep.vol_out = 7.9;
 	sc.edges[WB_SOUTH].kind = WB_EDGE_OPEN;
-	wb_output_assess(&sc, &r, &rep, 0, &a, &d);
+	wb_output_assess(&sc, &r, &rep, NULL, 0, &a, &d);
 	assert_true(a.filling);
 	assert_true(has_diag(&d, "it has not reached an outlet yet"));
 	wb_diags_release(&d);
@@ -488,18 +488,73 @@ static void test_assess(void **state)
 	wb_diags_init(&d);
 	rep.residual = NAN;
 	rep.clamped = 0;
-	wb_output_assess(&sc, &r, &rep, 500, &a, &d);
+	wb_output_assess(&sc, &r, &rep, NULL, 500, &a, &d);
 	assert_int_equal(a.stop, WB_STOP_STEPS);
 	assert_true(isnan(a.residual));
 	assert_int_equal(d.warnings, 0);
 	assert_int_equal(d.n, 1);
 	assert_int_equal(d.v[0].sev, WB_SEV_NOTE);
-	wb_output_assess(&sc, &r, &rep, 0, &a, &d);
+	wb_output_assess(&sc, &r, &rep, NULL, 0, &a, &d);
 	assert_true(has_diag(&d, "residual not measured, tolerance 0.002"));
 	/* default tolerance when the scene leaves it unset */
 	sc.sim.tolerance = 0;
-	wb_output_assess(&sc, &r, NULL, 0, &a, NULL);
+	wb_output_assess(&sc, &r, NULL, NULL, 0, &a, NULL);
 	assert_true(a.tolerance == 1e-4 && isnan(a.residual));
+	wb_diags_release(&d);
+}
+
+
+/* Where the limiter holds the flow: wet cells at Froude >= 0.99 give the
+ * box and the fastest cell; films (under ten dry depths) do not count. */
+static void test_clamp_where(void **state)
+{
+	(void)state;
+	struct wb_scene sc;
+	struct wb_raster r;
+	struct wb_solve_report rep;
+	struct wb_assess a;
+	struct wb_diags d;
+	scene_of(&sc, &r);
+	sc.sim.dry_depth = 1e-3;
+	float h[200], u[200], v[200];
+	struct wb_state st = { 10, 20, 2.0, h, u, v, NULL, NULL, 0 };
+	for (int k = 0; k < 200; k++) {
+		h[k] = 1;
+		u[k] = 0.5f; /* Froude 0.16 */
+		v[k] = 0;
+	}
+	float c = (float)sqrt(WB_GRAVITY); /* Froude 1 at 1 m */
+	for (int j = 7; j <= 8; j++)
+		for (int i = 3; i <= 5; i++)
+			u[i + 10 * j] = c;
+	v[4 + 10 * 8] = 0.6f * c; /* Froude 1.17: the fastest */
+	h[0] = 0.005f;           /* a film at Froude 14: not counted */
+	u[0] = 3;
+	memset(&rep, 0, sizeof rep);
+	rep.steps = 1000;
+	rep.converged = 1;
+	rep.residual = 1e-4;
+	rep.clamped = 5000; /* 2.5 % of 10 x 20 x 1000 */
+	wb_diags_init(&d);
+	wb_output_assess(&sc, &r, &rep, &st, 0, &a, &d);
+	assert_int_equal(a.limit_cells, 6);
+	assert_true(a.limit_box[0] == 6 && a.limit_box[1] == 12);  /* x: cells 3..5 of 2 m */
+	assert_true(a.limit_box[2] == 14 && a.limit_box[3] == 18); /* y: cells 7..8 */
+	assert_true(a.limit_x == 9 && a.limit_y == 17);
+	assert_true(fabs(a.limit_fr - hypot(1, 0.6)) < 1e-6);
+	assert_int_equal(d.warnings, 0);
+	assert_true(has_diag(&d, "at the end it holds 6 cells at Froude 1, within x 6..12 m, y 14..18 m (the fastest at x 9 m, y 17 m)"));
+	wb_diags_release(&d);
+
+	/* the same clamps with every cell below the limit at the end */
+	for (int k = 0; k < 200; k++)
+		u[k] = v[k] = 0;
+	memset(&a, 0, sizeof a);
+	wb_diags_init(&d);
+	wb_output_assess(&sc, &r, &rep, &st, 0, &a, &d);
+	assert_int_equal(a.limit_cells, 0);
+	assert_int_equal(d.warnings, 0);
+	assert_true(has_diag(&d, "no cell flows at its limit (Froude 1): the clamps were transient"));
 	wb_diags_release(&d);
 }
 
@@ -515,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_atomic_never_follows),
 		cmocka_unit_test(test_assess),
+		cmocka_unit_test(test_clamp_where),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
