@@ -37,6 +37,7 @@
 #include "bake.h"
 #include "output.h"
 #include "report.h"
+#include "strutil.h"
 #include "util.h"
 #include "warm.h"
 #include "wbake.h"
@@ -549,11 +550,15 @@ int main(int argc, char **argv)
 		goto done;
 	}
 
+	/* the scene path comes from the command line: escaped for the
+	 * terminal like every other untrusted string (the name is checked) */
+	char scene_esc[1024];
+	wb_str_escape(scene_esc, sizeof scene_esc, o.scene);
 	if (o.check) {
 		if (!o.quiet)
 			fprintf(stderr,
 				"%s: ok: scene '%s', %dx%d cells at %g m, %d sources, %d blockers, %d modifiers, %d materials, inflow %.3g m^3/s, %d warning%s\n",
-				o.scene, sc->name, r->nx, r->ny, r->dx, sc->n_sources,
+				scene_esc, sc->name, r->nx, r->ny, r->dx, sc->n_sources,
 				sc->n_blockers, sc->n_modifiers, sc->n_materials,
 				r->total_inflow, d.warnings, d.warnings == 1 ? "" : "s");
 		if (o.dump) {
@@ -577,7 +582,7 @@ int main(int argc, char **argv)
 	so.cancel = &stop_signal;
 	if (!o.quiet)
 		fprintf(stderr, "%s: baking '%s' (%dx%d cells at %g m) with %s on %s\n",
-			o.scene, sc->name, r->nx, r->ny, r->dx, pr.what,
+			scene_esc, sc->name, r->nx, r->ny, r->dx, pr.what,
 			o.opencl ? "OpenCL" : wb_threads(o.threads) == 1 ? "1 thread" :
 			"all threads");
 	int first = d.n;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "maps.h"
+#include "strutil.h"
 #include "output.h"
 #include "util.h"
 
@@ -120,7 +121,11 @@ char *manifest_json(const struct wb_manifest_in *in)
 	cJSON *inp = cJSON_AddObjectToObject(root, "inputs");
 	e |= !inp;
 	if (inp) {
-		e |= put_str(inp, "scene_file", basename_of(sc->file));
+		/* the file name is the user's: JSON strings must be UTF-8 */
+		const char *sf = basename_of(sc->file);
+		e |= put_str(inp, "scene_file",
+			     sf && wb_utf8_check(sf, strlen(sf)) == strlen(sf) ?
+			     sf : "(not UTF-8)");
 		e |= put_hash(inp, "scene_sha256", sc->scene_sha256);
 		e |= put_str(inp, "heightmap_file",
 			     basename_of(sc->terrain.heightmap));
