@@ -816,7 +816,8 @@ void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,
 			    rep->clamped, 100.0 * a->clamped_share, r->nx, r->ny,
 			    rep->steps);
 	else if (rep->clamped > 0)
-		wb_diag_add(d, WB_SEV_NOTE, file, NULL, 0, 0,
+		/* the limiter changed the physics of the result: a warning */
+		wb_diag_add(d, WB_SEV_WARNING, file, NULL, 0, 0,
 			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps); at the end it holds %ld cells at Froude 1, within x %.6g..%.6g m, y %.6g..%.6g m (the fastest at x %.6g m, y %.6g m): supercritical flow there is not resolved; the SWE solver (--solver swe) resolves it",
 			    rep->clamped, 100.0 * a->clamped_share, r->nx, r->ny,
 			    rep->steps, a->limit_cells, a->limit_box[0],

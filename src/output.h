@@ -103,7 +103,9 @@ struct wb_assess {
  * tolerance) and for a basin that fills (inflow with almost no outflow) -
  * a note instead when fixed_steps > 0, where neither is unexpected - and a
  * note explaining clamped cell-steps as a share and, with the final state
- * st (may be NULL), where the limiter holds the flow at the end. */
+ * st (may be NULL), where the limiter holds the flow at the end: a warning
+ * when it holds cells there (the result's physics is limited), a note when
+ * the clamps were transient. */
 void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,
 		      const struct wb_solve_report *rep,
 		      const struct wb_state *st, long fixed_steps,
