@@ -3,6 +3,8 @@
 #   make test         install missing packages, build, run every test
 #   make bench        run the benchmarks ('bench <name> <value> <unit>' lines)
 #   make bake         bake samples/river into out/river
+#   make bake-world   generate the open-world terrain (build/world, 4096^2;
+#                     WORLD_SIZE=N for another size) and bake samples/world
 #   make fuzz         build libFuzzer targets (clang) into build/fuzz/
 #   make SAN=1 test   the same with ASan/UBSan (objects in build/san/); the
 #                     long solver runs are shortened (WB_TEST_QUICK=1)
@@ -67,7 +69,7 @@ REPLAYS   = $(FUZZ_SRC:fuzz/%.c=$(BUILD)/replay/%)
 FUZZERS   = $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
 
 .SECONDARY:
-.PHONY: all deps test-deps test bench bake fuzz clean
+.PHONY: all deps test-deps test bench bake bake-world fuzz clean
 all: deps $(PROGS)
 
 deps:
@@ -152,6 +154,19 @@ bench: test-deps
 
 bake: all
 	$(BIN)/wbake samples/river/scene.json -o out/river
+
+# The world's terrain is generated at bake time (not committed):
+# samples/world/scene.json reads build/world/terrain.png. Another size
+# bakes the scene mkterrain writes next to its terrain.
+WORLD_SIZE ?= 4096
+bake-world: all
+ifeq ($(WORLD_SIZE),4096)
+	$(BIN)/mkterrain world 4096 build/world
+	$(BIN)/wbake samples/world/scene.json -o out/world
+else
+	$(BIN)/mkterrain world $(WORLD_SIZE) build/world-$(WORLD_SIZE)
+	$(BIN)/wbake build/world-$(WORLD_SIZE)/scene.json -o out/world-$(WORLD_SIZE)
+endif
 
 clean:
 	rm -rf build bin out tests/tmp
