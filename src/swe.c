@@ -307,11 +307,12 @@ SWE_INLINE float bitsf(uint32_t u)
 	return x;
 }
 
-/* 1. height integration of row j into h1; the face fluxes go to fu / fv
- * (read again by the momentum-conservative advection). Returns nonzero
- * when a new depth is not finite. */
+/* 1. height integration of cells ia .. ib - 1 of row j into h1; the face
+ * fluxes go to fu / fv (read again by the momentum-conservative
+ * advection). Returns nonzero when a new depth is not finite. */
 SWE_CLONES
-static int height_row(const struct swe_ctx *s, int j, float k, float hmax)
+static int height_row(const struct swe_ctx *s, int j, int ia, int ib, float k,
+		      float hmax)
 {
 	const int W = s->W;
 	const float *restrict h = s->h;
@@ -320,7 +321,7 @@ static int height_row(const struct swe_ctx *s, int j, float k, float hmax)
 	float *restrict h1 = s->h1;
 	float *restrict fu = s->fu;
 	float *restrict fv = s->fv;
-	const int c0 = (int)P(s, 0, j), c1 = c0 + s->nx;
+	const int c0 = (int)P(s, ia, j), c1 = (int)P(s, ib, j);
 	int bad = 0;
 #pragma omp simd reduction(| : bad)
 	for (int c = c0; c < c1; c++) {
@@ -334,7 +335,8 @@ static int height_row(const struct swe_ctx *s, int j, float k, float hmax)
 		fu[c] = fw;
 		fv[c] = fn;
 	}
-	fu[c1] = face_flux(u[c1], h[c1 - 1], h[c1], hmax);
+	if (ib == s->nx)
+		fu[c1] = face_flux(u[c1], h[c1 - 1], h[c1], hmax);
 	if (j == s->ny - 1)
 		for (int c = c0; c < c1; c++)
 			fv[c + W] = face_flux(v[c + W], h[c], h[c + W], hmax);
@@ -566,12 +568,13 @@ face_span(const struct face_ptrs *pp, int base, int W, int ib, int ie,
  * flow is mostly such blocks); other blocks compute both and select per
  * face. The values are the same either way. */
 SWE_INLINE void
-face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
-	   const int fric, const int blk, const struct face_par *fp,
-	   const struct flux_rows *fr, struct row_out *ro)
+face_row_k(struct swe_ctx *s, int j, int ia, int ib, float k, const int xdir,
+	   const int mode, const int fric, const int blk,
+	   const struct face_par *fp, const struct flux_rows *fr,
+	   struct row_out *ro)
 {
 	const int W = s->W;
-	const int nx = s->nx;
+	const int nx = ib; /* faces (and cells) ia .. ib - 1 of the row */
 	const int A = xdir ? 1 : W;
 	/* face fluxes by column i (struct flux_rows): this component's
 	   behind / at / ahead of the face along its normal, and the other
@@ -591,7 +594,7 @@ face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
 	if (!fric)
 		fpl.fric = 0.0f;
 	const int base = (int)P(s, 0, j);
-	const int i0 = xdir ? 1 : 0;
+	const int i0 = xdir && ia < 1 ? 1 : ia;
 	if (mode == 1) {
 		const float *restrict q = pp.q;
 		const float *restrict o = pp.o;
@@ -657,7 +660,7 @@ face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
 	const float um = fpl.umax;
 	/* u rows also give the row's largest depth (faces from i = 1, the
 	   cell of i = 0 apart) */
-	if (xdir)
+	if (xdir && ia == 0)
 		hm = fbits(h[base]);
 #pragma omp simd reduction(max : umax, hm) reduction(+ : ncl)
 	for (int c = base + i0; c < base + nx; c++) {
@@ -742,16 +745,18 @@ static void wall_drag(struct swe_ctx *s)
 	}
 }
 
-typedef void (*row_fn)(struct swe_ctx *, int, float, const struct face_par *,
-		       const struct flux_rows *, struct row_out *);
+typedef void (*row_fn)(struct swe_ctx *, int, int, int, float,
+		       const struct face_par *, const struct flux_rows *,
+		       struct row_out *);
 
+/* Faces ia .. ib - 1 of row j (0 .. nx: the whole row). */
 #define ROW_FN(name, xd, md, fr, bk)                                          \
-	SWE_CLONES static void name(struct swe_ctx *s, int j, float k,        \
-				    const struct face_par *fp,                \
+	SWE_CLONES static void name(struct swe_ctx *s, int j, int ia, int ib, \
+				    float k, const struct face_par *fp,       \
 				    const struct flux_rows *frw,              \
 				    struct row_out *ro)                       \
 	{                                                                     \
-		face_row_k(s, j, k, xd, md, fr, bk, fp, frw, ro);             \
+		face_row_k(s, j, ia, ib, k, xd, md, fr, bk, fp, frw, ro);     \
 	}
 ROW_FN(u_fwd, 1, 1, 0, 0)
 ROW_FN(v_fwd, 0, 1, 0, 0)
@@ -781,6 +786,10 @@ static const row_fn face_rows[2][2][2][2] = {
 };
 
 /* ---- set-up -------------------------------------------------------------- */
+
+static int sparse_init(struct swe_ctx *s);
+static void sparse_release(struct swe_sparse *b);
+
 
 static int list_add(struct swe_cell_list *l, long *cap, long c, float val)
 {
@@ -1056,6 +1065,8 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 	if (!s->ring || !s->cls || !s->src_row || !s->fix_row || !s->sink_row ||
 	    !s->src_dv || !s->fix_dv || !s->sink_dv)
 		goto oom;
+	if (sparse_init(s))
+		goto oom;
 	s->vol_initial = swe_grid_volume(s);
 	s->hdep_max = 0.0f;
 	for (long c = 0; c < nc; c++)
@@ -1101,6 +1112,7 @@ void swe_release(struct swe_ctx *s)
 	free(s->dep_pv);
 	free(s->dep_list);
 	swe_particles_release(&s->P);
+	sparse_release(&s->sp);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -1229,10 +1241,10 @@ static void mc_forward(struct swe_ctx *s, float k, const struct face_par *fp)
 		struct flux_rows frw;
 		memset(&frw, 0, sizeof(frw));
 		frw.fwd = s->ut + P(s, 0, j);
-		u_fwd(s, j, k, fp, &frw, &tmp);
+		u_fwd(s, j, 0, nx, k, fp, &frw, &tmp);
 		frw.fwd = s->vt + P(s, 0, j);
 		if (j > 0)
-			v_fwd(s, j, k, fp, &frw, &tmp);
+			v_fwd(s, j, 0, nx, k, fp, &frw, &tmp);
 	}
 	fill_face_ghosts(s, s->ut, s->vt);
 }
@@ -1407,7 +1419,7 @@ static void mc_ring_rows(struct swe_ctx *s, int r, float k,
 		utR[0] = s->u[P(s, 0, r)];
 		utR[nx] = s->u[P(s, nx, r)];
 		frw.fwd = utR;
-		u_fwd(s, r, k, fp, &frw, &tmp);
+		u_fwd(s, r, 0, nx, k, fp, &frw, &tmp);
 		if (r == 0)
 			for (int i = 0; i <= nx; i++)
 				utGhost[i] = s->tsgn[WB_NORTH] * utR[i];
@@ -1417,7 +1429,7 @@ static void mc_ring_rows(struct swe_ctx *s, int r, float k,
 	}
 	if (r > 0 && r < ny) {
 		frw.fwd = vtR;
-		v_fwd(s, r, k, fp, &frw, &tmp);
+		v_fwd(s, r, 0, nx, k, fp, &frw, &tmp);
 	} else {
 		memcpy(vtR, s->v + P(s, 0, r), (size_t)nx * sizeof(float));
 	}
@@ -1463,9 +1475,9 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 						 FV(j), FV(r), UT(j - 1), UT(j),
 						 UT(r), VT(j - 1), VT(j), VT(r),
 						 NULL };
-			urow(s, j, k, fp, &frw, &ro[j]);
+			urow(s, j, 0, s->nx, k, fp, &frw, &ro[j]);
 			if (j > 0)
-				vrow(s, j, k, fp, &frw, &ro[ny + j]);
+				vrow(s, j, 0, s->nx, k, fp, &frw, &ro[ny + j]);
 			else
 				memset(&ro[ny], 0, sizeof(ro[ny]));
 		}
@@ -1473,6 +1485,394 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 #undef FV
 #undef UT
 #undef VT
+	}
+}
+
+/* ---- block-sparse step ------------------------------------------------------
+ * (swe.h, struct swe_sparse; docs/scale.md.) Why skipping a block gives the
+ * dense bytes: a block outside the active set has no wet block within one
+ * block (>= 2 cells), so every depth within two cells of it is +0 and every
+ * face there has velocity +0. The dense update would then give fluxes
+ * u * h_up = +0, depths h - k (+0) = +0 and, both cells of every face being
+ * dry, the dry-cell wall: velocity +0 (face_finish). Those are the values
+ * the block already holds in h, h1, u, u1, v, v1 (zeroed when it left the
+ * active set, after a step in which its h, u, v were +0). The height step
+ * and the forward estimates run one block further (halo), so that every
+ * flux, depth and estimate an active face reads is computed as the dense
+ * path computes it; a block leaving the halo gets the zero fluxes and
+ * estimates the dense path would compute there. Sources, fixed cells and
+ * modifiers keep their blocks active; a particle deposit activates its
+ * blocks for the velocity step of its step. Boundary faces, ghosts,
+ * particles, foam and every sum stay dense, in their fixed order. */
+
+static int sparse_init(struct swe_ctx *s)
+{
+	struct swe_sparse *b = &s->sp;
+	const char *e = getenv("WB_SWE_DENSE");
+	b->on = !(e && *e && strcmp(e, "0") != 0);
+	b->nbx = (s->nx + SWE_BLOCK - 1) / SWE_BLOCK;
+	b->nby = (s->ny + SWE_BLOCK - 1) / SWE_BLOCK;
+	b->nblk = (long)b->nbx * b->nby;
+	b->first = 1;
+	size_t n = (size_t)b->nblk;
+	b->always = calloc(n, 1);
+	b->act = calloc(n, 1);
+	b->halo = calloc(n, 1);
+	b->pact = calloc(n, 1);
+	b->phalo = calloc(n, 1);
+	b->wet = calloc(n, 1);
+	b->film = calloc(n, sizeof(float));
+	b->runs = malloc((size_t)b->nby * 2 * (size_t)(b->nbx + 1) * 2 *
+			 sizeof(int));
+	b->nrun = calloc((size_t)b->nby * 2, sizeof(int));
+	if (!b->always || !b->act || !b->halo || !b->pact || !b->phalo ||
+	    !b->wet || !b->film || !b->runs || !b->nrun)
+		return -1;
+	const struct swe_cell_list *L[] = { &s->src, &s->fixed, &s->mod_u,
+					    &s->mod_v };
+	for (int l = 0; l < 4; l++)
+		for (long m = 0; m < L[l]->n; m++) {
+			long c = L[l]->c[m];
+			int i = (int)(c % s->W) - 1, j = (int)(c / s->W) - 1;
+			b->always[(j / SWE_BLOCK) * (long)b->nbx + i / SWE_BLOCK] = 1;
+		}
+	return 0;
+}
+
+static void sparse_release(struct swe_sparse *b)
+{
+	free(b->always);
+	free(b->act);
+	free(b->halo);
+	free(b->pact);
+	free(b->phalo);
+	free(b->wet);
+	free(b->film);
+	free(b->runs);
+	free(b->nrun);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Columns and rows of block (bi, bj), interior cells; ghosts added for
+ * edge blocks when 'ghosts'. */
+static void block_box(const struct swe_ctx *s, int bi, int bj, int ghosts,
+		      int *i0, int *i1, int *j0, int *j1)
+{
+	*i0 = bi * SWE_BLOCK;
+	*j0 = bj * SWE_BLOCK;
+	*i1 = *i0 + SWE_BLOCK < s->nx ? *i0 + SWE_BLOCK : s->nx;
+	*j1 = *j0 + SWE_BLOCK < s->ny ? *j0 + SWE_BLOCK : s->ny;
+	if (ghosts) {
+		*i0 -= *i0 == 0;
+		*j0 -= *j0 == 0;
+		*i1 += *i1 == s->nx;
+		*j1 += *j1 == s->ny;
+	}
+}
+
+/* A cell deeper than eps (or not finite) or a face velocity with a bit
+ * set in the block (ghost ring and the far boundary faces of edge blocks
+ * included). */
+static int block_wet(const struct swe_ctx *s, int bi, int bj, float eps)
+{
+	int i0, i1, j0, j1;
+	block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+	const uint32_t *u = (const uint32_t *)(const void *)s->u;
+	const uint32_t *v = (const uint32_t *)(const void *)s->v;
+	const float *h = s->h;
+	for (int j = j0; j < j1; j++) {
+		const long c0 = P(s, i0, j), c1 = P(s, i1, j);
+		uint32_t acc = 0;
+		int wet = 0;
+		for (long c = c0; c < c1; c++) {
+			acc |= u[c] | v[c];
+			wet |= !(h[c] <= eps);
+		}
+		if (acc | (uint32_t)wet)
+			return 1;
+	}
+	return 0;
+}
+
+/* Largest depth of the block's interior cells (films of a sleeping
+ * block: the dense step's largest depth counts them). */
+static float block_hmax(const struct swe_ctx *s, int bi, int bj)
+{
+	int i0, i1, j0, j1;
+	block_box(s, bi, bj, 0, &i0, &i1, &j0, &j1);
+	float m = 0.0f;
+	for (int j = j0; j < j1; j++)
+		for (long c = P(s, i0, j); c < P(s, i1, j); c++)
+			m = maxf(m, s->h[c]);
+	return m;
+}
+
+/* Zero fields f[0..nf) over the block (ghosts of edge blocks included). */
+static void block_zero(const struct swe_ctx *s, int bi, int bj, float **f,
+		       int nf)
+{
+	int i0, i1, j0, j1;
+	block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+	for (int q = 0; q < nf; q++) {
+		if (!f[q])
+			continue;
+		for (int j = j0; j < j1; j++)
+			memset(f[q] + P(s, i0, j), 0,
+			       (size_t)(i1 - i0) * sizeof(float));
+	}
+}
+
+/* Column runs of the blocks set in 'set' along band bj into out (pairs);
+ * returns their number. */
+static int band_runs(const struct swe_ctx *s, const uint8_t *set, int bj,
+		     int *out)
+{
+	const int nbx = s->sp.nbx;
+	int n = 0;
+	for (int bi = 0; bi < nbx; bi++) {
+		if (!set[(long)bj * nbx + bi])
+			continue;
+		int ia = bi * SWE_BLOCK;
+		while (bi + 1 < nbx && set[(long)bj * nbx + bi + 1])
+			bi++;
+		int ib = (bi + 1) * SWE_BLOCK;
+		out[2 * n] = ia;
+		out[2 * n + 1] = ib < s->nx ? ib : s->nx;
+		n++;
+	}
+	return n;
+}
+
+static void sparse_runs(struct swe_ctx *s)
+{
+	struct swe_sparse *b = &s->sp;
+	const long stride = 2L * (b->nbx + 1);
+	for (int bj = 0; bj < b->nby; bj++) {
+		b->nrun[2 * bj] = band_runs(s, b->halo, bj,
+					    b->runs + (2 * bj) * stride);
+		b->nrun[2 * bj + 1] = band_runs(s, b->act, bj,
+						b->runs + (2 * bj + 1) * stride);
+	}
+}
+
+/* set = src dilated by one block (8 neighbours). */
+static void dilate(const struct swe_sparse *b, const uint8_t *src,
+		   uint8_t *set)
+{
+	for (int bj = 0; bj < b->nby; bj++)
+		for (int bi = 0; bi < b->nbx; bi++) {
+			int on = 0;
+			for (int dj = -1; dj <= 1 && !on; dj++)
+				for (int di = -1; di <= 1; di++) {
+					int x = bi + di, y = bj + dj;
+					if (x >= 0 && y >= 0 && x < b->nbx &&
+					    y < b->nby && src[(long)y * b->nbx + x]) {
+						on = 1;
+						break;
+					}
+				}
+			set[(long)bj * b->nbx + bi] = (uint8_t)on;
+		}
+}
+
+/* The activity pass at the start of a step: wet blocks (scanned where
+ * water can be: last step's active blocks, edge blocks, or every block on
+ * the first step), the active and halo sets, the zeros of blocks leaving
+ * them, the column runs. */
+static void sparse_activity(struct swe_ctx *s)
+{
+	struct swe_sparse *b = &s->sp;
+	const int nbx = b->nbx, nby = b->nby;
+	const float eps = (float)fmax(s->sim.dry_depth, 1e-9);
+	uint8_t *t = b->pact;
+	b->pact = b->act;
+	b->act = t;
+	t = b->phalo;
+	b->phalo = b->halo;
+	b->halo = t;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(s->threads)
+	for (long q = 0; q < b->nblk; q++) {
+		int bi = (int)(q % nbx), bj = (int)(q / nbx);
+		int edge = bi == 0 || bj == 0 || bi == nbx - 1 || bj == nby - 1;
+		b->wet[q] = (uint8_t)((b->first || b->pact[q] || edge) &&
+				      block_wet(s, bi, bj, eps));
+	}
+	if (b->first) {
+		/* as if every block left both sets: h1 = h, zeros */
+		memset(b->pact, 1, (size_t)b->nblk);
+		memset(b->phalo, 1, (size_t)b->nblk);
+	}
+	b->first = 0;
+	dilate(b, b->wet, b->act);
+	for (long q = 0; q < b->nblk; q++)
+		b->act[q] |= b->always[q];
+	dilate(b, b->act, b->halo);
+	float *fa[] = { s->u1, s->v1 };
+	float *fh[] = { s->fu, s->fv, s->ut, s->vt };
+	long na = 0, nh = 0;
+	for (long q = 0; q < b->nblk; q++) {
+		int bi = (int)(q % nbx), bj = (int)(q / nbx);
+		if (b->pact[q] && !b->act[q]) {
+			/* the dense step leaves its depths (films at most
+			   eps deep) as they are and closes its faces */
+			int i0, i1, j0, j1;
+			block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+			for (int j = j0; j < j1; j++)
+				memcpy(s->h1 + P(s, i0, j), s->h + P(s, i0, j),
+				       (size_t)(i1 - i0) * sizeof(float));
+			block_zero(s, bi, bj, fa, 2);
+			b->film[q] = block_hmax(s, bi, bj);
+		}
+		if (b->phalo[q] && !b->halo[q])
+			block_zero(s, bi, bj, fh, 4);
+		na += b->act[q];
+		nh += b->halo[q];
+	}
+	b->n_act = na;
+	b->n_halo = nh;
+	sparse_runs(s);
+}
+
+/* After the particle step: the blocks of the cells and faces a deposit
+ * changed (cell c, faces c, c + 1, c + W) join the active set for this
+ * step's velocity step, their neighbours the halo (forward estimates).
+ * Returns 1 when a set changed. */
+static int sparse_deposits(struct swe_ctx *s)
+{
+	struct swe_sparse *b = &s->sp;
+	int changed = 0;
+	for (long n = 0; n < s->n_dep; n++) {
+		long c = s->dep_list[n];
+		int i = (int)(c % s->W) - 1, j = (int)(c / s->W) - 1;
+		for (int q = 0; q < 3; q++) {
+			int ii = i + (q == 1), jj = j + (q == 2);
+			if (ii >= s->nx || jj >= s->ny)
+				continue;
+			long bq = (jj / SWE_BLOCK) * (long)b->nbx + ii / SWE_BLOCK;
+			if (!b->act[bq]) {
+				b->act[bq] = 1;
+				changed = 1;
+			}
+		}
+	}
+	if (!changed)
+		return 0;
+	/* a block may enter the halo here: its fluxes (of the old, zero
+	   velocities) are the zeros it holds */
+	uint8_t *nh = b->wet; /* wet is not needed any more this step */
+	dilate(b, b->act, nh);
+	long na = 0, nhn = 0;
+	for (long q = 0; q < b->nblk; q++) {
+		b->halo[q] |= nh[q];
+		na += b->act[q];
+		nhn += b->halo[q];
+	}
+	b->n_act = na;
+	b->n_halo = nhn;
+	sparse_runs(s);
+	return 1;
+}
+
+static const int *band_run(const struct swe_ctx *s, int j, int active,
+			   int *n)
+{
+	const struct swe_sparse *b = &s->sp;
+	int bj = j / SWE_BLOCK;
+	*n = b->nrun[2 * bj + active];
+	return b->runs + (2 * bj + active) * 2L * (b->nbx + 1);
+}
+
+/* Height integration on the halo runs; rb[j] as height_row. */
+static void sparse_height(struct swe_ctx *s, float k, float hmax, long *rb)
+{
+#pragma omp parallel for schedule(dynamic, 8) num_threads(s->threads)
+	for (int j = 0; j < s->ny; j++) {
+		int n;
+		const int *r = band_run(s, j, 0, &n);
+		int bad = 0;
+		for (int m = 0; m < n; m++)
+			bad |= height_row(s, j, r[2 * m], r[2 * m + 1], k, hmax);
+		rb[j] = bad;
+	}
+}
+
+/* mc_forward on the halo runs (boundary faces and ghosts as there). */
+static void sparse_mc_forward(struct swe_ctx *s, float k,
+			      const struct face_par *fp)
+{
+	const int nx = s->nx, ny = s->ny;
+	for (int j = 0; j < ny; j++) {
+		s->ut[P(s, 0, j)] = s->u[P(s, 0, j)];
+		s->ut[P(s, nx, j)] = s->u[P(s, nx, j)];
+	}
+	for (int i = 0; i < nx; i++) {
+		s->vt[P(s, i, 0)] = s->v[P(s, i, 0)];
+		s->vt[P(s, i, ny)] = s->v[P(s, i, ny)];
+	}
+#pragma omp parallel for schedule(dynamic, 8) num_threads(s->threads)
+	for (int j = 0; j < ny; j++) {
+		int n;
+		const int *r = band_run(s, j, 0, &n);
+		struct row_out tmp;
+		struct flux_rows frw;
+		memset(&frw, 0, sizeof(frw));
+		for (int m = 0; m < n; m++) {
+			frw.fwd = s->ut + P(s, 0, j);
+			u_fwd(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw, &tmp);
+			frw.fwd = s->vt + P(s, 0, j);
+			if (j > 0)
+				v_fwd(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw,
+				      &tmp);
+		}
+	}
+	fill_face_ghosts(s, s->ut, s->vt);
+}
+
+static void ro_merge(struct row_out *a, const struct row_out *b)
+{
+	a->umax = maxf(a->umax, b->umax);
+	a->hmax = maxf(a->hmax, b->hmax);
+	a->bad |= b->bad;
+	a->nclamp += b->nclamp;
+}
+
+/* Velocity step on the active runs; ro as in the unfused path. */
+static void sparse_velocity(struct swe_ctx *s, float k,
+			    const struct face_par *fp, int mc, row_fn urow,
+			    row_fn vrow, struct row_out *ro)
+{
+	const int ny = s->ny;
+	const float *fu = s->fu, *fv = s->fv;
+#pragma omp parallel for schedule(dynamic, 8) num_threads(s->threads)
+	for (int j = 0; j < ny; j++) {
+		struct flux_rows frw = {
+			fu + P(s, 0, j - 1), fu + P(s, 0, j),
+			fv + P(s, 0, j - 1), fv + P(s, 0, j),
+			fv + P(s, 0, j + 1), NULL, NULL, NULL, NULL,
+			NULL, NULL, NULL
+		};
+		if (mc) {
+			frw.utM = s->ut + P(s, 0, j - 1);
+			frw.ut0 = s->ut + P(s, 0, j);
+			frw.utP = s->ut + P(s, 0, j + 1);
+			frw.vtM = s->vt + P(s, 0, j - 1);
+			frw.vt0 = s->vt + P(s, 0, j);
+			frw.vtP = s->vt + P(s, 0, j + 1);
+		}
+		memset(&ro[j], 0, sizeof(ro[j]));
+		memset(&ro[ny + j], 0, sizeof(ro[ny + j]));
+		int n;
+		const int *r = band_run(s, j, 1, &n);
+		for (int m = 0; m < n; m++) {
+			struct row_out a;
+			urow(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw, &a);
+			ro_merge(&ro[j], &a);
+			if (j > 0) {
+				vrow(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw,
+				     &a);
+				ro_merge(&ro[ny + j], &a);
+			}
+		}
 	}
 }
 
@@ -1507,7 +1907,33 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 		return wb_fail(d, WB_EIO, NULL, "swe: out of memory");
 	long *rb = s->row_l;
 
-	if (fused) {
+	if (s->sp.on) {
+		/* block-sparse: the unfused order on the active blocks */
+		sparse_activity(s);
+		sparse_height(s, k, hmax, rb);
+		for (int j = 0; j < ny; j++)
+			if (rb[j]) {
+				free(ro);
+				return diverged(s, d, "depth", s->h1, j);
+			}
+		book_edges(s, hmax);
+		swe_falls_emit(s);
+		apply_sources(s, s->h1);
+		if (s->P.n > 0 || s->n_falls > 0) {
+			swe_particles_step(s);
+			sparse_deposits(s);
+		}
+		fill_ghosts(s, s->h1, 1);
+		fill_face_ghosts(s, s->u, s->v);
+		if (mc)
+			sparse_mc_forward(s, k, &fp);
+		sparse_velocity(s, k, &fp, mc, urow, vrow, ro);
+		s->sp.act_steps += s->sp.n_act;
+		/* the sleeping blocks' films count in the largest depth */
+		for (long q = 0; q < s->sp.nblk; q++)
+			if (!s->sp.act[q])
+				ro[0].hmax = maxf(ro[0].hmax, s->sp.film[q]);
+	} else if (fused) {
 		book_edges(s, hmax);
 		fill_face_ghosts(s, s->u, s->v);
 		fused_pass(s, k, hmax, &fp, mc, urow, vrow, ro, rb);
@@ -1523,7 +1949,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 		/* 1. height integration */
 #pragma omp parallel for schedule(static) num_threads(T)
 		for (int j = 0; j < ny; j++)
-			rb[j] = height_row(s, j, k, hmax);
+			rb[j] = height_row(s, j, 0, nx, k, hmax);
 		for (int j = 0; j < ny; j++)
 			if (rb[j]) {
 				free(ro);
@@ -1557,9 +1983,9 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 				frw.vt0 = s->vt + P(s, 0, j);
 				frw.vtP = s->vt + P(s, 0, j + 1);
 			}
-			urow(s, j, k, &fp, &frw, &ro[j]);
+			urow(s, j, 0, nx, k, &fp, &frw, &ro[j]);
 			if (j > 0)
-				vrow(s, j, k, &fp, &frw, &ro[ny + j]);
+				vrow(s, j, 0, nx, k, &fp, &frw, &ro[ny + j]);
 			else
 				memset(&ro[ny], 0, sizeof(ro[ny]));
 		}
