@@ -1525,8 +1525,10 @@ static int sparse_init(struct swe_ctx *s)
 	b->runs = malloc((size_t)b->nby * 2 * (size_t)(b->nbx + 1) * 2 *
 			 sizeof(int));
 	b->nrun = calloc((size_t)b->nby * 2, sizeof(int));
+	b->strip = malloc((size_t)s->threads * 6 * (size_t)(b->nbx + 1) *
+			  sizeof(int));
 	if (!b->always || !b->act || !b->halo || !b->pact || !b->phalo ||
-	    !b->wet || !b->film || !b->runs || !b->nrun)
+	    !b->wet || !b->film || !b->runs || !b->nrun || !b->strip)
 		return -1;
 	const struct swe_cell_list *L[] = { &s->src, &s->fixed, &s->mod_u,
 					    &s->mod_v };
@@ -1550,6 +1552,7 @@ static void sparse_release(struct swe_sparse *b)
 	free(b->film);
 	free(b->runs);
 	free(b->nrun);
+	free(b->strip);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -1733,6 +1736,33 @@ static void sparse_activity(struct swe_ctx *s)
 	sparse_runs(s);
 }
 
+/* A block woken by a deposit after the height step: its fluxes and those
+ * of the ring cells in blocks that are not active were not computed this
+ * step (stale values may lie there); the dense values are 0 (closed
+ * faces). */
+static void deposit_wake(struct swe_ctx *s, long bq)
+{
+	struct swe_sparse *b = &s->sp;
+	int bi = (int)(bq % b->nbx), bj = (int)(bq / b->nbx);
+	int i0, i1, j0, j1;
+	block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+	i0 -= i0 >= 0;
+	j0 -= j0 >= 0;
+	i1 += i1 <= s->nx - 1;
+	j1 += j1 <= s->ny - 1;
+	for (int j = j0; j < j1; j++)
+		for (int i = i0; i < i1; i++) {
+			int ci = i < 0 ? 0 : i >= s->nx ? s->nx - 1 : i;
+			int cj = j < 0 ? 0 : j >= s->ny ? s->ny - 1 : j;
+			long q = (cj / SWE_BLOCK) * (long)b->nbx + ci / SWE_BLOCK;
+			if (q != bq && b->act[q])
+				continue;
+			s->fu[P(s, i, j)] = 0.0f;
+			s->fv[P(s, i, j)] = 0.0f;
+		}
+	b->act[bq] = 1;
+}
+
 /* After the particle step: the blocks of the cells and faces a deposit
  * changed (cell c, faces c, c + 1, c + W) join the active set for this
  * step's velocity step, their neighbours the halo (forward estimates).
@@ -1750,7 +1780,7 @@ static int sparse_deposits(struct swe_ctx *s)
 				continue;
 			long bq = (jj / SWE_BLOCK) * (long)b->nbx + ii / SWE_BLOCK;
 			if (!b->act[bq]) {
-				b->act[bq] = 1;
+				deposit_wake(s, bq);
 				changed = 1;
 			}
 		}
@@ -1773,6 +1803,21 @@ static int sparse_deposits(struct swe_ctx *s)
 	return 1;
 }
 
+const int *swe_row_runs(const struct swe_ctx *s, int j, int active, int *n,
+			int whole[2])
+{
+	if (!s->sp.on) {
+		whole[0] = 0;
+		whole[1] = s->nx;
+		*n = 1;
+		return whole;
+	}
+	const struct swe_sparse *b = &s->sp;
+	int bj = j / SWE_BLOCK;
+	*n = b->nrun[2 * bj + active];
+	return b->runs + (2 * bj + active) * 2L * (b->nbx + 1);
+}
+
 static const int *band_run(const struct swe_ctx *s, int j, int active,
 			   int *n)
 {
@@ -1782,13 +1827,58 @@ static const int *band_run(const struct swe_ctx *s, int j, int active,
 	return b->runs + (2 * bj + active) * 2L * (b->nbx + 1);
 }
 
-/* Height integration on the halo runs; rb[j] as height_row. */
+/* Columns of row j whose depth, fluxes and forward estimates an active
+ * face reads: the active runs of the bands of rows j - 1 .. j + 1, one
+ * column wider on each side, merged (the strips of the halo blocks that
+ * matter; the rest of a halo block is never read). out: at least 2 (nbx
+ * + 1) ints; returns the number of runs. */
+static int strip_runs(const struct swe_ctx *s, int j, int *out)
+{
+	int n = 0, bj = j / SWE_BLOCK;
+	int bands[3] = { (j > 0 ? j - 1 : j) / SWE_BLOCK, bj,
+			 (j + 1 < s->ny ? j + 1 : j) / SWE_BLOCK };
+	for (int q = 0; q < 3; q++) {
+		if ((q == 0 && bands[0] == bj) || (q == 2 && bands[2] == bj))
+			continue;
+		int m;
+		const int *r = band_run(s, bands[q] * SWE_BLOCK, 1, &m);
+		for (int x = 0; x < m; x++) {
+			int ia = r[2 * x] > 0 ? r[2 * x] - 1 : 0;
+			int ib = r[2 * x + 1] < s->nx ? r[2 * x + 1] + 1 : s->nx;
+			/* insert sorted by start, merging overlaps */
+			int p = n;
+			while (p > 0 && out[2 * (p - 1)] > ia) {
+				out[2 * p] = out[2 * (p - 1)];
+				out[2 * p + 1] = out[2 * (p - 1) + 1];
+				p--;
+			}
+			out[2 * p] = ia;
+			out[2 * p + 1] = ib;
+			n++;
+		}
+	}
+	int w = 0;
+	for (int x = 0; x < n; x++) {
+		if (w > 0 && out[2 * x] <= out[2 * (w - 1) + 1]) {
+			if (out[2 * x + 1] > out[2 * (w - 1) + 1])
+				out[2 * (w - 1) + 1] = out[2 * x + 1];
+			continue;
+		}
+		out[2 * w] = out[2 * x];
+		out[2 * w + 1] = out[2 * x + 1];
+		w++;
+	}
+	return w;
+}
+
+/* Height integration on the strips; rb[j] as height_row. */
 static void sparse_height(struct swe_ctx *s, float k, float hmax, long *rb)
 {
 #pragma omp parallel for schedule(dynamic, 8) num_threads(s->threads)
 	for (int j = 0; j < s->ny; j++) {
-		int n;
-		const int *r = band_run(s, j, 0, &n);
+		int *r = s->sp.strip + (size_t)omp_get_thread_num() * 6 *
+					       (s->sp.nbx + 1);
+		int n = strip_runs(s, j, r);
 		int bad = 0;
 		for (int m = 0; m < n; m++)
 			bad |= height_row(s, j, r[2 * m], r[2 * m + 1], k, hmax);
@@ -1811,8 +1901,9 @@ static void sparse_mc_forward(struct swe_ctx *s, float k,
 	}
 #pragma omp parallel for schedule(dynamic, 8) num_threads(s->threads)
 	for (int j = 0; j < ny; j++) {
-		int n;
-		const int *r = band_run(s, j, 0, &n);
+		int *r = s->sp.strip + (size_t)omp_get_thread_num() * 6 *
+					       (s->sp.nbx + 1);
+		int n = strip_runs(s, j, r);
 		struct row_out tmp;
 		struct flux_rows frw;
 		memset(&frw, 0, sizeof(frw));

@@ -103,10 +103,18 @@ struct swe_sparse {
 	int *runs;            /* per band: halo runs then active runs, pairs
 				 (ia, ib) of columns, at most nbx + 1 each */
 	int *nrun;            /* per band: [2 b] halo runs, [2 b + 1] active */
+	int *strip;           /* per thread: a row's strip runs (6 (nbx + 1)) */
 	int first;            /* no previous step: scan every block */
 	long n_act, n_halo;   /* blocks in the sets this step */
 	long act_steps;       /* sum of n_act over the steps (statistics) */
 };
+
+struct swe_ctx;
+/* Column runs of row j to step: the active blocks' (active = 1) or the
+ * halo's (0) when sparse, else the whole row (written to whole[2]); *n
+ * runs, pairs (ia, ib). */
+const int *swe_row_runs(const struct swe_ctx *s, int j, int active, int *n,
+			int whole[2]);
 
 struct swe_ctx {
 	int nx, ny, W;

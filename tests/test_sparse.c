@@ -76,9 +76,40 @@ struct run_stats {
 
 /* Steps the raster densely and sparsely side by side for 'steps' steps
  * with 'threads' threads, comparing every 'every' steps. */
+/* Particles dropped from 20 m over the east of the grid (dry blocks far
+ * from any water): their deposits must wake those blocks. */
+static void drop_particles(struct swe_ctx *s)
+{
+	const long n = 200;
+	assert_int_equal(swe_particles_reserve(&s->P, s->P.n + n), 0);
+	for (long m = 0; m < n; m++) {
+		long q = s->P.n + m;
+		s->P.x[q] = (s->nx - 8 - (m % 5) * 4) * s->dx;
+		s->P.y[q] = (4.0 + 0.35 * (double)m) * s->dx;
+		s->P.z[q] = 20.0 + 0.05 * (double)m;
+		s->P.vx[q] = 0.5;
+		s->P.vy[q] = 0.0;
+		s->P.vz[q] = 0.0;
+		s->P.vol[q] = 1e-3;
+		s->P.hit[q] = -1;
+	}
+	s->P.n += n;
+}
+
+static void compare_run_x(const struct wb_raster *r, const struct wb_sim *sim,
+			  int threads, long steps, long every,
+			  const char *what, struct run_stats *st, int drop);
+
 static void compare_run(const struct wb_raster *r, const struct wb_sim *sim,
 			int threads, long steps, long every, const char *what,
 			struct run_stats *st)
+{
+	compare_run_x(r, sim, threads, steps, every, what, st, 0);
+}
+
+static void compare_run_x(const struct wb_raster *r, const struct wb_sim *sim,
+			  int threads, long steps, long every,
+			  const char *what, struct run_stats *st, int drop)
 {
 	struct swe_ctx dn, sp;
 	struct wb_diags d;
@@ -87,6 +118,12 @@ static void compare_run(const struct wb_raster *r, const struct wb_sim *sim,
 	assert_int_equal(swe_init(&sp, r, sim, threads, &d), WB_OK);
 	dn.sp.on = 0;
 	sp.sp.on = 1;
+	if (drop) {
+		/* the deposit buffers exist with waterfall faces */
+		assert_true(dn.n_falls > 0);
+		drop_particles(&dn);
+		drop_particles(&sp);
+	}
 	memset(st, 0, sizeof(*st));
 	st->nblk = sp.sp.nblk;
 	st->act_min = sp.sp.nblk;
@@ -207,6 +244,10 @@ static void test_waterfall(void **state)
 		   skipped at the start */
 		assert_true(st.particles > 0);
 		assert_true(st.act_first < st.nblk);
+		/* particles landing on dry blocks far from the water */
+		compare_run_x(&r, &sim, t, 80, 5, "waterfall, dropped particles",
+			      &st, 1);
+		assert_true(st.act_max > st.act_first);
 	}
 	wb_raster_free(&r);
 }
