@@ -1597,6 +1597,32 @@ static int block_wet(const struct swe_ctx *s, int bi, int bj, float eps)
 	return 0;
 }
 
+/* What the dense boundary passes write into a sleeping edge block: its
+ * ghost depths (fill_ghosts) and its boundary faces (set_bc_faces): wet
+ * when a ghost is deeper than eps or a boundary face moves. */
+static int edge_wet(const struct swe_ctx *s, int bi, int bj, float eps)
+{
+	int i0, i1, j0, j1;
+	block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+	const float *h = s->h, *u = s->u, *v = s->v;
+	int wet = 0;
+	for (int j = j0; j < j1; j++) {
+		if (i0 < 0)
+			wet |= !(h[P(s, -1, j)] <= eps) | (u[P(s, 0, j)] != 0.0f);
+		if (i1 > s->nx)
+			wet |= !(h[P(s, s->nx, j)] <= eps) |
+			       (u[P(s, s->nx, j)] != 0.0f);
+	}
+	for (int i = i0; i < i1; i++) {
+		if (j0 < 0)
+			wet |= !(h[P(s, i, -1)] <= eps) | (v[P(s, i, 0)] != 0.0f);
+		if (j1 > s->ny)
+			wet |= !(h[P(s, i, s->ny)] <= eps) |
+			       (v[P(s, i, s->ny)] != 0.0f);
+	}
+	return wet;
+}
+
 /* Largest depth of the block's interior cells (films of a sleeping
  * block: the dense step's largest depth counts them). */
 static float block_hmax(const struct swe_ctx *s, int bi, int bj)
@@ -1697,8 +1723,9 @@ static void sparse_activity(struct swe_ctx *s)
 	for (long q = 0; q < b->nblk; q++) {
 		int bi = (int)(q % nbx), bj = (int)(q / nbx);
 		int edge = bi == 0 || bj == 0 || bi == nbx - 1 || bj == nby - 1;
-		b->wet[q] = (uint8_t)((b->first || b->pact[q] || edge) &&
-				      block_wet(s, bi, bj, eps));
+		b->wet[q] = (uint8_t)(b->first || b->pact[q] ?
+				      block_wet(s, bi, bj, eps) :
+				      edge && edge_wet(s, bi, bj, eps));
 	}
 	if (b->first) {
 		/* as if every block left both sets: h1 = h, zeros */
