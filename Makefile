@@ -148,9 +148,15 @@ cl-tests:
 ifneq ($(OPENCL),1)
 BENCHES := $(filter-out $(BUILD)/tests/bench_opencl%,$(BENCHES))
 endif
+# bench_world runs on a world generated here (BENCH_WORLD_SIZE^2, 2048 by
+# default: the dense reference steps of 4096^2 take seconds each on a
+# shared 2-core machine; make BENCH_WORLD_SIZE=4096 bench for the sample).
+BENCH_WORLD_SIZE ?= 2048
 bench: test-deps
 	$(Q)$(MAKE) --no-print-directory $(PROGS) $(BENCHES)
-	$(Q)for b in $(BENCHES); do $$b || exit 1; done
+	$(Q)$(BIN)/mkterrain world $(BENCH_WORLD_SIZE) build/world-$(BENCH_WORLD_SIZE) >/dev/null
+	$(Q)for b in $(BENCHES); do \
+	  WB_WORLD_SCENE=build/world-$(BENCH_WORLD_SIZE)/scene.json $$b || exit 1; done
 
 bake: all
 	$(BIN)/wbake samples/river/scene.json -o out/river
