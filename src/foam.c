@@ -128,7 +128,7 @@ void foam_step(struct swe_ctx *s, const float *h, const float *u,
 	const float decay = (float)(1.0 / (1.0 + s->sim.foam_dissipation * s->dt));
 	const float k = (float)(s->dt / s->dx);
 	const int nx = s->nx, ny = s->ny;
-	int T = s->threads;
+	int T = s->sp.on ? s->sp.nthr : s->threads;
 	/* ghost ring: copies of the edge cells, so no foam diffuses out */
 	float *f = s->foam;
 	for (int i = 0; i < nx; i++) {

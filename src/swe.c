@@ -1490,20 +1490,22 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 
 /* ---- block-sparse step ------------------------------------------------------
  * (swe.h, struct swe_sparse; docs/scale.md.) Why skipping a block gives the
- * dense bytes: a block outside the active set has no wet block within one
- * block (>= 2 cells), so every depth within two cells of it is +0 and every
- * face there has velocity +0. The dense update would then give fluxes
- * u * h_up = +0, depths h - k (+0) = +0 and, both cells of every face being
- * dry, the dry-cell wall: velocity +0 (face_finish). Those are the values
- * the block already holds in h, h1, u, u1, v, v1 (zeroed when it left the
- * active set, after a step in which its h, u, v were +0). The height step
- * and the forward estimates run one block further (halo), so that every
- * flux, depth and estimate an active face reads is computed as the dense
- * path computes it; a block leaving the halo gets the zero fluxes and
- * estimates the dense path would compute there. Sources, fixed cells and
- * modifiers keep their blocks active; a particle deposit activates its
- * blocks for the velocity step of its step. Boundary faces, ghosts,
- * particles, foam and every sum stay dense, in their fixed order. */
+ * dense bytes: a block outside the active set has no wet block among its
+ * 8 neighbours, so within two cells of it every depth is at most eps (the
+ * dry depth) and every face velocity is +0. The dense update would give
+ * there fluxes u * h_up = +0, depths h - k (+0) = h, and, both cells of
+ * every face being dry, the dry-cell wall: velocity +0 (face_finish);
+ * foam 0 on dry cells. Those are the values the block already holds in h,
+ * h1, u, u1, v, v1, foam and foam1 (h1 = h and u1 = v1 = 0 are written
+ * when it leaves the active set, after a step in which its h, u, v were
+ * already so). The height step and the forward estimates also run one
+ * cell around the active runs (strips), so that every depth, flux and
+ * estimate an active face reads is computed as the dense path computes
+ * it. Sources, fixed cells and modifiers keep their blocks active; a
+ * particle deposit wakes its blocks for the velocity step of its step (with
+ * the zero fluxes the dense step has there). Boundary faces, ghosts,
+ * particles and every sum stay dense, in their fixed order; the largest
+ * depth takes the sleeping blocks' films into account. */
 
 static int sparse_init(struct swe_ctx *s)
 {
@@ -1514,6 +1516,8 @@ static int sparse_init(struct swe_ctx *s)
 	b->nby = (s->ny + SWE_BLOCK - 1) / SWE_BLOCK;
 	b->nblk = (long)b->nbx * b->nby;
 	b->first = 1;
+	b->nthr = s->threads;
+	b->thr_cells = 1L << 17;
 	size_t n = (size_t)b->nblk;
 	b->always = calloc(n, 1);
 	b->act = calloc(n, 1);
@@ -1684,6 +1688,15 @@ static void sparse_runs(struct swe_ctx *s)
 	}
 }
 
+/* Threads for the sparse passes: as swe_threads_for, from the active
+ * cells (the passes' fork/join costs more than the work of a small set;
+ * no result depends on the thread count). */
+static void sparse_threads(struct swe_ctx *s)
+{
+	long per = s->sp.n_act * (long)SWE_BLOCK * SWE_BLOCK / s->sp.thr_cells;
+	s->sp.nthr = per < 1 ? 1 : per < s->threads ? (int)per : s->threads;
+}
+
 /* set = src dilated by one block (8 neighbours). */
 static void dilate(const struct swe_sparse *b, const uint8_t *src,
 		   uint8_t *set)
@@ -1719,7 +1732,7 @@ static void sparse_activity(struct swe_ctx *s)
 	t = b->phalo;
 	b->phalo = b->halo;
 	b->halo = t;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(s->threads)
+#pragma omp parallel for schedule(dynamic, 16) num_threads(b->nthr)
 	for (long q = 0; q < b->nblk; q++) {
 		int bi = (int)(q % nbx), bj = (int)(q / nbx);
 		int edge = bi == 0 || bj == 0 || bi == nbx - 1 || bj == nby - 1;
@@ -1760,6 +1773,7 @@ static void sparse_activity(struct swe_ctx *s)
 	}
 	b->n_act = na;
 	b->n_halo = nh;
+	sparse_threads(s);
 	sparse_runs(s);
 }
 
@@ -1826,6 +1840,7 @@ static int sparse_deposits(struct swe_ctx *s)
 	}
 	b->n_act = na;
 	b->n_halo = nhn;
+	sparse_threads(s);
 	sparse_runs(s);
 	return 1;
 }
@@ -1833,7 +1848,7 @@ static int sparse_deposits(struct swe_ctx *s)
 const int *swe_row_runs(const struct swe_ctx *s, int j, int active, int *n,
 			int whole[2])
 {
-	if (!s->sp.on) {
+	if (!s->sp.on || s->sp.first) { /* dense, or no activity pass yet */
 		whole[0] = 0;
 		whole[1] = s->nx;
 		*n = 1;
@@ -1901,7 +1916,7 @@ static int strip_runs(const struct swe_ctx *s, int j, int *out)
 /* Height integration on the strips; rb[j] as height_row. */
 static void sparse_height(struct swe_ctx *s, float k, float hmax, long *rb)
 {
-#pragma omp parallel for schedule(dynamic, 8) num_threads(s->threads)
+#pragma omp parallel for schedule(dynamic, 8) num_threads(s->sp.nthr)
 	for (int j = 0; j < s->ny; j++) {
 		int *r = s->sp.strip + (size_t)omp_get_thread_num() * 6 *
 					       (s->sp.nbx + 1);
@@ -1926,7 +1941,7 @@ static void sparse_mc_forward(struct swe_ctx *s, float k,
 		s->vt[P(s, i, 0)] = s->v[P(s, i, 0)];
 		s->vt[P(s, i, ny)] = s->v[P(s, i, ny)];
 	}
-#pragma omp parallel for schedule(dynamic, 8) num_threads(s->threads)
+#pragma omp parallel for schedule(dynamic, 8) num_threads(s->sp.nthr)
 	for (int j = 0; j < ny; j++) {
 		int *r = s->sp.strip + (size_t)omp_get_thread_num() * 6 *
 					       (s->sp.nbx + 1);
@@ -1961,7 +1976,7 @@ static void sparse_velocity(struct swe_ctx *s, float k,
 {
 	const int ny = s->ny;
 	const float *fu = s->fu, *fv = s->fv;
-#pragma omp parallel for schedule(dynamic, 8) num_threads(s->threads)
+#pragma omp parallel for schedule(dynamic, 8) num_threads(s->sp.nthr)
 	for (int j = 0; j < ny; j++) {
 		struct flux_rows frw = {
 			fu + P(s, 0, j - 1), fu + P(s, 0, j),

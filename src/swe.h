@@ -105,6 +105,8 @@ struct swe_sparse {
 	int *nrun;            /* per band: [2 b] halo runs, [2 b + 1] active */
 	int *strip;           /* per thread: a row's strip runs (6 (nbx + 1)) */
 	int first;            /* no previous step: scan every block */
+	int nthr;             /* threads of the sparse passes (sparse_threads) */
+	long thr_cells;       /* active cells per thread (1 << 17; tests: 1) */
 	long n_act, n_halo;   /* blocks in the sets this step */
 	long act_steps;       /* sum of n_act over the steps (statistics) */
 };
