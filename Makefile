@@ -3,6 +3,8 @@
 #   make test         install missing packages, build, run every test
 #   make bench        run the benchmarks ('bench <name> <value> <unit>' lines)
 #   make bake         bake samples/river into out/river (with report.html)
+#   make bake-world   generate the open-world terrain (build/world, 4096^2;
+#                     WORLD_SIZE=N for another size) and bake samples/world
 #   make fuzz         build libFuzzer targets (clang) into build/fuzz/
 #   make fuzz-run     run each for FUZZ_SECONDS (20); make test does too
 #                     (FUZZ_SECONDS=0 skips); new inputs go to build/fuzz/
@@ -74,7 +76,7 @@ EXAMPLE_SRC = $(sort $(wildcard examples/*.c))
 EXAMPLES  = $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 
 .SECONDARY:
-.PHONY: all deps test-deps test bench bake fuzz clean
+.PHONY: all deps test-deps test bench bake bake-world fuzz clean
 all: deps $(PROGS) $(EXAMPLES)
 
 deps:
@@ -178,12 +180,31 @@ cl-tests:
 ifneq ($(OPENCL),1)
 BENCHES := $(filter-out $(BUILD)/tests/bench_opencl%,$(BENCHES))
 endif
+# bench_world runs on a world generated here (BENCH_WORLD_SIZE^2, 2048 by
+# default: the dense reference steps of 4096^2 take seconds each on a
+# shared 2-core machine; make BENCH_WORLD_SIZE=4096 bench for the sample).
+BENCH_WORLD_SIZE ?= 2048
 bench: test-deps
 	$(Q)$(MAKE) --no-print-directory $(PROGS) $(BENCHES)
-	$(Q)for b in $(BENCHES); do $$b || exit 1; done
+	$(Q)$(BIN)/mkterrain world $(BENCH_WORLD_SIZE) build/world-$(BENCH_WORLD_SIZE) >/dev/null
+	$(Q)for b in $(BENCHES); do \
+	  WB_WORLD_SCENE=build/world-$(BENCH_WORLD_SIZE)/scene.json $$b || exit 1; done
 
 bake: all
 	$(BIN)/wbake samples/river/scene.json -o out/river --report
+
+# The world's terrain is generated at bake time (not committed):
+# samples/world/scene.json reads build/world/terrain.png. Another size
+# bakes the scene mkterrain writes next to its terrain.
+WORLD_SIZE ?= 4096
+bake-world: all
+ifeq ($(WORLD_SIZE),4096)
+	$(BIN)/mkterrain world 4096 build/world
+	$(BIN)/wbake samples/world/scene.json -o out/world
+else
+	$(BIN)/mkterrain world $(WORLD_SIZE) build/world-$(WORLD_SIZE)
+	$(BIN)/wbake build/world-$(WORLD_SIZE)/scene.json -o out/world-$(WORLD_SIZE)
+endif
 
 clean:
 	rm -rf build bin out tests/tmp

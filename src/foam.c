@@ -42,9 +42,10 @@ static inline float pick(float a, float b)
 	return fabsf(a) > fabsf(b) ? a : b;
 }
 
-static void gen_row(struct swe_ctx *s, int j, const float *restrict h,
-		    const float *restrict u, const float *restrict v, float eps,
-		    float alpha, float decay, float dt)
+static void gen_row(struct swe_ctx *s, int j, int ia, int ib,
+		    const float *restrict h, const float *restrict u,
+		    const float *restrict v, float eps, float alpha,
+		    float decay, float dt)
 {
 	const long W = s->W;
 	const float *restrict H = s->H;
@@ -56,7 +57,7 @@ static void gen_row(struct swe_ctx *s, int j, const float *restrict h,
 	const float ta0 = (float)sm->foam_trapped_min, ta1 = (float)sm->foam_trapped_max;
 	const float st0 = (float)sm->foam_steep_min, st1 = (float)sm->foam_steep_max;
 	long base = P(s, 0, j);
-	for (int i = 0; i < s->nx; i++) {
+	for (int i = ia; i < ib; i++) {
 		long c = base + i;
 		if (!(h[c] > eps)) {
 			o[c] = 0.0f;
@@ -84,9 +85,9 @@ static void gen_row(struct swe_ctx *s, int j, const float *restrict h,
 	}
 }
 
-static void adv_row(struct swe_ctx *s, int j, const float *restrict h,
-		    const float *restrict u, const float *restrict v, float eps,
-		    float k)
+static void adv_row(struct swe_ctx *s, int j, int ia, int ib,
+		    const float *restrict h, const float *restrict u,
+		    const float *restrict v, float eps, float k)
 {
 	const long W = s->W;
 	const int nx = s->nx, ny = s->ny;
@@ -95,7 +96,7 @@ static void adv_row(struct swe_ctx *s, int j, const float *restrict h,
 	const float fimax = (float)(nx - 1), fjmax = (float)(ny - 1);
 	const int i0max = nx >= 2 ? nx - 2 : 0, j0max = ny >= 2 ? ny - 2 : 0;
 	long base = P(s, 0, j);
-	for (int i = 0; i < nx; i++) {
+	for (int i = ia; i < ib; i++) {
 		long c = base + i;
 		if (!(h[c] > eps)) {
 			o[c] = 0.0f;
@@ -127,7 +128,7 @@ void foam_step(struct swe_ctx *s, const float *h, const float *u,
 	const float decay = (float)(1.0 / (1.0 + s->sim.foam_dissipation * s->dt));
 	const float k = (float)(s->dt / s->dx);
 	const int nx = s->nx, ny = s->ny;
-	int T = s->threads;
+	int T = s->sp.on ? s->sp.nthr : s->threads;
 	/* ghost ring: copies of the edge cells, so no foam diffuses out */
 	float *f = s->foam;
 	for (int i = 0; i < nx; i++) {
@@ -138,10 +139,21 @@ void foam_step(struct swe_ctx *s, const float *h, const float *u,
 		f[P(s, -1, j)] = f[P(s, 0, j)];
 		f[P(s, nx, j)] = f[P(s, nx - 1, j)];
 	}
+	/* block-sparse (swe.h): only the active blocks' columns; every
+	   other cell is dry and holds 0 in foam and foam1 already */
 #pragma omp parallel for schedule(static) num_threads(T)
-	for (int j = 0; j < ny; j++)
-		gen_row(s, j, h, u, v, eps, alpha, decay, dt);
+	for (int j = 0; j < ny; j++) {
+		int n, whole[2];
+		const int *r = swe_row_runs(s, j, 1, &n, whole);
+		for (int m = 0; m < n; m++)
+			gen_row(s, j, r[2 * m], r[2 * m + 1], h, u, v, eps,
+				alpha, decay, dt);
+	}
 #pragma omp parallel for schedule(static) num_threads(T)
-	for (int j = 0; j < ny; j++)
-		adv_row(s, j, h, u, v, eps, k);
+	for (int j = 0; j < ny; j++) {
+		int n, whole[2];
+		const int *r = swe_row_runs(s, j, 1, &n, whole);
+		for (int m = 0; m < n; m++)
+			adv_row(s, j, r[2 * m], r[2 * m + 1], h, u, v, eps, k);
+	}
 }

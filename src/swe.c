@@ -313,11 +313,12 @@ SWE_INLINE float bitsf(uint32_t u)
 	return x;
 }
 
-/* 1. height integration of row j into h1; the face fluxes go to fu / fv
- * (read again by the momentum-conservative advection). Returns nonzero
- * when a new depth is not finite. */
+/* 1. height integration of cells ia .. ib - 1 of row j into h1; the face
+ * fluxes go to fu / fv (read again by the momentum-conservative
+ * advection). Returns nonzero when a new depth is not finite. */
 SWE_CLONES
-static int height_row(const struct swe_ctx *s, int j, float k, float hmax)
+static int height_row(const struct swe_ctx *s, int j, int ia, int ib, float k,
+		      float hmax)
 {
 	const int W = s->W;
 	const float *restrict h = s->h;
@@ -326,7 +327,7 @@ static int height_row(const struct swe_ctx *s, int j, float k, float hmax)
 	float *restrict h1 = s->h1;
 	float *restrict fu = s->fu;
 	float *restrict fv = s->fv;
-	const int c0 = (int)P(s, 0, j), c1 = c0 + s->nx;
+	const int c0 = (int)P(s, ia, j), c1 = (int)P(s, ib, j);
 	int bad = 0;
 #pragma omp simd reduction(| : bad)
 	for (int c = c0; c < c1; c++) {
@@ -340,7 +341,8 @@ static int height_row(const struct swe_ctx *s, int j, float k, float hmax)
 		fu[c] = fw;
 		fv[c] = fn;
 	}
-	fu[c1] = face_flux(u[c1], h[c1 - 1], h[c1], hmax);
+	if (ib == s->nx)
+		fu[c1] = face_flux(u[c1], h[c1 - 1], h[c1], hmax);
 	if (j == s->ny - 1)
 		for (int c = c0; c < c1; c++)
 			fv[c + W] = face_flux(v[c + W], h[c], h[c + W], hmax);
@@ -572,12 +574,13 @@ face_span(const struct face_ptrs *pp, int base, int W, int ib, int ie,
  * flow is mostly such blocks); other blocks compute both and select per
  * face. The values are the same either way. */
 SWE_INLINE void
-face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
-	   const int fric, const int blk, const struct face_par *fp,
-	   const struct flux_rows *fr, struct row_out *ro)
+face_row_k(struct swe_ctx *s, int j, int ia, int ib, float k, const int xdir,
+	   const int mode, const int fric, const int blk,
+	   const struct face_par *fp, const struct flux_rows *fr,
+	   struct row_out *ro)
 {
 	const int W = s->W;
-	const int nx = s->nx;
+	const int nx = ib; /* faces (and cells) ia .. ib - 1 of the row */
 	const int A = xdir ? 1 : W;
 	/* face fluxes by column i (struct flux_rows): this component's
 	   behind / at / ahead of the face along its normal, and the other
@@ -597,7 +600,7 @@ face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
 	if (!fric)
 		fpl.fric = 0.0f;
 	const int base = (int)P(s, 0, j);
-	const int i0 = xdir ? 1 : 0;
+	const int i0 = xdir && ia < 1 ? 1 : ia;
 	if (mode == 1) {
 		const float *restrict q = pp.q;
 		const float *restrict o = pp.o;
@@ -663,7 +666,7 @@ face_row_k(struct swe_ctx *s, int j, float k, const int xdir, const int mode,
 	const float um = fpl.umax;
 	/* u rows also give the row's largest depth (faces from i = 1, the
 	   cell of i = 0 apart) */
-	if (xdir)
+	if (xdir && ia == 0)
 		hm = fbits(h[base]);
 #pragma omp simd reduction(max : umax, hm) reduction(+ : ncl)
 	for (int c = base + i0; c < base + nx; c++) {
@@ -748,16 +751,18 @@ static void wall_drag(struct swe_ctx *s)
 	}
 }
 
-typedef void (*row_fn)(struct swe_ctx *, int, float, const struct face_par *,
-		       const struct flux_rows *, struct row_out *);
+typedef void (*row_fn)(struct swe_ctx *, int, int, int, float,
+		       const struct face_par *, const struct flux_rows *,
+		       struct row_out *);
 
+/* Faces ia .. ib - 1 of row j (0 .. nx: the whole row). */
 #define ROW_FN(name, xd, md, fr, bk)                                          \
-	SWE_CLONES static void name(struct swe_ctx *s, int j, float k,        \
-				    const struct face_par *fp,                \
+	SWE_CLONES static void name(struct swe_ctx *s, int j, int ia, int ib, \
+				    float k, const struct face_par *fp,       \
 				    const struct flux_rows *frw,              \
 				    struct row_out *ro)                       \
 	{                                                                     \
-		face_row_k(s, j, k, xd, md, fr, bk, fp, frw, ro);             \
+		face_row_k(s, j, ia, ib, k, xd, md, fr, bk, fp, frw, ro);     \
 	}
 ROW_FN(u_fwd, 1, 1, 0, 0)
 ROW_FN(v_fwd, 0, 1, 0, 0)
@@ -787,6 +792,10 @@ static const row_fn face_rows[2][2][2][2] = {
 };
 
 /* ---- set-up -------------------------------------------------------------- */
+
+static int sparse_init(struct swe_ctx *s);
+static void sparse_release(struct swe_sparse *b);
+
 
 static int list_add(struct swe_cell_list *l, long *cap, long c, float val)
 {
@@ -1062,6 +1071,8 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 	if (!s->ring || !s->cls || !s->src_row || !s->fix_row || !s->sink_row ||
 	    !s->src_dv || !s->fix_dv || !s->sink_dv)
 		goto oom;
+	if (sparse_init(s))
+		goto oom;
 	s->vol_initial = swe_grid_volume(s);
 	s->hdep_max = 0.0f;
 	for (long c = 0; c < nc; c++)
@@ -1107,6 +1118,7 @@ void swe_release(struct swe_ctx *s)
 	free(s->dep_pv);
 	free(s->dep_list);
 	swe_particles_release(&s->P);
+	sparse_release(&s->sp);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -1235,10 +1247,10 @@ static void mc_forward(struct swe_ctx *s, float k, const struct face_par *fp)
 		struct flux_rows frw;
 		memset(&frw, 0, sizeof(frw));
 		frw.fwd = s->ut + P(s, 0, j);
-		u_fwd(s, j, k, fp, &frw, &tmp);
+		u_fwd(s, j, 0, nx, k, fp, &frw, &tmp);
 		frw.fwd = s->vt + P(s, 0, j);
 		if (j > 0)
-			v_fwd(s, j, k, fp, &frw, &tmp);
+			v_fwd(s, j, 0, nx, k, fp, &frw, &tmp);
 	}
 	fill_face_ghosts(s, s->ut, s->vt);
 }
@@ -1413,7 +1425,7 @@ static void mc_ring_rows(struct swe_ctx *s, int r, float k,
 		utR[0] = s->u[P(s, 0, r)];
 		utR[nx] = s->u[P(s, nx, r)];
 		frw.fwd = utR;
-		u_fwd(s, r, k, fp, &frw, &tmp);
+		u_fwd(s, r, 0, nx, k, fp, &frw, &tmp);
 		if (r == 0)
 			for (int i = 0; i <= nx; i++)
 				utGhost[i] = s->tsgn[WB_NORTH] * utR[i];
@@ -1423,7 +1435,7 @@ static void mc_ring_rows(struct swe_ctx *s, int r, float k,
 	}
 	if (r > 0 && r < ny) {
 		frw.fwd = vtR;
-		v_fwd(s, r, k, fp, &frw, &tmp);
+		v_fwd(s, r, 0, nx, k, fp, &frw, &tmp);
 	} else {
 		memcpy(vtR, s->v + P(s, 0, r), (size_t)nx * sizeof(float));
 	}
@@ -1469,9 +1481,9 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 						 FV(j), FV(r), UT(j - 1), UT(j),
 						 UT(r), VT(j - 1), VT(j), VT(r),
 						 NULL };
-			urow(s, j, k, fp, &frw, &ro[j]);
+			urow(s, j, 0, s->nx, k, fp, &frw, &ro[j]);
 			if (j > 0)
-				vrow(s, j, k, fp, &frw, &ro[ny + j]);
+				vrow(s, j, 0, s->nx, k, fp, &frw, &ro[ny + j]);
 			else
 				memset(&ro[ny], 0, sizeof(ro[ny]));
 		}
@@ -1479,6 +1491,527 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 #undef FV
 #undef UT
 #undef VT
+	}
+}
+
+/* ---- block-sparse step ------------------------------------------------------
+ * (swe.h, struct swe_sparse; docs/scale.md.) Why skipping a block gives the
+ * dense bytes: a block outside the active set has no wet block among its
+ * 8 neighbours, so within two cells of it every depth is at most eps (the
+ * dry depth) and every face velocity is +0. The dense update would give
+ * there fluxes u * h_up = +0, depths h - k (+0) = h, and, both cells of
+ * every face being dry, the dry-cell wall: velocity +0 (face_finish);
+ * foam 0 on dry cells. Those are the values the block already holds in h,
+ * h1, u, u1, v, v1, foam and foam1 (h1 = h and u1 = v1 = 0 are written
+ * when it leaves the active set, after a step in which its h, u, v were
+ * already so). The height step and the forward estimates also run one
+ * cell around the active runs (strips), so that every depth, flux and
+ * estimate an active face reads is computed as the dense path computes
+ * it. Sources, fixed cells and modifiers keep their blocks active; a
+ * particle deposit wakes its blocks for the velocity step of its step (with
+ * the zero fluxes the dense step has there). Boundary faces, ghosts,
+ * particles and every sum stay dense, in their fixed order; the largest
+ * depth takes the sleeping blocks' films into account. */
+
+static int sparse_init(struct swe_ctx *s)
+{
+	struct swe_sparse *b = &s->sp;
+	const char *e = getenv("WB_SWE_DENSE");
+	b->on = !(e && *e && strcmp(e, "0") != 0);
+	b->nbx = (s->nx + SWE_BLOCK - 1) / SWE_BLOCK;
+	b->nby = (s->ny + SWE_BLOCK - 1) / SWE_BLOCK;
+	b->nblk = (long)b->nbx * b->nby;
+	b->first = 1;
+	b->nthr = s->threads;
+	b->thr_cells = 1L << 17;
+	size_t n = (size_t)b->nblk;
+	b->always = calloc(n, 1);
+	b->act = calloc(n, 1);
+	b->halo = calloc(n, 1);
+	b->pact = calloc(n, 1);
+	b->phalo = calloc(n, 1);
+	b->wet = calloc(n, 1);
+	b->film = calloc(n, sizeof(float));
+	b->runs = malloc((size_t)b->nby * 2 * (size_t)(b->nbx + 1) * 2 *
+			 sizeof(int));
+	b->nrun = calloc((size_t)b->nby * 2, sizeof(int));
+	b->strip = malloc((size_t)s->threads * 6 * (size_t)(b->nbx + 1) *
+			  sizeof(int));
+	if (!b->always || !b->act || !b->halo || !b->pact || !b->phalo ||
+	    !b->wet || !b->film || !b->runs || !b->nrun || !b->strip)
+		return -1;
+	const struct swe_cell_list *L[] = { &s->src, &s->fixed, &s->mod_u,
+					    &s->mod_v };
+	for (int l = 0; l < 4; l++)
+		for (long m = 0; m < L[l]->n; m++) {
+			long c = L[l]->c[m];
+			int i = (int)(c % s->W) - 1, j = (int)(c / s->W) - 1;
+			b->always[(j / SWE_BLOCK) * (long)b->nbx + i / SWE_BLOCK] = 1;
+		}
+	return 0;
+}
+
+static void sparse_release(struct swe_sparse *b)
+{
+	free(b->always);
+	free(b->act);
+	free(b->halo);
+	free(b->pact);
+	free(b->phalo);
+	free(b->wet);
+	free(b->film);
+	free(b->runs);
+	free(b->nrun);
+	free(b->strip);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Columns and rows of block (bi, bj), interior cells; ghosts added for
+ * edge blocks when 'ghosts'. */
+static void block_box(const struct swe_ctx *s, int bi, int bj, int ghosts,
+		      int *i0, int *i1, int *j0, int *j1)
+{
+	*i0 = bi * SWE_BLOCK;
+	*j0 = bj * SWE_BLOCK;
+	*i1 = *i0 + SWE_BLOCK < s->nx ? *i0 + SWE_BLOCK : s->nx;
+	*j1 = *j0 + SWE_BLOCK < s->ny ? *j0 + SWE_BLOCK : s->ny;
+	if (ghosts) {
+		*i0 -= *i0 == 0;
+		*j0 -= *j0 == 0;
+		*i1 += *i1 == s->nx;
+		*j1 += *j1 == s->ny;
+	}
+}
+
+/* A cell deeper than eps (or not finite) or a face velocity with a bit
+ * set in the block (ghost ring and the far boundary faces of edge blocks
+ * included). */
+static int block_wet(const struct swe_ctx *s, int bi, int bj, float eps)
+{
+	int i0, i1, j0, j1;
+	block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+	const uint32_t *u = (const uint32_t *)(const void *)s->u;
+	const uint32_t *v = (const uint32_t *)(const void *)s->v;
+	const float *h = s->h;
+	for (int j = j0; j < j1; j++) {
+		const long c0 = P(s, i0, j), c1 = P(s, i1, j);
+		uint32_t acc = 0;
+		int wet = 0;
+		for (long c = c0; c < c1; c++) {
+			acc |= u[c] | v[c];
+			wet |= !(h[c] <= eps);
+		}
+		if (acc | (uint32_t)wet)
+			return 1;
+	}
+	return 0;
+}
+
+/* What the dense boundary passes write into a sleeping edge block: its
+ * ghost depths (fill_ghosts) and its boundary faces (set_bc_faces): wet
+ * when a ghost is deeper than eps or a boundary face moves. */
+static int edge_wet(const struct swe_ctx *s, int bi, int bj, float eps)
+{
+	int i0, i1, j0, j1;
+	block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+	const float *h = s->h, *u = s->u, *v = s->v;
+	int wet = 0;
+	for (int j = j0; j < j1; j++) {
+		if (i0 < 0)
+			wet |= !(h[P(s, -1, j)] <= eps) | (u[P(s, 0, j)] != 0.0f);
+		if (i1 > s->nx)
+			wet |= !(h[P(s, s->nx, j)] <= eps) |
+			       (u[P(s, s->nx, j)] != 0.0f);
+	}
+	for (int i = i0; i < i1; i++) {
+		if (j0 < 0)
+			wet |= !(h[P(s, i, -1)] <= eps) | (v[P(s, i, 0)] != 0.0f);
+		if (j1 > s->ny)
+			wet |= !(h[P(s, i, s->ny)] <= eps) |
+			       (v[P(s, i, s->ny)] != 0.0f);
+	}
+	return wet;
+}
+
+/* Largest depth of the block's interior cells (films of a sleeping
+ * block: the dense step's largest depth counts them). */
+static float block_hmax(const struct swe_ctx *s, int bi, int bj)
+{
+	int i0, i1, j0, j1;
+	block_box(s, bi, bj, 0, &i0, &i1, &j0, &j1);
+	float m = 0.0f;
+	for (int j = j0; j < j1; j++)
+		for (long c = P(s, i0, j); c < P(s, i1, j); c++)
+			m = maxf(m, s->h[c]);
+	return m;
+}
+
+/* Zero fields f[0..nf) over the block (ghosts of edge blocks included). */
+static void block_zero(const struct swe_ctx *s, int bi, int bj, float **f,
+		       int nf)
+{
+	int i0, i1, j0, j1;
+	block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+	for (int q = 0; q < nf; q++) {
+		if (!f[q])
+			continue;
+		for (int j = j0; j < j1; j++)
+			memset(f[q] + P(s, i0, j), 0,
+			       (size_t)(i1 - i0) * sizeof(float));
+	}
+}
+
+/* Column runs of the blocks set in 'set' along band bj into out (pairs);
+ * returns their number. */
+static int band_runs(const struct swe_ctx *s, const uint8_t *set, int bj,
+		     int *out)
+{
+	const int nbx = s->sp.nbx;
+	int n = 0;
+	for (int bi = 0; bi < nbx; bi++) {
+		if (!set[(long)bj * nbx + bi])
+			continue;
+		int ia = bi * SWE_BLOCK;
+		while (bi + 1 < nbx && set[(long)bj * nbx + bi + 1])
+			bi++;
+		int ib = (bi + 1) * SWE_BLOCK;
+		out[2 * n] = ia;
+		out[2 * n + 1] = ib < s->nx ? ib : s->nx;
+		n++;
+	}
+	return n;
+}
+
+static void sparse_runs(struct swe_ctx *s)
+{
+	struct swe_sparse *b = &s->sp;
+	const long stride = 2L * (b->nbx + 1);
+	for (int bj = 0; bj < b->nby; bj++) {
+		b->nrun[2 * bj] = band_runs(s, b->halo, bj,
+					    b->runs + (2 * bj) * stride);
+		b->nrun[2 * bj + 1] = band_runs(s, b->act, bj,
+						b->runs + (2 * bj + 1) * stride);
+	}
+}
+
+/* Threads for the sparse passes: as swe_threads_for, from the active
+ * cells (the passes' fork/join costs more than the work of a small set;
+ * no result depends on the thread count). */
+static void sparse_threads(struct swe_ctx *s)
+{
+	long per = s->sp.n_act * (long)SWE_BLOCK * SWE_BLOCK / s->sp.thr_cells;
+	s->sp.nthr = per < 1 ? 1 : per < s->threads ? (int)per : s->threads;
+}
+
+/* set = src dilated by one block (8 neighbours). */
+static void dilate(const struct swe_sparse *b, const uint8_t *src,
+		   uint8_t *set)
+{
+	for (int bj = 0; bj < b->nby; bj++)
+		for (int bi = 0; bi < b->nbx; bi++) {
+			int on = 0;
+			for (int dj = -1; dj <= 1 && !on; dj++)
+				for (int di = -1; di <= 1; di++) {
+					int x = bi + di, y = bj + dj;
+					if (x >= 0 && y >= 0 && x < b->nbx &&
+					    y < b->nby && src[(long)y * b->nbx + x]) {
+						on = 1;
+						break;
+					}
+				}
+			set[(long)bj * b->nbx + bi] = (uint8_t)on;
+		}
+}
+
+/* The activity pass at the start of a step: wet blocks (scanned where
+ * water can be: last step's active blocks, edge blocks, or every block on
+ * the first step), the active and halo sets, the zeros of blocks leaving
+ * them, the column runs. */
+static void sparse_activity(struct swe_ctx *s)
+{
+	struct swe_sparse *b = &s->sp;
+	const int nbx = b->nbx, nby = b->nby;
+	const float eps = (float)fmax(s->sim.dry_depth, 1e-9);
+	uint8_t *t = b->pact;
+	b->pact = b->act;
+	b->act = t;
+	t = b->phalo;
+	b->phalo = b->halo;
+	b->halo = t;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(b->nthr)
+	for (long q = 0; q < b->nblk; q++) {
+		int bi = (int)(q % nbx), bj = (int)(q / nbx);
+		int edge = bi == 0 || bj == 0 || bi == nbx - 1 || bj == nby - 1;
+		b->wet[q] = (uint8_t)(b->first || b->pact[q] ?
+				      block_wet(s, bi, bj, eps) :
+				      edge && edge_wet(s, bi, bj, eps));
+	}
+	if (b->first) {
+		/* as if every block left both sets: h1 = h, zeros */
+		memset(b->pact, 1, (size_t)b->nblk);
+		memset(b->phalo, 1, (size_t)b->nblk);
+	}
+	b->first = 0;
+	dilate(b, b->wet, b->act);
+	for (long q = 0; q < b->nblk; q++)
+		b->act[q] |= b->always[q];
+	dilate(b, b->act, b->halo);
+	float *fa[] = { s->u1, s->v1 };
+	float *fh[] = { s->fu, s->fv, s->ut, s->vt };
+	long na = 0, nh = 0;
+	for (long q = 0; q < b->nblk; q++) {
+		int bi = (int)(q % nbx), bj = (int)(q / nbx);
+		if (b->pact[q] && !b->act[q]) {
+			/* the dense step leaves its depths (films at most
+			   eps deep) as they are and closes its faces */
+			int i0, i1, j0, j1;
+			block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+			for (int j = j0; j < j1; j++)
+				memcpy(s->h1 + P(s, i0, j), s->h + P(s, i0, j),
+				       (size_t)(i1 - i0) * sizeof(float));
+			block_zero(s, bi, bj, fa, 2);
+			b->film[q] = block_hmax(s, bi, bj);
+		}
+		if (b->phalo[q] && !b->halo[q])
+			block_zero(s, bi, bj, fh, 4);
+		na += b->act[q];
+		nh += b->halo[q];
+	}
+	b->n_act = na;
+	b->n_halo = nh;
+	sparse_threads(s);
+	sparse_runs(s);
+}
+
+/* A block woken by a deposit after the height step: its fluxes and those
+ * of the ring cells in blocks that are not active were not computed this
+ * step (stale values may lie there); the dense values are 0 (closed
+ * faces). */
+static void deposit_wake(struct swe_ctx *s, long bq)
+{
+	struct swe_sparse *b = &s->sp;
+	int bi = (int)(bq % b->nbx), bj = (int)(bq / b->nbx);
+	int i0, i1, j0, j1;
+	block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+	i0 -= i0 >= 0;
+	j0 -= j0 >= 0;
+	i1 += i1 <= s->nx - 1;
+	j1 += j1 <= s->ny - 1;
+	for (int j = j0; j < j1; j++)
+		for (int i = i0; i < i1; i++) {
+			int ci = i < 0 ? 0 : i >= s->nx ? s->nx - 1 : i;
+			int cj = j < 0 ? 0 : j >= s->ny ? s->ny - 1 : j;
+			long q = (cj / SWE_BLOCK) * (long)b->nbx + ci / SWE_BLOCK;
+			if (q != bq && b->act[q])
+				continue;
+			s->fu[P(s, i, j)] = 0.0f;
+			s->fv[P(s, i, j)] = 0.0f;
+		}
+	b->act[bq] = 1;
+}
+
+/* After the particle step: the blocks of the cells and faces a deposit
+ * changed (cell c, faces c, c + 1, c + W) join the active set for this
+ * step's velocity step, their neighbours the halo (forward estimates).
+ * Returns 1 when a set changed. */
+static int sparse_deposits(struct swe_ctx *s)
+{
+	struct swe_sparse *b = &s->sp;
+	int changed = 0;
+	for (long n = 0; n < s->n_dep; n++) {
+		long c = s->dep_list[n];
+		int i = (int)(c % s->W) - 1, j = (int)(c / s->W) - 1;
+		for (int q = 0; q < 3; q++) {
+			int ii = i + (q == 1), jj = j + (q == 2);
+			if (ii >= s->nx || jj >= s->ny)
+				continue;
+			long bq = (jj / SWE_BLOCK) * (long)b->nbx + ii / SWE_BLOCK;
+			if (!b->act[bq]) {
+				deposit_wake(s, bq);
+				changed = 1;
+			}
+		}
+	}
+	if (!changed)
+		return 0;
+	/* a block may enter the halo here: its fluxes (of the old, zero
+	   velocities) are the zeros it holds */
+	uint8_t *nh = b->wet; /* wet is not needed any more this step */
+	dilate(b, b->act, nh);
+	long na = 0, nhn = 0;
+	for (long q = 0; q < b->nblk; q++) {
+		b->halo[q] |= nh[q];
+		na += b->act[q];
+		nhn += b->halo[q];
+	}
+	b->n_act = na;
+	b->n_halo = nhn;
+	sparse_threads(s);
+	sparse_runs(s);
+	return 1;
+}
+
+const int *swe_row_runs(const struct swe_ctx *s, int j, int active, int *n,
+			int whole[2])
+{
+	if (!s->sp.on || s->sp.first) { /* dense, or no activity pass yet */
+		whole[0] = 0;
+		whole[1] = s->nx;
+		*n = 1;
+		return whole;
+	}
+	const struct swe_sparse *b = &s->sp;
+	int bj = j / SWE_BLOCK;
+	*n = b->nrun[2 * bj + active];
+	return b->runs + (2 * bj + active) * 2L * (b->nbx + 1);
+}
+
+static const int *band_run(const struct swe_ctx *s, int j, int active,
+			   int *n)
+{
+	const struct swe_sparse *b = &s->sp;
+	int bj = j / SWE_BLOCK;
+	*n = b->nrun[2 * bj + active];
+	return b->runs + (2 * bj + active) * 2L * (b->nbx + 1);
+}
+
+/* Columns of row j whose depth, fluxes and forward estimates an active
+ * face reads: the active runs of the bands of rows j - 1 .. j + 1, one
+ * column wider on each side, merged (the strips of the halo blocks that
+ * matter; the rest of a halo block is never read). out: at least 2 (nbx
+ * + 1) ints; returns the number of runs. */
+static int strip_runs(const struct swe_ctx *s, int j, int *out)
+{
+	int n = 0, bj = j / SWE_BLOCK;
+	int bands[3] = { (j > 0 ? j - 1 : j) / SWE_BLOCK, bj,
+			 (j + 1 < s->ny ? j + 1 : j) / SWE_BLOCK };
+	for (int q = 0; q < 3; q++) {
+		if ((q == 0 && bands[0] == bj) || (q == 2 && bands[2] == bj))
+			continue;
+		int m;
+		const int *r = band_run(s, bands[q] * SWE_BLOCK, 1, &m);
+		for (int x = 0; x < m; x++) {
+			int ia = r[2 * x] > 0 ? r[2 * x] - 1 : 0;
+			int ib = r[2 * x + 1] < s->nx ? r[2 * x + 1] + 1 : s->nx;
+			/* insert sorted by start, merging overlaps */
+			int p = n;
+			while (p > 0 && out[2 * (p - 1)] > ia) {
+				out[2 * p] = out[2 * (p - 1)];
+				out[2 * p + 1] = out[2 * (p - 1) + 1];
+				p--;
+			}
+			out[2 * p] = ia;
+			out[2 * p + 1] = ib;
+			n++;
+		}
+	}
+	int w = 0;
+	for (int x = 0; x < n; x++) {
+		if (w > 0 && out[2 * x] <= out[2 * (w - 1) + 1]) {
+			if (out[2 * x + 1] > out[2 * (w - 1) + 1])
+				out[2 * (w - 1) + 1] = out[2 * x + 1];
+			continue;
+		}
+		out[2 * w] = out[2 * x];
+		out[2 * w + 1] = out[2 * x + 1];
+		w++;
+	}
+	return w;
+}
+
+/* Height integration on the strips; rb[j] as height_row. */
+static void sparse_height(struct swe_ctx *s, float k, float hmax, long *rb)
+{
+#pragma omp parallel for schedule(dynamic, 8) num_threads(s->sp.nthr)
+	for (int j = 0; j < s->ny; j++) {
+		int *r = s->sp.strip + (size_t)omp_get_thread_num() * 6 *
+					       (s->sp.nbx + 1);
+		int n = strip_runs(s, j, r);
+		int bad = 0;
+		for (int m = 0; m < n; m++)
+			bad |= height_row(s, j, r[2 * m], r[2 * m + 1], k, hmax);
+		rb[j] = bad;
+	}
+}
+
+/* mc_forward on the halo runs (boundary faces and ghosts as there). */
+static void sparse_mc_forward(struct swe_ctx *s, float k,
+			      const struct face_par *fp)
+{
+	const int nx = s->nx, ny = s->ny;
+	for (int j = 0; j < ny; j++) {
+		s->ut[P(s, 0, j)] = s->u[P(s, 0, j)];
+		s->ut[P(s, nx, j)] = s->u[P(s, nx, j)];
+	}
+	for (int i = 0; i < nx; i++) {
+		s->vt[P(s, i, 0)] = s->v[P(s, i, 0)];
+		s->vt[P(s, i, ny)] = s->v[P(s, i, ny)];
+	}
+#pragma omp parallel for schedule(dynamic, 8) num_threads(s->sp.nthr)
+	for (int j = 0; j < ny; j++) {
+		int *r = s->sp.strip + (size_t)omp_get_thread_num() * 6 *
+					       (s->sp.nbx + 1);
+		int n = strip_runs(s, j, r);
+		struct row_out tmp;
+		struct flux_rows frw;
+		memset(&frw, 0, sizeof(frw));
+		for (int m = 0; m < n; m++) {
+			frw.fwd = s->ut + P(s, 0, j);
+			u_fwd(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw, &tmp);
+			frw.fwd = s->vt + P(s, 0, j);
+			if (j > 0)
+				v_fwd(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw,
+				      &tmp);
+		}
+	}
+	fill_face_ghosts(s, s->ut, s->vt);
+}
+
+static void ro_merge(struct row_out *a, const struct row_out *b)
+{
+	a->umax = maxf(a->umax, b->umax);
+	a->hmax = maxf(a->hmax, b->hmax);
+	a->bad |= b->bad;
+	a->nclamp += b->nclamp;
+}
+
+/* Velocity step on the active runs; ro as in the unfused path. */
+static void sparse_velocity(struct swe_ctx *s, float k,
+			    const struct face_par *fp, int mc, row_fn urow,
+			    row_fn vrow, struct row_out *ro)
+{
+	const int ny = s->ny;
+	const float *fu = s->fu, *fv = s->fv;
+#pragma omp parallel for schedule(dynamic, 8) num_threads(s->sp.nthr)
+	for (int j = 0; j < ny; j++) {
+		struct flux_rows frw = {
+			fu + P(s, 0, j - 1), fu + P(s, 0, j),
+			fv + P(s, 0, j - 1), fv + P(s, 0, j),
+			fv + P(s, 0, j + 1), NULL, NULL, NULL, NULL,
+			NULL, NULL, NULL
+		};
+		if (mc) {
+			frw.utM = s->ut + P(s, 0, j - 1);
+			frw.ut0 = s->ut + P(s, 0, j);
+			frw.utP = s->ut + P(s, 0, j + 1);
+			frw.vtM = s->vt + P(s, 0, j - 1);
+			frw.vt0 = s->vt + P(s, 0, j);
+			frw.vtP = s->vt + P(s, 0, j + 1);
+		}
+		memset(&ro[j], 0, sizeof(ro[j]));
+		memset(&ro[ny + j], 0, sizeof(ro[ny + j]));
+		int n;
+		const int *r = band_run(s, j, 1, &n);
+		for (int m = 0; m < n; m++) {
+			struct row_out a;
+			urow(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw, &a);
+			ro_merge(&ro[j], &a);
+			if (j > 0) {
+				vrow(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw,
+				     &a);
+				ro_merge(&ro[ny + j], &a);
+			}
+		}
 	}
 }
 
@@ -1513,7 +2046,33 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 		return wb_fail(d, WB_EIO, NULL, "swe: out of memory");
 	long *rb = s->row_l;
 
-	if (fused) {
+	if (s->sp.on) {
+		/* block-sparse: the unfused order on the active blocks */
+		sparse_activity(s);
+		sparse_height(s, k, hmax, rb);
+		for (int j = 0; j < ny; j++)
+			if (rb[j]) {
+				free(ro);
+				return diverged(s, d, "depth", s->h1, j);
+			}
+		book_edges(s, hmax);
+		swe_falls_emit(s);
+		apply_sources(s, s->h1);
+		if (s->P.n > 0 || s->n_falls > 0) {
+			swe_particles_step(s);
+			sparse_deposits(s);
+		}
+		fill_ghosts(s, s->h1, 1);
+		fill_face_ghosts(s, s->u, s->v);
+		if (mc)
+			sparse_mc_forward(s, k, &fp);
+		sparse_velocity(s, k, &fp, mc, urow, vrow, ro);
+		s->sp.act_steps += s->sp.n_act;
+		/* the sleeping blocks' films count in the largest depth */
+		for (long q = 0; q < s->sp.nblk; q++)
+			if (!s->sp.act[q])
+				ro[0].hmax = maxf(ro[0].hmax, s->sp.film[q]);
+	} else if (fused) {
 		book_edges(s, hmax);
 		fill_face_ghosts(s, s->u, s->v);
 		fused_pass(s, k, hmax, &fp, mc, urow, vrow, ro, rb);
@@ -1529,7 +2088,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 		/* 1. height integration */
 #pragma omp parallel for schedule(static) num_threads(T)
 		for (int j = 0; j < ny; j++)
-			rb[j] = height_row(s, j, k, hmax);
+			rb[j] = height_row(s, j, 0, nx, k, hmax);
 		for (int j = 0; j < ny; j++)
 			if (rb[j]) {
 				free(ro);
@@ -1563,9 +2122,9 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 				frw.vt0 = s->vt + P(s, 0, j);
 				frw.vtP = s->vt + P(s, 0, j + 1);
 			}
-			urow(s, j, k, &fp, &frw, &ro[j]);
+			urow(s, j, 0, nx, k, &fp, &frw, &ro[j]);
 			if (j > 0)
-				vrow(s, j, k, &fp, &frw, &ro[ny + j]);
+				vrow(s, j, 0, nx, k, &fp, &frw, &ro[ny + j]);
 			else
 				memset(&ro[ny], 0, sizeof(ro[ny]));
 		}

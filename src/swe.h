@@ -77,6 +77,47 @@ struct swe_cell_list {
 	float *val;
 };
 
+/* Block-sparse stepping (swe.c, docs/scale.md): the grid is cut into
+ * SWE_BLOCK x SWE_BLOCK blocks. A block is wet when a cell (ghosts of edge
+ * blocks included) is deeper than the dry depth or an owned face has a
+ * velocity whose bits are not 0; active when it or one of its 8 neighbours is wet (or it holds a
+ * source, fixed-level cell or modifier face, or a particle deposit of this
+ * step); halo when it or a neighbour is active. The height step and the
+ * MacCormack forward pass run on halo blocks, the velocity step on active
+ * blocks. Every other block's update would leave its dry depths as they
+ * are and its faces closed (no flux), so skipping it gives the dense
+ * bytes; a block leaving a set gets the values the dense path would
+ * write. */
+#define SWE_BLOCK 32
+struct swe_sparse {
+	int on;               /* 1: block-sparse step (default; WB_SWE_DENSE=1
+				 in the environment or on = 0 after swe_init
+				 selects the dense reference) */
+	int nbx, nby;
+	long nblk;
+	uint8_t *always;      /* blocks with sources, fixed cells, modifiers */
+	uint8_t *act, *halo;  /* this step's sets (act also: deposits) */
+	uint8_t *pact, *phalo; /* the previous step's */
+	uint8_t *wet;
+	float *film;          /* largest depth of a sleeping block (<= eps) */
+	int *runs;            /* per band: halo runs then active runs, pairs
+				 (ia, ib) of columns, at most nbx + 1 each */
+	int *nrun;            /* per band: [2 b] halo runs, [2 b + 1] active */
+	int *strip;           /* per thread: a row's strip runs (6 (nbx + 1)) */
+	int first;            /* no previous step: scan every block */
+	int nthr;             /* threads of the sparse passes (sparse_threads) */
+	long thr_cells;       /* active cells per thread (1 << 17; tests: 1) */
+	long n_act, n_halo;   /* blocks in the sets this step */
+	long act_steps;       /* sum of n_act over the steps (statistics) */
+};
+
+struct swe_ctx;
+/* Column runs of row j to step: the active blocks' (active = 1) or the
+ * halo's (0) when sparse, else the whole row (written to whole[2]); *n
+ * runs, pairs (ia, ib). */
+const int *swe_row_runs(const struct swe_ctx *s, int j, int active, int *n,
+			int whole[2]);
+
 struct swe_ctx {
 	int nx, ny, W;
 	long ncell;           /* W * (ny + 2) */
@@ -129,6 +170,7 @@ struct swe_ctx {
 	int foam_on;
 	/* divergence report */
 	long bad_cell;
+	struct swe_sparse sp;
 };
 
 /* swe.c */

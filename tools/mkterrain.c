@@ -555,34 +555,324 @@ static void gen_lake(double *z)
 	       "about x 46..210, y 59..197), island top 8 m above it\n");
 }
 
+/* ---- open world --------------------------------------------------------- */
+
+/* World: an S x S valley at 1 m per pixel (S = 4096 by default), for the
+ * open-world sample (samples/world). Lengths scale with S, widths and
+ * heights do not. A main river enters at the north edge and meanders to the
+ * open south edge; three tributaries join it from the sides; two lakes sit
+ * on its course (bowls whose outlet sill is the river bed); the bed drops
+ * 6 m in one pixel row at y = 0.62 S (the waterfall); a bridge deck crosses
+ * it at y = 0.88 S. Every course is stamped into a distance field (nearest
+ * sample within its valley's reach), so generation costs O(samples * reach^2)
+ * rather than O(pixels * samples). */
+#define W_FALL 0.62
+#define W_BRIDGE 0.88
+#define W_DROP 6.0
+
+struct wfeat {
+	double S;
+	double lake_y[2], lake_r;
+};
+
+static double world_main_x(const struct wfeat *f, double y)
+{
+	const double pi = 3.14159265358979323846;
+	double S = f->S;
+	return 0.5 * S + 0.10 * S * sin(2 * pi * y / (0.55 * S)) +
+	       0.03 * S * sin(2 * pi * y / (0.17 * S) + 1.0);
+}
+
+/* Bed of the main river at row y before the lakes' sills: 60 m at the
+ * north edge, about 0.01 slope, the fall drops W_DROP m. */
+static double world_bed_raw(const struct wfeat *f, double y)
+{
+	double S = f->S, t = y / S;
+	double z = 60.0 - 40.0 * t;
+	if (t >= W_FALL)
+		z -= W_DROP;
+	return z;
+}
+
+/* With the lakes: through a lake the bed stays at the level of its outlet
+ * (y = centre + radius), the spill level. */
+static double world_bed(const struct wfeat *f, double y)
+{
+	for (int l = 0; l < 2; l++) {
+		double y0 = f->lake_y[l] - f->lake_r, y1 = f->lake_y[l] + f->lake_r;
+		if (y >= y0 && y <= y1)
+			return world_bed_raw(f, y1);
+	}
+	return world_bed_raw(f, y);
+}
+
+/* Stamp the course into (dist, zb): for every pixel within 'reach' of a
+ * sample, the nearest sample's distance and bed. */
+static void course_stamp(const struct course *c, int S, double reach,
+			 float *dist, float *zb)
+{
+	int R = (int)ceil(reach);
+	for (int k = 0; k < c->n; k++) {
+		int ci = (int)floor(c->x[k]), cj = (int)floor(c->y[k]);
+		for (int j = cj - R; j <= cj + R; j++) {
+			if (j < 0 || j >= S)
+				continue;
+			for (int i = ci - R; i <= ci + R; i++) {
+				if (i < 0 || i >= S)
+					continue;
+				double dx = i + 0.5 - c->x[k], dy = j + 0.5 - c->y[k];
+				double d = sqrt(dx * dx + dy * dy);
+				size_t q = (size_t)i + (size_t)j * S;
+				if (d < dist[q]) {
+					dist[q] = (float)d;
+					zb[q] = (float)c->zb[k];
+				}
+			}
+		}
+	}
+}
+
+/* min(z, valley of course c) with the valley of half-width w0 and walls W. */
+static void course_carve(const struct course *c, int S, double w0, double Wv,
+			 const double *base, double *z, float *dist, float *zb)
+{
+	size_t n = (size_t)S * S;
+	for (size_t q = 0; q < n; q++)
+		dist[q] = INFINITY;
+	course_stamp(c, S, w0 + Wv, dist, zb);
+	for (size_t q = 0; q < n; q++) {
+		if (!(dist[q] < INFINITY))
+			continue;
+		double d = dist[q];
+		double qq = (d < w0 ? d : w0) / w0;
+		double fz = zb[q] + 0.8 * qq * qq;
+		double vz = d <= w0 ? fz :
+			    fz + (base[q] - fz) * smooth((d - w0) / Wv);
+		if (vz < z[q])
+			z[q] = vz;
+	}
+}
+
+struct world_trib {
+	double x0, y0, yj; /* start (edge side) and junction row */
+};
+
+/* Write DIR/scene.json for the world of size f->S (the committed
+ * samples/world/scene.json is this file for S = 4096, with the heightmap
+ * path pointing at the generated terrain). */
+static int world_scene(const struct wfeat *f, const struct world_trib *tr,
+		       const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/scene.json", dir);
+	FILE *o = fopen(path, "w");
+	if (!o) {
+		fprintf(stderr, "mkterrain: %s: cannot write\n", path);
+		return 4;
+	}
+	double S = f->S;
+	fprintf(o, "{\n  \"$schema\": \"../../schemas/scene.schema.json\",\n"
+		"  \"name\": \"world\",\n  \"version\": 1,\n"
+		"  \"origin\": [0, 0],\n  \"terrain\": {\n"
+		"    \"heightmap\": \"terrain.png\",\n    \"format\": \"png\",\n"
+		"    \"metres_per_pixel\": 1,\n    \"height_scale\": 100,\n"
+		"    \"height_offset\": 0\n  },\n  \"boundaries\": {\n"
+		"    \"west\": { \"type\": \"wall\", \"slip\": \"free-slip\" },\n"
+		"    \"east\": { \"type\": \"wall\", \"slip\": \"free-slip\" },\n"
+		"    \"north\": { \"type\": \"wall\", \"slip\": \"free-slip\" },\n"
+		"    \"south\": \"open\"\n  },\n  \"initial_water\": \"dry\",\n"
+		"  \"materials\": [\n"
+		"    { \"id\": 1, \"name\": \"river\", \"kind\": \"river\" },\n"
+		"    { \"id\": 2, \"name\": \"lake\", \"kind\": \"lake\" }\n  ],\n"
+		"  \"sources\": [\n"
+		"    { \"type\": \"river\", \"name\": \"main river\", \"width\": 14, "
+		"\"discharge\": 20, \"material\": \"river\",\n      \"path\": [");
+	for (int k = 0; k <= 32; k++) {
+		double y = k == 0 ? 8 : k == 32 ? S - 1 : S * k / 32.0;
+		fprintf(o, "%s[%.1f, %.1f]", k ? ", " : "", world_main_x(f, y), y);
+		if (k % 4 == 3 && k < 32)
+			fprintf(o, "\n               ");
+	}
+	fprintf(o, "] },\n");
+	for (int t = 0; t < 3; t++) {
+		double xj = world_main_x(f, tr[t].yj);
+		fprintf(o, "    { \"type\": \"river\", \"name\": \"tributary %d\", "
+			"\"width\": 8, \"discharge\": 4, \"material\": \"river\",\n"
+			"      \"path\": [", t + 1);
+		for (int k = 0; k <= 8; k++) {
+			double s = (0.02 + 0.98 * k / 8.0);
+			double x = tr[t].x0 + (xj - tr[t].x0) * s;
+			double y = tr[t].y0 + (tr[t].yj - tr[t].y0) * s +
+				   0.03 * S * sin(3.14159265358979 * s);
+			fprintf(o, "%s[%.1f, %.1f]", k ? ", " : "", x, y);
+		}
+		fprintf(o, "] },\n");
+	}
+	for (int l = 0; l < 2; l++)
+		fprintf(o, "    { \"type\": \"lake\", \"name\": \"lake %d\", "
+			"\"seed\": [%.1f, %.1f], \"level\": %.2f, \"material\": "
+			"\"lake\" }%s\n", l + 1, world_main_x(f, f->lake_y[l]),
+			f->lake_y[l], world_bed(f, f->lake_y[l]), l ? "" : ",");
+	double yb = W_BRIDGE * S, xb = world_main_x(f, yb), zb = world_bed(f, yb);
+	fprintf(o, "  ],\n  \"blockers\": [\n"
+		"    { \"name\": \"bridge deck\", \"polygon\": [[%.1f, %.1f], "
+		"[%.1f, %.1f], [%.1f, %.1f], [%.1f, %.1f]],\n"
+		"      \"bottom\": %.2f, \"top\": %.2f }\n  ],\n",
+		xb - 40, yb - 3, xb + 40, yb - 3, xb + 40, yb + 3, xb - 40,
+		yb + 3, zb + 4, zb + 6);
+	fprintf(o, "  \"simulation\": {\n    \"solver\": \"swe\",\n"
+		"    \"manning\": 0.035,\n    \"dry_depth\": 0.001,\n"
+		"    \"max_steps\": 24000,\n    \"tolerance\": 0.03,\n"
+		"    \"window\": 2000\n  },\n"
+		"  \"output\": { \"lods\": 5, \"distance_max\": 64 }\n}\n");
+	if (fclose(o) != 0) {
+		fprintf(stderr, "mkterrain: %s: cannot write\n", path);
+		return 4;
+	}
+	return 0;
+}
+
+static int gen_world(double *z, int S, const char *dir)
+{
+	struct wfeat f;
+	f.S = S;
+	f.lake_y[0] = 0.30 * S;
+	f.lake_y[1] = 0.78 * S;
+	f.lake_r = 0.035 * S;
+	const struct world_trib tr[3] = {
+		{ 0.05 * S, 0.10 * S, 0.22 * S },
+		{ 0.95 * S, 0.40 * S, 0.52 * S },
+		{ 0.08 * S, 0.60 * S, 0.70 * S },
+	};
+	size_t n = (size_t)S * S;
+	double *base = malloc(sizeof(double) * n);
+	float *dist = malloc(sizeof(float) * n), *zb = malloc(sizeof(float) * n);
+	if (!base || !dist || !zb) {
+		free(base);
+		free(dist);
+		free(zb);
+		fprintf(stderr, "mkterrain: out of memory\n");
+		return 4;
+	}
+	/* plateau 30 m above the main bed's line, with hills */
+	for (int j = 0; j < S; j++)
+		for (int i = 0; i < S; i++) {
+			size_t q = (size_t)i + (size_t)j * S;
+			base[q] = world_bed_raw(&f, j) + 30.0 +
+				  8.0 * fbm(i, j, 400, 21) + 2.0 * fbm(i, j, 60, 22);
+			z[q] = base[q];
+		}
+	/* main river: from above the north edge to below the south edge */
+	struct course c = { 0 };
+	for (double y = -40; y <= S + 40; y += 0.5)
+		course_add(&c, world_main_x(&f, y), y, world_bed(&f, y));
+	course_carve(&c, S, 9, 70, base, z, dist, zb);
+	course_free(&c);
+	/* tributaries: a bend toward the junction, bed 12 m above the main
+	   bed at the start, 0.3 m above it at the junction */
+	for (int t = 0; t < 3; t++) {
+		struct course ct = { 0 };
+		double xj = world_main_x(&f, tr[t].yj), zj = world_bed(&f, tr[t].yj);
+		double len = hypot(xj - tr[t].x0, tr[t].yj - tr[t].y0);
+		int ns = (int)(2 * len);
+		for (int k = 0; k <= ns; k++) {
+			double s = (double)k / ns;
+			double x = tr[t].x0 + (xj - tr[t].x0) * s;
+			double y = tr[t].y0 + (tr[t].yj - tr[t].y0) * s +
+				   0.03 * S * sin(3.14159265358979 * s);
+			course_add(&ct, x, y, zj + 0.3 + 11.7 * (1 - s) * (1 - s));
+		}
+		course_carve(&ct, S, 5, 50, base, z, dist, zb);
+		course_free(&ct);
+	}
+	/* lakes: bowls 5 m below the sill, walls to the valley */
+	for (int l = 0; l < 2; l++) {
+		double ly = f.lake_y[l], lx = world_main_x(&f, ly);
+		double R = f.lake_r, sill = world_bed(&f, ly), bot = sill - 5.0;
+		int j0 = (int)(ly - 2 * R), j1 = (int)(ly + 2 * R);
+		int i0 = (int)(lx - 2 * R), i1 = (int)(lx + 2 * R);
+		for (int j = j0 < 0 ? 0 : j0; j <= j1 && j < S; j++)
+			for (int i = i0 < 0 ? 0 : i0; i <= i1 && i < S; i++) {
+				double r = hypot(i + 0.5 - lx, j + 0.5 - ly);
+				double lz = r < R ? bot + 5.5 * (r / R) * (r / R) :
+					    sill + 0.5 + 20.0 * smooth((r - R) / R);
+				size_t q = (size_t)i + (size_t)j * S;
+				if (lz < z[q])
+					z[q] = lz;
+			}
+	}
+	free(base);
+	free(dist);
+	free(zb);
+	/* water estimate: cells below the lakes' levels in their basins,
+	   and the channels (half-widths 9 and 5 m) */
+	double lake_cells = 0;
+	for (int l = 0; l < 2; l++) {
+		double ly = f.lake_y[l], lx = world_main_x(&f, ly);
+		double lev = world_bed(&f, ly) + 0.2;
+		for (int j = (int)(ly - f.lake_r); j <= (int)(ly + f.lake_r); j++)
+			for (int i = (int)(lx - f.lake_r); i <= (int)(lx + f.lake_r); i++)
+				if (i >= 0 && j >= 0 && i < S && j < S &&
+				    z[(size_t)i + (size_t)j * S] < lev)
+					lake_cells++;
+	}
+	double chan = 18.0 * S * 1.1;
+	for (int t = 0; t < 3; t++)
+		chan += 10.0 * hypot(world_main_x(&f, tr[t].yj) - tr[t].x0,
+				     tr[t].yj - tr[t].y0);
+	double yb = W_BRIDGE * S, xb = world_main_x(&f, yb);
+	double yf = W_FALL * S, xf = world_main_x(&f, yf);
+	printf("world: %d x %d valley, 1 m per pixel\n", S, S);
+	printf("  main river: north edge (%.0f, 0) to south edge (%.0f, %d), "
+	       "bed %.1f -> %.1f m, half-width 9 m\n", world_main_x(&f, 0),
+	       world_main_x(&f, S), S, world_bed(&f, 0), world_bed(&f, S));
+	for (int t = 0; t < 3; t++)
+		printf("  tributary %d: from (%.0f, %.0f) to the junction "
+		       "(%.0f, %.0f)\n", t + 1, tr[t].x0, tr[t].y0,
+		       world_main_x(&f, tr[t].yj), tr[t].yj);
+	for (int l = 0; l < 2; l++)
+		printf("  lake %d: centre (%.0f, %.0f), radius %.0f m, level "
+		       "(sill) %.2f m\n", l + 1, world_main_x(&f, f.lake_y[l]),
+		       f.lake_y[l], f.lake_r, world_bed(&f, f.lake_y[l]));
+	printf("  waterfall: bed drops %.0f m at (%.0f, %.0f)\n", W_DROP, xf, yf);
+	printf("  bridge: deck across (%.0f, %.0f), bed %.1f m\n", xb, yb,
+	       world_bed(&f, yb));
+	printf("  water estimate: %.2f %% of the map\n",
+	       100.0 * (lake_cells + chan) / ((double)S * S));
+	return dir ? world_scene(&f, tr, dir) : 0;
+}
+
 /* ---- PNG output -------------------------------------------------------- */
 
-static int write_png16(const char *path, const double *z)
+static int write_png16(const char *path, const double *z, int n)
 {
 	struct wb_diags d;
 	wb_diags_init(&d);
 	struct wb_atomic a;
-	unsigned char *img = malloc((size_t)N * N * 2);
-	png_bytep rows[N];
-	if (!img) {
+	unsigned char *img = malloc((size_t)n * n * 2);
+	png_bytep *rows = malloc(sizeof(png_bytep) * (size_t)n);
+	if (!img || !rows) {
 		fprintf(stderr, "mkterrain: out of memory\n");
+		free(img);
+		free(rows);
 		return 4;
 	}
-	for (int k = 0; k < N * N; k++) {
+	for (size_t k = 0; k < (size_t)n * n; k++) {
 		double v = z[k];
 		v = v < 0 ? 0 : v > ZMAX ? ZMAX : v;
 		long q = lround(v / ZMAX * 65535.0);
 		img[2 * k] = (unsigned char)(q >> 8);
 		img[2 * k + 1] = (unsigned char)q;
 	}
-	for (int j = 0; j < N; j++)
-		rows[j] = img + (size_t)j * N * 2;
+	for (int j = 0; j < n; j++)
+		rows[j] = img + (size_t)j * n * 2;
 	if (wb_atomic_open(&a, path, &d) != WB_OK) {
 		char buf[1024];
 		wb_diag_format(&d.v[0], buf, sizeof(buf));
 		fprintf(stderr, "mkterrain: %s\n", buf);
 		wb_diags_release(&d);
 		free(img);
+		free(rows);
 		return 4;
 	}
 	png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL,
@@ -592,18 +882,20 @@ static int write_png16(const char *path, const double *z)
 		png_destroy_write_struct(&png, &info);
 		wb_atomic_abort(&a);
 		free(img);
+		free(rows);
 		fprintf(stderr, "mkterrain: %s: cannot write PNG\n", path);
 		return 4;
 	}
 	png_init_io(png, a.f);
-	png_set_IHDR(png, info, N, N, 16, PNG_COLOR_TYPE_GRAY,
+	png_set_IHDR(png, info, (png_uint_32)n, (png_uint_32)n, 16, PNG_COLOR_TYPE_GRAY,
 		     PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
 		     PNG_FILTER_TYPE_DEFAULT);
-	png_set_compression_level(png, 9);
+	png_set_compression_level(png, n > N ? 3 : 9);
 	png_set_rows(png, info, rows);
 	png_write_png(png, info, PNG_TRANSFORM_IDENTITY, NULL);
 	png_destroy_write_struct(&png, &info);
 	free(img);
+	free(rows);
 	int rc = 0;
 	if (wb_atomic_commit(&a, &d) != WB_OK) {
 		char buf[1024];
@@ -617,8 +909,47 @@ static int write_png16(const char *path, const double *z)
 
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "world") == 0) {
+		/* mkterrain world [SIZE] [DIR] */
+		int S = 4096;
+		const char *dir = argc > 3 ? argv[3] : "build/world";
+		char *end = NULL;
+		if (argc > 2) {
+			long v = strtol(argv[2], &end, 10);
+			S = *end || v < 256 || v > 32768 ? -1 : (int)v;
+		}
+		if (argc > 4 || S < 0) {
+			fprintf(stderr, "usage: mkterrain world [SIZE 256..32768] "
+				"[DIR]\n");
+			return 1;
+		}
+		double *zw = malloc(sizeof(double) * (size_t)S * S);
+		if (!zw) {
+			fprintf(stderr, "mkterrain: out of memory\n");
+			return 4;
+		}
+		char png[4096];
+		snprintf(png, sizeof(png), "%s/terrain.png", dir);
+		struct wb_diags d;
+		wb_diags_init(&d);
+		if (wb_mkdirs(dir, &d) != WB_OK) {
+			fprintf(stderr, "mkterrain: %s: cannot create\n", dir);
+			wb_diags_release(&d);
+			free(zw);
+			return 4;
+		}
+		wb_diags_release(&d);
+		int rc = gen_world(zw, S, dir);
+		if (rc == 0)
+			rc = write_png16(png, zw, S);
+		free(zw);
+		if (rc == 0)
+			printf("  wrote %s and %s/scene.json\n", png, dir);
+		return rc;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: mkterrain river|coast|lake OUT.png\n");
+		fprintf(stderr, "usage: mkterrain river|coast|lake OUT.png\n"
+			"       mkterrain world [SIZE] [DIR]\n");
 		return 1;
 	}
 	double *z = malloc(sizeof(double) * N * N);
@@ -646,7 +977,7 @@ int main(int argc, char **argv)
 	printf("  size %dx%d pixels, 1 m per pixel; heights %.1f .. %.1f m "
 	       "(height_scale 100, offset 0)\n", N, N, lo, hi);
 	report_depressions(z);
-	int rc = write_png16(argv[2], z);
+	int rc = write_png16(argv[2], z, N);
 	free(z);
 	return rc;
 }
