@@ -63,7 +63,10 @@ enum { LBM = WB_SOLVER_LBM, SWE = WB_SOLVER_SWE };
  * until the list is empty). Such a test still runs its case and prints
  * its VALID line; LIMIT() then records a miss instead of failing, and the
  * test FAILS when the case meets every limit, so that the list cannot
- * outlive the gap. Setup checks (the run itself) are asserted as usual.
+ * outlive the gap (not judged under WB_TEST_QUICK=1, whose shorter runs
+ * are not the issue's cases: the lake meets the limits after 2,000 steps
+ * and not after 10,000). Setup checks (the run itself) are asserted as
+ * usual.
  * The flags are set by GAP() around one case at a time (cmocka runs the
  * tests one after another).
  */
@@ -79,7 +82,7 @@ static int gap_mode, gap_missed;
 		gap_missed = 0; \
 		call; \
 		gap_mode = 0; \
-		if (!gap_missed) \
+		if (!gap_missed && !quick()) \
 			fail_msg("known gap closed: %s meets issue 11's limits now; " \
 				 "take it off the known gaps (here and docs/validation.md)", #call); \
 	} while (0)
