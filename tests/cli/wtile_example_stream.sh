@@ -36,7 +36,9 @@ int main(int argc, char **argv)
 	return s == WB_OK ? 0 : 2;
 }
 C
-"$CC" -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -Iinclude -Isrc -Itests \
+# the library of a sanitizer build (make SAN=1 test) needs the runtimes
+case $BUILD in */san*) SANFLAGS="-fsanitize=address,undefined" ;; *) SANFLAGS= ;; esac
+"$CC" -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp $SANFLAGS -Iinclude -Isrc -Itests \
 	"$T/gen.c" "$BUILD/libwbake.a" -lpng -lz -lcjson -lm -o "$T/gen" \
 	2>"$T/err" || fail "generator does not build"
 "$T/gen" "$T/world.wtp" || fail "generator failed"

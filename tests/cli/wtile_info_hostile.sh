@@ -19,6 +19,7 @@ cat >"$T/gen.c" <<'C'
 #include <string.h>
 #include <zlib.h>
 #include "pack.h"
+#include "util.h"
 #include "pack_synth.h"
 #include "wtp.h"
 /* gen OUT MODE: many (100,000 materials), hostile (escape sequences in
@@ -100,7 +101,9 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-"$CC" -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -Iinclude -Isrc -Itests \
+# the library of a sanitizer build (make SAN=1 test) needs the runtimes
+case $BUILD in */san*) SANFLAGS="-fsanitize=address,undefined" ;; *) SANFLAGS= ;; esac
+"$CC" -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp $SANFLAGS -Iinclude -Isrc -Itests \
 	"$T/gen.c" "$BUILD/libwbake.a" -lpng -lz -lcjson -lm -o "$T/gen" \
 	2>"$T/err" || fail "generator does not build"
 
