@@ -343,6 +343,12 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 			       const struct wb_heightmap *hm,
 			       struct wb_raster *r, struct wb_diags *d);
 void wb_raster_free(struct wb_raster *r);
+/* Set mask[i + j nx] = 1 for every cell of r whose centre is inside the
+ * polygon (even-odd rule; cells outside are left as they are). Work is
+ * bounded by the polygon's box clipped to the grid. Returns the number of
+ * cells marked, or -1 when out of memory. */
+long wb_raster_polygon_mask(const struct wb_raster *r,
+			    const struct wb_polygon *p, unsigned char *mask);
 
 /* ---- solver state: the solvers' output --------------------------------- */
 

@@ -41,20 +41,6 @@ enum wb_status wb_bake_load(struct wb_bake *b, const char *scene_path,
 	return st;
 }
 
-/* Even-odd rule, as raster.c: is (x, y) inside polygon p? */
-static int inside(const struct wb_polygon *p, double x, double y)
-{
-	int in = 0;
-	for (int a = 0, b = p->n - 1; a < p->n; b = a++) {
-		double xa = p->xy[2 * a], ya = p->xy[2 * a + 1];
-		double xb = p->xy[2 * b], yb = p->xy[2 * b + 1];
-		if ((ya > y) != (yb > y) &&
-		    x < (xb - xa) * (y - ya) / (yb - ya) + xa)
-			in = !in;
-	}
-	return in;
-}
-
 /* simulation.keep_dry as a cell mask (NULL when the scene has none). */
 static unsigned char *keep_dry_mask(const struct wb_scene *sc,
 				    const struct wb_raster *r, int *oom)
@@ -78,11 +64,11 @@ static unsigned char *keep_dry_mask(const struct wb_scene *sc,
 				m[(size_t)fx + (size_t)fy * r->nx] = 1;
 			continue;
 		}
-		for (int j = 0; j < r->ny; j++)
-			for (int i = 0; i < r->nx; i++)
-				if (inside(&kd->area, (i + 0.5) * r->dx,
-					   (j + 0.5) * r->dx))
-					m[i + (size_t)j * r->nx] = 1;
+		if (wb_raster_polygon_mask(r, &kd->area, m) < 0) {
+			free(m);
+			*oom = 1;
+			return NULL;
+		}
 	}
 	return m;
 }

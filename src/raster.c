@@ -138,8 +138,8 @@ static int cmp_pedge(const void *a, const void *b)
  * arithmetic, but the edges a row crosses come from a list sorted by their
  * lower end (an active edge table), so the work is O(n log n + crossings +
  * cells), not O(cells * n). */
-static long polygon_mask(const struct wb_raster *r, const struct wb_polygon *p,
-			 uint8_t *mask)
+long wb_raster_polygon_mask(const struct wb_raster *r,
+			    const struct wb_polygon *p, unsigned char *mask)
 {
 	struct bbox b = bbox_of(r, p->xy, p->n, 0);
 	if (b.i1 < b.i0 || b.j1 < b.j0)
@@ -479,7 +479,7 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 			r->h0[k] = (float)fmax(0, sc->init_level - r->z[k]);
 	for (int a = 0; a < sc->n_init_areas; a++) {
 		memset(mask, 0, n);
-		long in = polygon_mask(r, &sc->init_areas[a], mask);
+		long in = wb_raster_polygon_mask(r, &sc->init_areas[a], mask);
 		if (in < 0)
 			goto oom;
 		if (in == 0) {
@@ -546,7 +546,7 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 		memset(mask, 0, n);
 		long cells;
 		if (src->area.n) {
-			long inside = polygon_mask(r, &src->area, mask);
+			long inside = wb_raster_polygon_mask(r, &src->area, mask);
 			if (inside < 0)
 				goto oom;
 			cells = 0;
@@ -607,7 +607,7 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 		if (!ex)
 			goto oom;
 		for (int e = 0; e < src->n_exclude; e++)
-			if (polygon_mask(r, &src->exclude[e], ex) < 0) {
+			if (wb_raster_polygon_mask(r, &src->exclude[e], ex) < 0) {
 				free(ex);
 				goto oom;
 			}
@@ -666,7 +666,7 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 			memset(mask, 0, n);
 			long cells;
 			if (src->area.n) {
-				cells = polygon_mask(r, &src->area, mask);
+				cells = wb_raster_polygon_mask(r, &src->area, mask);
 				if (cells < 0)
 					goto oom;
 				if (!cells) {
@@ -695,7 +695,7 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 						  src->radius, mask);
 			} else {
 				snprintf(p, sizeof(p), "sources[%d].region", s);
-				cells = polygon_mask(r, &src->area, mask);
+				cells = wb_raster_polygon_mask(r, &src->area, mask);
 				if (cells < 0)
 					goto oom;
 				if (!cells) {
@@ -718,8 +718,8 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 	for (int b = 0; b < sc->n_blockers; b++) {
 		const struct wb_blocker *bl = &sc->blockers[b];
 		struct bbox bb = bbox_of(r, bl->area.xy, bl->area.n, 0);
-		box_clear(r, bb, mask, NULL); /* polygon_mask marks only in bb */
-		long in = polygon_mask(r, &bl->area, mask);
+		box_clear(r, bb, mask, NULL); /* wb_raster_polygon_mask marks only in bb */
+		long in = wb_raster_polygon_mask(r, &bl->area, mask);
 		if (in < 0)
 			goto oom;
 		if (!in) {
@@ -747,7 +747,7 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 		if (md->area.n) {
 			bb = bbox_of(r, md->area.xy, md->area.n, 0);
 			box_clear(r, bb, mask, NULL);
-			if (polygon_mask(r, &md->area, mask) < 0)
+			if (wb_raster_polygon_mask(r, &md->area, mask) < 0)
 				goto oom;
 			double work = ramp ? seg_work(r, &md->area, 1,
 						      md->falloff_width) : 0;

@@ -222,6 +222,19 @@ static void test_keep_dry(void **state)
 	/* the channel above the basin still has its water */
 	assert_true(b.guess_h[24 + (size_t)20 * NX] > 0.02f);
 	wb_bake_release(&b);
+
+	/* the same basin named by a small polygon around that point */
+	load(&b, write_valley("keepdrypoly", "hydrology", 0.4,
+			      ", \"keep_dry\": [{\"name\": \"basin\", \"polygon\": "
+			      "[[46, 98], [50, 98], [50, 102], [46, 102]]}]"));
+	wb_diags_init(&d);
+	assert_int_equal(wb_bake_guess(&b, &d), WB_OK);
+	wb_diags_release(&d);
+	assert_int_equal(b.guess.lake_cells, 0);
+	assert_true(b.guess.kept_dry > 20);
+	assert_true(b.guess_h[c] == 0.0f);
+	assert_true(b.guess_h[24 + (size_t)20 * NX] > 0.02f);
+	wb_bake_release(&b);
 }
 
 static void test_state_file(void **state)
