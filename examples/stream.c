@@ -6,7 +6,10 @@
  * farthest resident page is evicted when the budget is reached, pages are
  * decoded straight into 256-byte-aligned upload rows (D3D12 style), and
  * FLAT / EMPTY entries need no slot (wtp_page_expand() fills a constant
- * page when a renderer wants one).
+ * page when a renderer wants one). Block-compressed layers (format 2.1:
+ * flow BC5, distance / foam BC4) arrive as raw 4x4 blocks, 33 block rows
+ * per page (wtp_plane_rows), for a 132x132 slice of a BC texture array,
+ * with a per-page scale the engine keeps per slot (wtp_page_decode_ex).
  *
  *   stream PACK [--frames N] [--budget B] [--quiet] [--no-evict]
  *
@@ -63,6 +66,8 @@ struct streamer {
 	int32_t owner[POOL * POOL]; /* per slot: page or -1 */
 	unsigned char *texels[POOL * POOL]; /* per slot: its upload rows */
 	size_t pitch[WTP_LAYER_COUNT], slot_bytes;
+	uint32_t rows[WTP_LAYER_COUNT]; /* 130, or 33 block rows (BC) */
+	float scale[POOL * POOL][2 * WTP_LAYER_COUNT]; /* per slot (BC) */
 	long resident, uploads, evictions;
 };
 
@@ -79,7 +84,7 @@ static void dst_of(const struct streamer *s, unsigned char *base,
 	for (uint32_t i = 0; i < s->p->n_layers; i++) {
 		dst[i].data = base + off;
 		dst[i].row_pitch = s->pitch[i];
-		off += s->pitch[i] * s->p->page_side;
+		off += s->pitch[i] * s->rows[i];
 	}
 }
 
@@ -108,7 +113,8 @@ static int upload(struct streamer *s, uint32_t page, unsigned char *work)
 	dst_of(s, s->texels[slot], dst);
 	wtp_allocator za = { zalloc, zfree, NULL };
 	wtp_error err;
-	if (wtp_page_decode(s->p, page, NULL, 0, dst, work, &za, &err) != WTP_OK) {
+	if (wtp_page_decode_ex(s->p, page, NULL, 0, dst, s->scale[slot], work,
+			       &za, &err) != WTP_OK) {
 		fprintf(stderr, "stream: %s\n", err.msg);
 		return 2;
 	}
@@ -137,12 +143,25 @@ static int check_slot(const struct streamer *s, int slot, unsigned char *raw)
 	for (uint32_t i = 0; i < p->n_layers; i++) {
 		wtp_layer l;
 		wtp_layer_get(p, i, &l);
-		size_t rowb = (size_t)p->page_side * l.components * l.component_bytes;
-		for (uint32_t r = 0; r < p->page_side; r++)
+		uint32_t rows = 0, rb = 0;
+		wtp_plane_rows(p, &l, &rows, &rb);
+		size_t rowb = rb;
+		if (rows != p->page_side) {
+			/* a BC plane starts with its scales (format 4.1) */
+			memset(raw + at, 0, WTP_BC_HEADER);
+			for (uint32_t c = 0; c < l.components; c++) {
+				uint32_t u;
+				memcpy(&u, &s->scale[slot][2 * i + c], 4);
+				for (int k = 0; k < 4; k++)
+					raw[at + 4 * c + k] = (unsigned char)(u >> (8 * k));
+			}
+			at += WTP_BC_HEADER;
+		}
+		for (uint32_t r = 0; r < rows; r++)
 			memcpy(raw + at + r * rowb, s->texels[slot] + off + r * s->pitch[i],
 			       rowb);
-		off += s->pitch[i] * p->page_side;
-		at += rowb * p->page_side;
+		off += s->pitch[i] * rows;
+		at += rowb * rows;
 	}
 	wtp_page_info_t pi;
 	wtp_page_info(p, (uint32_t)s->owner[slot], &pi, NULL);
@@ -232,11 +251,13 @@ int main(int argc, char **argv)
 		wtp_layer l;
 		wtp_format_desc fd;
 		wtp_layer_get(p, i, &l);
-		if (wtp_format_info(l.format, &fd) != WTP_OK)
+		uint32_t rb;
+		if (wtp_format_info(l.format, &fd) != WTP_OK ||
+		    wtp_plane_rows(p, &l, &s.rows[i], &rb) != WTP_OK)
 			return 2;
-		s.pitch[i] = (p->page_side * fd.bytes_per_pixel + ROW_ALIGN - 1) /
-			     ROW_ALIGN * ROW_ALIGN;
-		s.slot_bytes += s.pitch[i] * p->page_side;
+		/* rows of texels, or of 4x4 blocks for BC formats */
+		s.pitch[i] = (rb + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
+		s.slot_bytes += s.pitch[i] * s.rows[i];
 	}
 	s.slot_of = malloc((p->n_pages ? p->n_pages : 1) * sizeof *s.slot_of);
 	struct key *keys = malloc((p->n_pages ? p->n_pages : 1) * sizeof *keys);

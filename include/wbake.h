@@ -224,6 +224,8 @@ enum wb_layer {
 struct wb_output {
 	int lods;            /* number of LODs, >= 1 */
 	unsigned layers;     /* bit mask of 1u << enum wb_layer */
+	unsigned bc_layers;  /* of those, block-compressed in the pack
+				(output.compression; docs/wtp-format.md 4.1) */
 	double distance_max; /* m: distance field clamp */
 	/* what counts as water in the maps (docs/hydrology.md): depth at
 	   least min_depth (m; 0: sim.dry_depth) and, where shallower than

@@ -65,7 +65,7 @@ extern "C" {
 
 #define WTP_HEADER_SIZE 128
 #define WTP_VERSION_MAJOR 2
-#define WTP_VERSION_MINOR 0
+#define WTP_VERSION_MINOR 1
 #define WTP_DRY_HEIGHT (-65504.0f)
 #define WTP_DRY_HALF 0xFBFFu /* binary16 bits of WTP_DRY_HEIGHT */
 #define WTP_NO_PAGE 0xFFFFFFFFu
@@ -91,8 +91,16 @@ enum {
 };
 enum {
 	WTP_FMT_R16F = 1, WTP_FMT_RG16F = 2, WTP_FMT_R8_UINT = 3,
-	WTP_FMT_R8_UNORM = 4
+	WTP_FMT_R8_UNORM = 4,
+	/* 2.1: block-compressed planes (section 4.1): a 16-byte scale
+	   header, then 33 x 33 4x4 blocks of the page padded to 132 x 132 */
+	WTP_FMT_BC5_SNORM = 5, /* flow: u, v = scale[c] * snorm */
+	WTP_FMT_BC4_UNORM = 6, /* foam = scale[0] * unorm */
+	WTP_FMT_BC4_SNORM = 7, /* distance = scale[0] * snorm */
+	WTP_FMT_COUNT = 8
 };
+#define WTP_BC_HEADER 16   /* bytes of a BC plane's scale header */
+#define WTP_BC_BLOCKS 33   /* 4x4 blocks per side of a 130-pixel page */
 enum { WTP_CODEC_RAW = 0, WTP_CODEC_ZLIB = 1, WTP_CODEC_ZLIB_DELTA_SPLIT = 2 };
 enum {
 	WTP_META_SCENE_NAME = 1, WTP_META_TOOL = 2, WTP_META_SOLVER = 3,
@@ -182,6 +190,8 @@ typedef struct {
  * the DXGI_FORMAT and VkFormat enum values to create a pool with. */
 typedef struct {
 	uint32_t bytes_per_pixel, components, dxgi_format, vk_format;
+	uint32_t block_bytes; /* BC formats: bytes per 4x4 block (8 BC4, 16
+				 BC5) and bytes_per_pixel 0; else 0 */
 } wtp_format_desc;
 
 /* An opened pack. Fields are read-only for the caller. */
@@ -231,6 +241,17 @@ int wtp_locate(const wtp_pack *p, uint32_t lod, double wx, double wy,
 int wtp_page_decode(const wtp_pack *p, uint32_t page, const void *stored,
 		    size_t stored_len, const wtp_plane_dst *dst, void *work,
 		    const wtp_allocator *za, wtp_error *err);
+/* wtp_page_decode plus the page's scales of its BC layers (section
+ * 4.1): scale[2*i + c] for channel c of layer i (NULL: not wanted; 1 for
+ * layers that are not block-compressed). A BC layer's destination
+ * receives its WTP_BC_BLOCKS block rows (raw BC4 / BC5 blocks for a
+ * direct upload into a 132x132 slice), each row_pitch bytes apart
+ * (row_pitch >= 33 * block bytes); decoded value = scale * the texel the
+ * GPU samples (UNORM [0, 1] or SNORM [-1, 1]). */
+int wtp_page_decode_ex(const wtp_pack *p, uint32_t page, const void *stored,
+		       size_t stored_len, const wtp_plane_dst *dst,
+		       float *scale, void *work, const wtp_allocator *za,
+		       wtp_error *err);
 /* The same into one page_raw_size buffer, planes packed (section 4). */
 int wtp_page_read(const wtp_pack *p, uint32_t page, const void *stored,
 		  size_t stored_len, void *raw, void *work, wtp_error *err);
@@ -240,7 +261,28 @@ int wtp_page_read(const wtp_pack *p, uint32_t page, const void *stored,
  * f16(+-distance_max), foam 0. */
 int wtp_page_expand(const wtp_pack *p, const wtp_vat_entry *e,
 		    const wtp_plane_dst *dst, wtp_error *err);
-/* dst[i] for the packed planes of a page_raw_size buffer 'raw'. */
+/* wtp_page_expand plus the scales of BC layers (as wtp_page_decode_ex:
+ * 0 for flow and foam, (float)distance_max for distance). */
+int wtp_page_expand_ex(const wtp_pack *p, const wtp_vat_entry *e,
+		       const wtp_plane_dst *dst, float *scale,
+		       wtp_error *err);
+/* The same into one page_raw_size buffer, planes packed as
+ * wtp_page_read() writes them (BC planes with their scale header). */
+int wtp_page_expand_read(const wtp_pack *p, const wtp_vat_entry *e,
+			 void *raw, wtp_error *err);
+/* Upload geometry of layer l's destination: *rows rows (130, or 33
+ * block rows for BC formats) of *row_bytes bytes (the least row pitch). */
+int wtp_plane_rows(const wtp_pack *p, const wtp_layer *l, uint32_t *rows,
+		   uint32_t *row_bytes);
+/* Software decoder of a BC plane (for engines without BC and for
+ * tests): 'blocks' holds 33 block rows 'block_pitch' bytes apart (as
+ * wtp_page_decode_ex writes them), scale the layer's scale[0..comps);
+ * writes 130 rows of 130 * components floats (decoded values: m/s, m,
+ * foam), 'out_pitch' bytes apart. WTP_EARG for a format that is not BC. */
+int wtp_bc_decode(uint32_t format, const void *blocks, size_t block_pitch,
+		  const float *scale, float *out, size_t out_pitch);
+/* dst[i] for the packed planes of a page_raw_size buffer 'raw' (BC
+ * layers: the blocks after the plane's scale header). */
 int wtp_layer_dst(const wtp_pack *p, void *raw, wtp_plane_dst *dst);
 /* The n-th (0-based) metadata record with 'tag': value and length. */
 int wtp_meta_find(const wtp_pack *p, uint32_t tag, uint32_t n,
@@ -269,8 +311,10 @@ float wtp_half_to_float(uint16_t h);
 /* float to binary16 bits, round to nearest even (as the writer). */
 uint16_t wtp_float_to_half(float f);
 /* Pixel i of a decoded page's plane as float: converts by the layer's
- * format; for the relative height layer adds 'base' (the VAT height) to
- * wet values and returns WTP_DRY_HEIGHT for dry ones. */
+ * format (BC formats: decodes the texel from its block and multiplies by
+ * the plane's scale, section 4.1); for the relative height layer adds
+ * 'base' (the VAT height) to wet values and returns WTP_DRY_HEIGHT for
+ * dry ones. */
 float wtp_pixel(const wtp_layer *l, const void *raw, uint32_t i,
 		uint32_t component, float base);
 /* Name of a layer id ("height", "flow", ...) or of a format, or "?". */
@@ -396,14 +440,45 @@ uint32_t wtp_tables_size(const void *buf, size_t len)
 	return wtp__u32(b + 24);
 }
 
-static const uint8_t wtp__fmt_bytes[5][2] = {
-	{ 0, 0 }, { 2, 1 }, { 2, 2 }, { 1, 1 }, { 1, 1 }
+/* component bytes, components of each format (BC: 1 byte per endpoint) */
+static const uint8_t wtp__fmt_bytes[WTP_FMT_COUNT][2] = {
+	{ 0, 0 }, { 2, 1 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 2 }, { 1, 1 },
+	{ 1, 1 }
 };
-/* format each layer id must have in version 1 */
-static const uint8_t wtp__layer_fmt[WTP_LAYER_COUNT] = {
-	WTP_FMT_R16F, WTP_FMT_RG16F, WTP_FMT_R8_UINT, WTP_FMT_R16F,
-	WTP_FMT_R8_UNORM
+/* formats each layer id may have: the 2.0 one, and since 2.1 the BC one */
+static const uint8_t wtp__layer_fmt[WTP_LAYER_COUNT][2] = {
+	{ WTP_FMT_R16F, WTP_FMT_R16F }, { WTP_FMT_RG16F, WTP_FMT_BC5_SNORM },
+	{ WTP_FMT_R8_UINT, WTP_FMT_R8_UINT },
+	{ WTP_FMT_R16F, WTP_FMT_BC4_SNORM },
+	{ WTP_FMT_R8_UNORM, WTP_FMT_BC4_UNORM }
 };
+
+static int wtp__is_bc(uint32_t f)
+{
+	return f >= WTP_FMT_BC5_SNORM && f <= WTP_FMT_BC4_SNORM;
+}
+static uint32_t wtp__bc_block(uint32_t f)
+{
+	return f == WTP_FMT_BC5_SNORM ? 16u : 8u;
+}
+/* rows of a plane's destination (130, or 33 block rows) and their bytes */
+static uint32_t wtp__rows(const wtp_pack *p, const wtp_layer *l)
+{
+	return wtp__is_bc(l->format) ? WTP_BC_BLOCKS : p->page_side;
+}
+static uint32_t wtp__row_bytes(const wtp_pack *p, const wtp_layer *l)
+{
+	return wtp__is_bc(l->format)
+		       ? WTP_BC_BLOCKS * wtp__bc_block(l->format)
+		       : p->page_side * l->components * l->component_bytes;
+}
+/* bytes of the plane in a decoded page (section 4 / 4.1) */
+static uint32_t wtp__plane_bytes(const wtp_pack *p, const wtp_layer *l)
+{
+	return wtp__is_bc(l->format)
+		       ? WTP_BC_HEADER + wtp__rows(p, l) * wtp__row_bytes(p, l)
+		       : p->page_pixels * l->components * l->component_bytes;
+}
 
 int wtp_layer_get(const wtp_pack *p, uint32_t i, wtp_layer *out)
 {
@@ -655,7 +730,8 @@ static int wtp__check_layers(const wtp_pack *p, wtp_error *err)
 					 "unknown or out of order", (unsigned)i,
 					 (unsigned)l.id);
 		last = l.id;
-		if (l.format != wtp__layer_fmt[l.id] ||
+		if ((l.format != wtp__layer_fmt[l.id][0] &&
+		     l.format != wtp__layer_fmt[l.id][1]) ||
 		    l.component_bytes != wtp__fmt_bytes[l.format][0] ||
 		    l.components != wtp__fmt_bytes[l.format][1])
 			return wtp__fail(err, WTP_ECORRUPT, "layer %u (%s): format "
@@ -670,8 +746,7 @@ static int wtp__check_layers(const wtp_pack *p, wtp_error *err)
 					 "not allowed", (unsigned)i,
 					 (unsigned)l.flags);
 		(void)b;
-		uint32_t size = p->page_pixels * l.components *
-				l.component_bytes;
+		uint32_t size = wtp__plane_bytes(p, &l);
 		if (l.plane_offset != off || l.plane_size != size)
 			return wtp__fail(err, WTP_ECORRUPT, "layer %u: plane at %u "
 					 "size %u, expected %u size %u",
@@ -1088,14 +1163,24 @@ static int wtp__stored(const wtp_pack *p, uint32_t page, const void *stored,
 	return WTP_OK;
 }
 
+int wtp_plane_rows(const wtp_pack *p, const wtp_layer *l, uint32_t *rows,
+		   uint32_t *row_bytes)
+{
+	if (!wtp__fmt_bytes[l->format < WTP_FMT_COUNT ? l->format : 0][0])
+		return WTP_EARG;
+	*rows = wtp__rows(p, l);
+	*row_bytes = wtp__row_bytes(p, l);
+	return WTP_OK;
+}
+
 int wtp_layer_dst(const wtp_pack *p, void *raw, wtp_plane_dst *dst)
 {
 	for (uint32_t i = 0; i < p->n_layers && i < WTP_LAYER_COUNT; i++) {
 		wtp_layer l;
 		wtp_layer_get(p, i, &l);
-		dst[i].data = raw ? (uint8_t *)raw + l.plane_offset : NULL;
-		dst[i].row_pitch = (size_t)p->page_side * l.components *
-				   l.component_bytes;
+		uint32_t h = wtp__is_bc(l.format) ? WTP_BC_HEADER : 0u;
+		dst[i].data = raw ? (uint8_t *)raw + l.plane_offset + h : NULL;
+		dst[i].row_pitch = wtp__row_bytes(p, &l);
 	}
 	return WTP_OK;
 }
@@ -1106,22 +1191,49 @@ static int wtp__check_dst(const wtp_pack *p, const wtp_plane_dst *dst,
 	for (uint32_t i = 0; i < p->n_layers; i++) {
 		wtp_layer l;
 		wtp_layer_get(p, i, &l);
-		if (dst[i].data &&
-		    dst[i].row_pitch < (size_t)p->page_side * l.components *
-					       l.component_bytes)
+		uint32_t rb = wtp__row_bytes(p, &l);
+		if (dst[i].data && dst[i].row_pitch < rb)
 			return wtp__fail(err, WTP_EARG, "layer %u: row pitch "
 					 "%lu below %u bytes", (unsigned)i,
 					 (unsigned long)dst[i].row_pitch,
-					 (unsigned)(p->page_side *
-						    l.components *
-						    l.component_bytes));
+					 (unsigned)rb);
 	}
 	return WTP_OK;
 }
 
-int wtp_page_decode(const wtp_pack *p, uint32_t page, const void *stored,
-		    size_t stored_len, const wtp_plane_dst *dst, void *work,
-		    const wtp_allocator *za, wtp_error *err)
+/* A BC plane's scale header and blocks (section 4.1): scales finite and
+ * >= 0, the second 0 for one channel, reserved bytes 0; SNORM endpoints
+ * never -128 (the writer's canonical form). */
+static int wtp__check_bc(const wtp_pack *p, uint32_t page, const wtp_layer *l,
+			 const uint8_t *plane, float *scale, wtp_error *err)
+{
+	float s0 = wtp__f32(plane), s1 = wtp__f32(plane + 4);
+	if (!(s0 >= 0 && s0 <= 3.4e38f) || !(s1 >= 0 && s1 <= 3.4e38f) ||
+	    (l->components == 1 && s1 != 0) || !wtp__zero(plane + 8, 8))
+		return wtp__fail(err, WTP_ECORRUPT, "page %u: %s plane header "
+				 "bad (scales %g, %g)", (unsigned)page,
+				 wtp_layer_name(l->id), (double)s0, (double)s1);
+	if (l->format != WTP_FMT_BC4_UNORM) {
+		const uint8_t *b = plane + WTP_BC_HEADER;
+		uint32_t n = wtp__rows(p, l) * wtp__row_bytes(p, l);
+		for (uint32_t k = 0; k < n; k += 8)
+			if (b[k] == 0x80 || b[k + 1] == 0x80)
+				return wtp__fail(err, WTP_ECORRUPT, "page %u: %s "
+						 "block %u: SNORM endpoint -128",
+						 (unsigned)page,
+						 wtp_layer_name(l->id),
+						 (unsigned)(k / wtp__bc_block(
+								 l->format)));
+	}
+	scale[0] = s0;
+	scale[1] = l->components == 2 ? s1 : 1.0f;
+	return WTP_OK;
+}
+
+int wtp_page_decode_ex(const wtp_pack *p, uint32_t page, const void *stored,
+		       size_t stored_len, const wtp_plane_dst *dst,
+		       float *scale, void *work, const wtp_allocator *za,
+		       wtp_error *err)
 {
 	wtp_page_info_t e;
 	const uint8_t *in;
@@ -1145,15 +1257,26 @@ int wtp_page_decode(const wtp_pack *p, uint32_t page, const void *stored,
 	for (uint32_t i = 0; i < p->n_layers; i++) {
 		wtp_layer l;
 		wtp_layer_get(p, i, &l);
+		const uint8_t *src = in + l.plane_offset;
+		float sc[2] = { 1.0f, 1.0f };
+		if (wtp__is_bc(l.format)) {
+			/* BC planes are stored verbatim by every codec */
+			rc = wtp__check_bc(p, page, &l, src, sc, err);
+			if (rc != WTP_OK)
+				return rc;
+			src += WTP_BC_HEADER;
+		}
+		if (scale)
+			scale[2 * i] = sc[0], scale[2 * i + 1] = sc[1];
 		if (!dst[i].data)
 			continue;
 		uint8_t *out = (uint8_t *)dst[i].data;
 		size_t pitch = dst[i].row_pitch;
 		uint32_t cb = l.component_bytes, nc = l.components;
-		uint32_t rowb = S * nc * cb;
-		const uint8_t *src = in + l.plane_offset;
-		if (e.codec != WTP_CODEC_ZLIB_DELTA_SPLIT) {
-			for (uint32_t r = 0; r < S; r++)
+		uint32_t rowb = wtp__row_bytes(p, &l), rows = wtp__rows(p, &l);
+		if (e.codec != WTP_CODEC_ZLIB_DELTA_SPLIT ||
+		    wtp__is_bc(l.format)) {
+			for (uint32_t r = 0; r < rows; r++)
 				memcpy(out + r * pitch, src + (size_t)r * rowb,
 				       rowb);
 			continue;
@@ -1184,17 +1307,53 @@ int wtp_page_decode(const wtp_pack *p, uint32_t page, const void *stored,
 	return WTP_OK;
 }
 
+int wtp_page_decode(const wtp_pack *p, uint32_t page, const void *stored,
+		    size_t stored_len, const wtp_plane_dst *dst, void *work,
+		    const wtp_allocator *za, wtp_error *err)
+{
+	return wtp_page_decode_ex(p, page, stored, stored_len, dst, NULL, work,
+				  za, err);
+}
+
+static void wtp__put_bc_header(uint8_t *plane, const float *sc, uint32_t nc)
+{
+	memset(plane, 0, WTP_BC_HEADER);
+	memcpy(plane, &sc[0], 4);
+	if (nc == 2)
+		memcpy(plane + 4, &sc[1], 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	for (int k = 0; k < 8; k += 4) {
+		uint8_t t = plane[k];
+		plane[k] = plane[k + 3], plane[k + 3] = t;
+		t = plane[k + 1];
+		plane[k + 1] = plane[k + 2], plane[k + 2] = t;
+	}
+#endif
+}
+
 int wtp_page_read(const wtp_pack *p, uint32_t page, const void *stored,
 		  size_t stored_len, void *raw, void *work, wtp_error *err)
 {
 	wtp_plane_dst dst[WTP_LAYER_COUNT];
+	float sc[2 * WTP_LAYER_COUNT];
 	wtp_layer_dst(p, raw, dst);
-	return wtp_page_decode(p, page, stored, stored_len, dst, work, NULL,
-			       err);
+	int rc = wtp_page_decode_ex(p, page, stored, stored_len, dst, sc, work,
+				    NULL, err);
+	if (rc != WTP_OK)
+		return rc;
+	/* the scale headers of BC planes, as stored (checked canonical) */
+	for (uint32_t i = 0; i < p->n_layers; i++) {
+		wtp_layer l;
+		wtp_layer_get(p, i, &l);
+		if (wtp__is_bc(l.format))
+			wtp__put_bc_header((uint8_t *)raw + l.plane_offset,
+					   sc + 2 * i, l.components);
+	}
+	return WTP_OK;
 }
 
-int wtp_page_expand(const wtp_pack *p, const wtp_vat_entry *e,
-		    const wtp_plane_dst *dst, wtp_error *err)
+int wtp_page_expand_ex(const wtp_pack *p, const wtp_vat_entry *e,
+		       const wtp_plane_dst *dst, float *scale, wtp_error *err)
 {
 	int rc = wtp__check_dst(p, dst, err);
 	if (rc != WTP_OK)
@@ -1209,6 +1368,29 @@ int wtp_page_expand(const wtp_pack *p, const wtp_vat_entry *e,
 	for (uint32_t i = 0; i < p->n_layers; i++) {
 		wtp_layer l;
 		wtp_layer_get(p, i, &l);
+		if (wtp__is_bc(l.format)) {
+			/* distance: every texel +-1 (endpoints +-127) times
+			   (float)distance_max; flow and foam: zero blocks */
+			int d = l.id == WTP_LAYER_DISTANCE;
+			if (scale) {
+				scale[2 * i] = d ? (float)p->distance_max : 0.0f;
+				scale[2 * i + 1] = l.components == 2 ? 0.0f : 1.0f;
+			}
+			if (!dst[i].data)
+				continue;
+			uint8_t ep = (uint8_t)(!d ? 0 : flat ? 0x7F : 0x81);
+			uint32_t rowb = wtp__row_bytes(p, &l);
+			for (uint32_t r = 0; r < WTP_BC_BLOCKS; r++) {
+				uint8_t *o = (uint8_t *)dst[i].data +
+					     r * dst[i].row_pitch;
+				memset(o, 0, rowb);
+				for (uint32_t k = 0; k < rowb; k += 8)
+					o[k] = o[k + 1] = ep;
+			}
+			continue;
+		}
+		if (scale)
+			scale[2 * i] = scale[2 * i + 1] = 1.0f;
 		if (!dst[i].data)
 			continue;
 		uint32_t v;
@@ -1229,6 +1411,83 @@ int wtp_page_expand(const wtp_pack *p, const wtp_vat_entry *e,
 				}
 			}
 		}
+	}
+	return WTP_OK;
+}
+
+int wtp_page_expand(const wtp_pack *p, const wtp_vat_entry *e,
+		    const wtp_plane_dst *dst, wtp_error *err)
+{
+	return wtp_page_expand_ex(p, e, dst, NULL, err);
+}
+
+int wtp_page_expand_read(const wtp_pack *p, const wtp_vat_entry *e,
+			 void *raw, wtp_error *err)
+{
+	wtp_plane_dst dst[WTP_LAYER_COUNT];
+	float sc[2 * WTP_LAYER_COUNT];
+	wtp_layer_dst(p, raw, dst);
+	int rc = wtp_page_expand_ex(p, e, dst, sc, err);
+	if (rc != WTP_OK)
+		return rc;
+	for (uint32_t i = 0; i < p->n_layers; i++) {
+		wtp_layer l;
+		wtp_layer_get(p, i, &l);
+		if (wtp__is_bc(l.format))
+			wtp__put_bc_header((uint8_t *)raw + l.plane_offset,
+					   sc + 2 * i, l.components);
+	}
+	return WTP_OK;
+}
+
+/* Texel t (0..15, x + 4y) of one BC4 block (section 4.1): the value in
+ * [0, 1] (UNORM) or [-1, 1] (SNORM), computed as one binary32 division
+ * of exact integers, so every reader gets the same bits. */
+static float wtp__bc4_texel(const uint8_t *b, int snorm, uint32_t t)
+{
+	int e0, e1, m = snorm ? 127 : 255;
+	if (snorm) {
+		e0 = (int8_t)b[0], e1 = (int8_t)b[1];
+		e0 = e0 < -127 ? -127 : e0;
+		e1 = e1 < -127 ? -127 : e1;
+	} else {
+		e0 = b[0], e1 = b[1];
+	}
+	uint64_t bits = 0;
+	for (int k = 0; k < 6; k++)
+		bits |= (uint64_t)b[2 + k] << (8 * k);
+	uint32_t k = (uint32_t)(bits >> (3 * t)) & 7u;
+	int w, num;
+	if (e0 > e1) {
+		w = 7;
+		num = k == 0 ? 7 * e0 : k == 1 ? 7 * e1
+			     : (int)(8 - k) * e0 + (int)(k - 1) * e1;
+	} else {
+		w = 5;
+		num = k == 0 ? 5 * e0 : k == 1 ? 5 * e1
+			     : k < 6 ? (int)(6 - k) * e0 + (int)(k - 1) * e1
+			     : k == 6 ? (snorm ? -5 * m : 0) : 5 * m;
+	}
+	return (float)num / (float)(w * m);
+}
+
+int wtp_bc_decode(uint32_t format, const void *blocks, size_t block_pitch,
+		  const float *scale, float *out, size_t out_pitch)
+{
+	if (!wtp__is_bc(format))
+		return WTP_EARG;
+	const uint32_t nc = wtp__fmt_bytes[format][1], bb = wtp__bc_block(format);
+	const int snorm = format != WTP_FMT_BC4_UNORM;
+	for (uint32_t y = 0; y < 130; y++) {
+		float *o = (float *)(void *)((uint8_t *)out + y * out_pitch);
+		const uint8_t *row = (const uint8_t *)blocks +
+				     (y / 4) * block_pitch;
+		for (uint32_t x = 0; x < 130; x++)
+			for (uint32_t c = 0; c < nc; c++)
+				o[x * nc + c] =
+					scale[c] *
+					wtp__bc4_texel(row + (x / 4) * bb + 8 * c,
+						       snorm, x % 4 + 4 * (y % 4));
 	}
 	return WTP_OK;
 }
@@ -1265,14 +1524,17 @@ int wtp_locate(const wtp_pack *p, uint32_t lod, double wx, double wy,
 
 int wtp_format_info(uint32_t format, wtp_format_desc *out)
 {
-	static const wtp_format_desc f[5] = {
-		{ 0, 0, 0, 0 },
-		{ 2, 1, 54, 76 },  /* R16_FLOAT / VK_FORMAT_R16_SFLOAT */
-		{ 4, 2, 34, 83 },  /* R16G16_FLOAT / VK_FORMAT_R16G16_SFLOAT */
-		{ 1, 1, 62, 13 },  /* R8_UINT / VK_FORMAT_R8_UINT */
-		{ 1, 1, 61, 9 }    /* R8_UNORM / VK_FORMAT_R8_UNORM */
+	static const wtp_format_desc f[WTP_FMT_COUNT] = {
+		{ 0, 0, 0, 0, 0 },
+		{ 2, 1, 54, 76, 0 },  /* R16_FLOAT / VK_FORMAT_R16_SFLOAT */
+		{ 4, 2, 34, 83, 0 },  /* R16G16_FLOAT / VK_FORMAT_R16G16_SFLOAT */
+		{ 1, 1, 62, 13, 0 },  /* R8_UINT / VK_FORMAT_R8_UINT */
+		{ 1, 1, 61, 9, 0 },   /* R8_UNORM / VK_FORMAT_R8_UNORM */
+		{ 0, 2, 84, 142, 16 }, /* BC5_SNORM / VK_FORMAT_BC5_SNORM_BLOCK */
+		{ 0, 1, 80, 139, 8 }, /* BC4_UNORM / VK_FORMAT_BC4_UNORM_BLOCK */
+		{ 0, 1, 81, 140, 8 }  /* BC4_SNORM / VK_FORMAT_BC4_SNORM_BLOCK */
 	};
-	if (format < 1 || format > 4)
+	if (format < 1 || format >= WTP_FMT_COUNT)
 		return WTP_EARG;
 	*out = f[format];
 	return WTP_OK;
@@ -1473,6 +1735,20 @@ float wtp_half_to_float(uint16_t h)
 float wtp_pixel(const wtp_layer *l, const void *raw, uint32_t i,
 		uint32_t component, float base)
 {
+	if (wtp__is_bc(l->format)) {
+		/* 2.x pages are 130 pixels wide */
+		const uint8_t *pl = (const uint8_t *)raw + l->plane_offset;
+		uint32_t x = i % 130u, y = i / 130u;
+		if (component >= l->components || y >= 130u)
+			return 0.0f;
+		const uint8_t *blk = pl + WTP_BC_HEADER +
+				     ((x / 4) + WTP_BC_BLOCKS * (y / 4)) *
+					     wtp__bc_block(l->format) +
+				     8 * component;
+		return wtp__f32(pl + 4 * component) *
+		       wtp__bc4_texel(blk, l->format != WTP_FMT_BC4_UNORM,
+				      x % 4 + 4 * (y % 4));
+	}
 	const uint8_t *b = (const uint8_t *)raw + l->plane_offset +
 			   ((size_t)i * l->components + component) *
 				   l->component_bytes;
@@ -1505,9 +1781,11 @@ const char *wtp_layer_name(uint32_t id)
 
 const char *wtp_format_name(uint32_t format)
 {
-	static const char *const names[5] = { "?", "R16F", "RG16F", "R8_UINT",
-					      "R8_UNORM" };
-	return format < 5 ? names[format] : "?";
+	static const char *const names[WTP_FMT_COUNT] = {
+		"?", "R16F", "RG16F", "R8_UINT", "R8_UNORM", "BC5_SNORM",
+		"BC4_UNORM", "BC4_SNORM"
+	};
+	return format < WTP_FMT_COUNT ? names[format] : "?";
 }
 
 #endif /* WTP_IMPLEMENTATION_DONE */

@@ -893,6 +893,7 @@ enum wb_status wb_output_write(const struct wb_scene *sc,
 			    "interrupted while building the pages; the output directory is unchanged");
 	if (s != WB_OK)
 		goto out;
+	ps.bc_layers = sc->output.bc_layers & ps.layers;
 
 	struct wb_pack_meta meta = { 0 };
 	meta.scene_name = sc->name;

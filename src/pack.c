@@ -48,6 +48,7 @@
 #define WTP_IMPLEMENTATION
 #include "wtp.h"
 
+#include "bc.h"
 #include "pack.h"
 #include "util.h"
 
@@ -142,8 +143,18 @@ static int keyed_cmp(const void *a, const void *b)
 
 struct layer_desc {
 	int id, format, cbytes, comps;
+	int bc;                      /* block-compressed (4.1) */
 	uint32_t offset, size;
 };
+
+/* Layers that may be stored block-compressed, and their BC format */
+#define PACK_BC_ALLOWED ((1u << WB_LAYER_FLOW) | (1u << WB_LAYER_DISTANCE) | \
+			 (1u << WB_LAYER_FOAM))
+static int bc_format(int id)
+{
+	return id == WB_LAYER_FLOW ? WTP_FMT_BC5_SNORM
+	       : id == WB_LAYER_FOAM ? WTP_FMT_BC4_UNORM : WTP_FMT_BC4_SNORM;
+}
 
 static const int layer_format[WB_LAYER_COUNT][3] = {
 	/* format, component bytes, components */
@@ -152,7 +163,8 @@ static const int layer_format[WB_LAYER_COUNT][3] = {
 	{ WTP_FMT_R8_UNORM, 1, 1 },
 };
 
-static int layers_describe(unsigned layers, struct layer_desc *out)
+static int layers_describe(unsigned layers, unsigned bc,
+			   struct layer_desc *out)
 {
 	int n = 0;
 	uint32_t off = 0;
@@ -161,28 +173,61 @@ static int layers_describe(unsigned layers, struct layer_desc *out)
 			continue;
 		struct layer_desc *l = &out[n++];
 		l->id = id;
-		l->format = layer_format[id][0];
-		l->cbytes = layer_format[id][1];
+		l->bc = (bc & PACK_BC_ALLOWED & (1u << id)) != 0;
+		l->format = l->bc ? bc_format(id) : layer_format[id][0];
+		l->cbytes = l->bc ? 1 : layer_format[id][1];
 		l->comps = layer_format[id][2];
 		l->offset = off;
-		l->size = (uint32_t)(WB_PAGE_PIXELS * l->cbytes * l->comps);
+		/* BC: scale header, then 33 x 33 blocks of 8 bytes per
+		   channel (BC4 8, BC5 16) */
+		l->size = l->bc ? (uint32_t)(BC_HEADER + BC_BLOCKS * BC_BLOCKS *
+						       8 * l->comps)
+				: (uint32_t)(WB_PAGE_PIXELS * l->cbytes * l->comps);
 		off += l->size;
 	}
 	return n;
 }
 
-size_t pack_page_raw_size(unsigned layers)
+size_t pack_page_raw_size_bc(unsigned layers, unsigned bc)
 {
 	struct layer_desc l[WB_LAYER_COUNT];
-	int n = layers_describe(layers, l);
+	int n = layers_describe(layers, bc, l);
 	return n ? l[n - 1].offset + l[n - 1].size : 0;
+}
+
+size_t pack_page_raw_size(unsigned layers)
+{
+	return pack_page_raw_size_bc(layers, 0);
+}
+
+/* A BC plane (4.1): per channel c, scale[c] = the largest |value| of the
+ * page (the values as the layer clamps them), then the blocks of value /
+ * scale[c] (scale 0: zero blocks, decoding to 0). */
+static void encode_bc(const struct layer_desc *l, const float *v,
+		      unsigned char *restrict o)
+{
+	float sc[2] = { 0, 0 };
+	const int nc = l->comps;
+	for (int i = 0; i < WB_PAGE_PIXELS * nc; i++) {
+		float a = fabsf(v[i]);
+		if (a > sc[i % nc])
+			sc[i % nc] = a;
+	}
+	memset(o, 0, BC_HEADER);
+	putf32(o, sc[0]);
+	if (nc == 2)
+		putf32(o + 4, sc[1]);
+	const int snorm = l->format != WTP_FMT_BC4_UNORM;
+	for (int c = 0; c < nc; c++)
+		bc4_encode_plane(v, nc, c, snorm, sc[c], o + BC_HEADER,
+				 (size_t)(8 * nc), (size_t)(8 * c));
 }
 
 /* ---- page encoding (4) ----------------------------------------------- */
 
 enum enc_err {
 	ENC_OK, ENC_NOARRAY, ENC_NAN_HEIGHT, ENC_RANGE, ENC_NAN_FLOW,
-	ENC_NAN_DIST, ENC_NAN_FOAM, ENC_FLAT
+	ENC_NAN_DIST, ENC_NAN_FOAM, ENC_FLAT, ENC_NOMEM
 };
 
 static const char *enc_msg(int e)
@@ -195,6 +240,7 @@ static const char *enc_msg(int e)
 	case ENC_NAN_FLOW: return "flow is NaN";
 	case ENC_NAN_DIST: return "distance is NaN";
 	case ENC_NAN_FOAM: return "foam is NaN";
+	case ENC_NOMEM: return "out of memory";
 	case ENC_FLAT: return "two FLAT pages around it have different "
 			      "heights on the pixels they share";
 	default: return "ok";
@@ -422,7 +468,13 @@ static int encode(const struct layer_desc *ld, int nl, const struct hctx *c,
 	const int n = WB_PAGE_PIXELS;
 	const struct wb_page *pg = &c->l->pages[slot];
 	const int px = (int)(slot % c->l->px), py = (int)(slot / c->l->px);
+	float *tmp = NULL; /* clamped values of a BC layer */
+	int rc = ENC_OK;
 	*base = 0;
+	for (int li = 0; li < nl; li++)
+		if (ld[li].bc && !tmp &&
+		    !(tmp = malloc(2 * (size_t)n * sizeof *tmp)))
+			return ENC_NOMEM;
 	if (rg)
 		rg->water = 0, rg->lo = rg->hi = 0;
 	for (int li = 0; li < nl; li++) {
@@ -431,14 +483,20 @@ static int encode(const struct layer_desc *ld, int nl, const struct hctx *c,
 		switch (l->id) {
 		case WB_LAYER_HEIGHT: {
 			const float *restrict h = pg->height;
-			if (!h)
-				return ENC_NOARRAY;
+			if (!h) {
+				rc = ENC_NOARRAY;
+				goto out;
+			}
 			for (int i = 0; i < n; i++)
-				if (h[i] != WB_DRY_HEIGHT && !isfinite(h[i]))
-					return ENC_NAN_HEIGHT;
+				if (h[i] != WB_DRY_HEIGHT && !isfinite(h[i])) {
+					rc = ENC_NAN_HEIGHT;
+					goto out;
+				}
 			float b;
-			if (page_fit(c, slot, &b))
-				return ENC_RANGE;
+			if (page_fit(c, slot, &b)) {
+				rc = ENC_RANGE;
+				goto out;
+			}
 			for (int i = 0; i < n; i++) {
 				if (h[i] == WB_DRY_HEIGHT) {
 					put16(o + 2 * i, WTP_DRY_HALF);
@@ -451,8 +509,10 @@ static int encode(const struct layer_desc *ld, int nl, const struct hctx *c,
 				/* exact by construction (page_fit); checked
 				   so that a seam can never differ */
 				if (!(fabsf(d) <= PACK_MAX_OFFSET) ||
-				    wtp_half_to_float(hb) != d || b + d != v)
-					return ENC_RANGE;
+				    wtp_half_to_float(hb) != d || b + d != v) {
+					rc = ENC_RANGE;
+					goto out;
+				}
 				put16(o + 2 * i, hb);
 				if (rg && a >= 1 && a <= WB_PAGE_INTERIOR &&
 				    bb >= 1 && bb <= WB_PAGE_INTERIOR) {
@@ -467,49 +527,83 @@ static int encode(const struct layer_desc *ld, int nl, const struct hctx *c,
 		}
 		case WB_LAYER_FLOW: {
 			const float *restrict f = pg->flow;
-			if (!f)
-				return ENC_NOARRAY;
+			if (!f) {
+				rc = ENC_NOARRAY;
+				goto out;
+			}
 			for (int i = 0; i < 2 * n; i++) {
-				if (isnan(f[i]))
-					return ENC_NAN_FLOW;
+				if (isnan(f[i])) {
+					rc = ENC_NAN_FLOW;
+					goto out;
+				}
 				/* -0 stored as +0 (section 4) */
 				float v = clamp_half(f[i]) + 0.0f;
+				if (l->bc) {
+					tmp[i] = v;
+					continue;
+				}
 				put16(o + 2 * i, pack_half(v));
 			}
+			if (l->bc)
+				encode_bc(l, tmp, o);
 			break;
 		}
 		case WB_LAYER_MATERIAL:
-			if (!pg->material)
-				return ENC_NOARRAY;
+			if (!pg->material) {
+				rc = ENC_NOARRAY;
+				goto out;
+			}
 			memcpy(o, pg->material, (size_t)n);
 			break;
 		case WB_LAYER_DISTANCE: {
 			const float *restrict f = pg->distance;
-			if (!f)
-				return ENC_NOARRAY;
+			if (!f) {
+				rc = ENC_NOARRAY;
+				goto out;
+			}
 			for (int i = 0; i < n; i++) {
-				if (isnan(f[i]))
-					return ENC_NAN_DIST;
+				if (isnan(f[i])) {
+					rc = ENC_NAN_DIST;
+					goto out;
+				}
+				if (l->bc) {
+					tmp[i] = clamp_half(f[i]);
+					continue;
+				}
 				put16(o + 2 * i, pack_half(clamp_half(f[i])));
 			}
+			if (l->bc)
+				encode_bc(l, tmp, o);
 			break;
 		}
 		case WB_LAYER_FOAM: {
 			const float *restrict f = pg->foam;
-			if (!f)
-				return ENC_NOARRAY;
+			if (!f) {
+				rc = ENC_NOARRAY;
+				goto out;
+			}
 			for (int i = 0; i < n; i++) {
 				float v = f[i];
-				if (isnan(v))
-					return ENC_NAN_FOAM;
+				if (isnan(v)) {
+					rc = ENC_NAN_FOAM;
+					goto out;
+				}
 				v = v < 0 ? 0 : v > 1 ? 1 : v;
+				if (l->bc) {
+					tmp[i] = v;
+					continue;
+				}
 				o[i] = (unsigned char)floorf(v * 255.0f + 0.5f);
 			}
+			if (l->bc)
+				encode_bc(l, tmp, o);
 			break;
 		}
 		}
 	}
-	return ENC_OK;
+out:
+	free(tmp);
+	return rc;
 }
 
 enum wb_status pack_encode_page(const struct wb_pageset *ps, int lod,
@@ -517,7 +611,7 @@ enum wb_status pack_encode_page(const struct wb_pageset *ps, int lod,
 				struct wb_diags *d)
 {
 	struct layer_desc ld[WB_LAYER_COUNT];
-	int nl = layers_describe(ps->layers, ld);
+	int nl = layers_describe(ps->layers, ps->bc_layers, ld);
 	const struct wb_lod_pages *l = &ps->lods[lod];
 	float *q = malloc((size_t)l->px * l->py * sizeof *q);
 	if (!q)
@@ -547,6 +641,10 @@ static void delta_split(const struct layer_desc *ld, int nl,
 {
 	for (int li = 0; li < nl; li++) {
 		const struct layer_desc *l = &ld[li];
+		if (l->bc) { /* BC planes are stored verbatim (4.1) */
+			memcpy(out + l->offset, in + l->offset, l->size);
+			continue;
+		}
 		uint32_t cb = (uint32_t)l->cbytes, c = (uint32_t)l->comps;
 		uint32_t n = l->size / cb, row = WB_PAGE_SIZE * c;
 		const unsigned char *restrict s = in + l->offset;
@@ -774,6 +872,11 @@ static enum wb_status check_pageset(const struct wb_pageset *ps,
 	if (!(ps->layers & (1u << WB_LAYER_HEIGHT)))
 		return wb_fail(d, WB_EINPUT, NULL, "pack: the height layer is "
 			       "required (the VAT and quadtree rest on it)");
+	if (ps->bc_layers & ~PACK_BC_ALLOWED)
+		return wb_fail(d, WB_EINPUT, NULL, "pack: block compression "
+			       "asked for layers 0x%x; only flow, distance and "
+			       "foam can be (docs/wtp-format.md 4.1)",
+			       ps->bc_layers & ~PACK_BC_ALLOWED);
 	if (!(ps->dx0 > 0) || !isfinite(ps->dx0) ||
 	    !isfinite(ps->origin[0]) || !isfinite(ps->origin[1]) ||
 	    !(ps->distance_max >= 0) || !isfinite(ps->distance_max))
@@ -1178,7 +1281,9 @@ static enum wb_status build_tables(struct writer *w,
 						0x0A, 0x1A, 0x0A };
 	memcpy(b, magic, 8);
 	put16(b + 8, WTP_VERSION_MAJOR);
-	put16(b + 10, WTP_VERSION_MINOR);
+	/* 2.1 only where a 2.1 feature is used: a pack without BC layers
+	   stays a 2.0 pack, byte for byte */
+	put16(b + 10, (ps->bc_layers & ps->layers) ? WTP_VERSION_MINOR : 0);
 	put32(b + 12, WTP_HEADER_SIZE);
 	put64(b + 16, *data_offset + w->data.len);
 	put32(b + 24, (uint32_t)off);
@@ -1295,8 +1400,9 @@ enum wb_status pack_write(const char *path, const struct wb_pageset *ps,
 	struct writer w;
 	memset(&w, 0, sizeof w);
 	w.ps = ps;
-	w.nl = layers_describe(ps->layers, w.ld);
-	w.raw_size = (uint32_t)pack_page_raw_size(ps->layers);
+	w.nl = layers_describe(ps->layers, ps->bc_layers, w.ld);
+	w.raw_size = (uint32_t)pack_page_raw_size_bc(ps->layers,
+						     ps->bc_layers);
 	w.align = meta && meta->alignment ? meta->alignment
 					  : PACK_ALIGN_DEFAULT;
 	struct slot_ref *refs = NULL;

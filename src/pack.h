@@ -35,6 +35,8 @@ enum wb_status pack_write(const char *path, const struct wb_pageset *ps,
 /* Bytes of one decoded page holding the layers in 'layers' (1u << enum
  * wb_layer bits): the sum of the plane sizes of docs/wtp-format.md 4. */
 size_t pack_page_raw_size(unsigned layers);
+/* The same with the layers in 'bc' block-compressed (section 4.1). */
+size_t pack_page_raw_size_bc(unsigned layers, unsigned bc);
 /* Encode DATA page 'slot' of LOD 'lod' of 'ps' as the pack stores it
  * decoded (the layer planes of docs/wtp-format.md 4: heights snapped to
  * the LOD's height grid, FLAT neighbours' heights on the pixels they

@@ -60,6 +60,9 @@ struct wb_pageset {
 	int n_lods;
 	struct wb_lod_pages *lods; /* lods[k] is LOD k */
 	unsigned layers;     /* 1u << enum wb_layer bits present */
+	unsigned bc_layers;  /* of those, stored block-compressed (flow BC5,
+				distance and foam BC4; docs/wtp-format.md
+				4.1); 0 for 2.0 packs */
 	double origin[2];    /* world position of LOD0 pixel (0,0)'s corner */
 	double dx0;          /* LOD0 metres per pixel */
 	double distance_max;

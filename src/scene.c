@@ -1214,6 +1214,57 @@ static void parse_sim(struct ctx *c, const cJSON *s, struct wb_scene *sc)
 	}
 }
 
+/* output.compression: {"flow": "bc5", "distance": "bc4", "foam": "bc4"}
+ * (each also "none"), the layers stored block-compressed
+ * (docs/wtp-format.md 4.1). Height stays R16F (its seams are bit-exact)
+ * and material R8_UINT (ids are categorical: section 4.1 says why). */
+static void parse_compression(struct ctx *c, const cJSON *o,
+			      struct wb_output *out)
+{
+	static const char *const names[WB_LAYER_COUNT] = {
+		"height", "flow", "material", "distance", "foam"
+	};
+	const cJSON *v = member(o, "compression");
+	out->bc_layers = 0;
+	if (!v || !expect_object(c, v, "output.compression"))
+		return;
+	for (const cJSON *it = v->child; it; it = it->next) {
+		char p[PATHN], f[96];
+		const char *key = it->string ? it->string : "";
+		pkey(p, sizeof(p), "output.compression", key);
+		int k = -1;
+		for (int j = 0; j < WB_LAYER_COUNT; j++)
+			if (strcmp(names[j], key) == 0)
+				k = j;
+		if (k == WB_LAYER_HEIGHT) {
+			ERR(c, p, "heights cannot be block-compressed: they stay 16-bit (R16F, bit-exact seams)");
+			continue;
+		}
+		if (k == WB_LAYER_MATERIAL) {
+			ERR(c, p, "material ids cannot be block-compressed: BC4 interpolates between ids (docs/wtp-format.md 4.1)");
+			continue;
+		}
+		if (k < 0) {
+			ERR(c, p, "expected a layer name: \"flow\", \"distance\" or \"foam\"");
+			continue;
+		}
+		const char *want = k == WB_LAYER_FLOW ? "bc5" : "bc4";
+		found(it, f, sizeof(f));
+		if (!cJSON_IsString(it) || (strcmp(it->valuestring, want) != 0 &&
+					    strcmp(it->valuestring, "none") != 0)) {
+			ERR(c, p, "expected \"%s\" or \"none\", found %s", want, f);
+			continue;
+		}
+		if (strcmp(it->valuestring, "none") == 0)
+			continue;
+		if (!(out->layers & (1u << k))) {
+			ERR(c, p, "the %s layer is not in output.layers", names[k]);
+			continue;
+		}
+		out->bc_layers |= 1u << k;
+	}
+}
+
 static void parse_output(struct ctx *c, const cJSON *o, struct wb_scene *sc)
 {
 	static const char *const layers[] = { "height", "flow", "material",
@@ -1241,8 +1292,10 @@ static void parse_output(struct ctx *c, const cJSON *o, struct wb_scene *sc)
 	get_num(c, o, "output", "min_depth", OPT, 0, 0, 100, &out->min_depth);
 	get_num(c, o, "output", "min_flow", OPT, 0, 0, 1e3, &out->min_flow);
 	const cJSON *l = member(o, "layers");
-	if (!l)
+	if (!l) {
+		parse_compression(c, o, out);
 		return;
+	}
 	if (!cJSON_IsArray(l)) {
 		char f[96];
 		found(l, f, sizeof(f));
@@ -1270,6 +1323,7 @@ static void parse_output(struct ctx *c, const cJSON *o, struct wb_scene *sc)
 	}
 	if (!(out->layers & (1u << WB_LAYER_HEIGHT)))
 		ERR(c, "output.layers", "the \"height\" layer is required: pages are classified by it");
+	parse_compression(c, o, out);
 }
 
 /* Cross-checks that need the whole scene. */

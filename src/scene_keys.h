@@ -72,6 +72,7 @@ static const char *const wb_keys_foam[] = {
 	"trapped_air", "steepness", "trapped_air_min", "trapped_air_max",
 	"steepness_min", "steepness_max", "diffusion", "dissipation", NULL };
 static const char *const wb_keys_output[] = {
-	"lods", "layers", "distance_max", "min_depth", "min_flow", NULL };
+	"lods", "layers", "distance_max", "min_depth", "min_flow", "compression",
+	NULL };
 
 #endif

@@ -525,11 +525,9 @@ static int cmd_extract(const wtp_pack *p, const char *path, long lod, long tx,
 	{
 		/* EMPTY / FLAT expand as format section 6 says */
 		wtp_error err;
-		wtp_plane_dst dst[WTP_LAYER_COUNT];
-		wtp_layer_dst(p, raw, dst);
 		int r = e.state == WTP_DATA
 				? wtp_page_read(p, e.page, NULL, 0, raw, work, &err)
-				: wtp_page_expand(p, &e, dst, &err);
+				: wtp_page_expand_read(p, &e, raw, &err);
 		if (r != WTP_OK) {
 			fprintf(stderr, "wtile: %s: %s\n", path, err.msg);
 			rc = 2;
