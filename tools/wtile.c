@@ -10,6 +10,11 @@
  *   wtile diff OLD NEW -o PATCH  a patch holding NEW's tables and only the
  *                                page payloads OLD lacks (format "Patches")
  *   wtile apply OLD PATCH -o OUT OUT byte-identical to the NEW of the diff
+ *   wtile compare REF TEST       per layer, the error of TEST's decoded
+ *                                values against REF's (same bake, e.g.
+ *                                REF 16-bit and TEST block-compressed):
+ *                                max |err| and RMS, absolute and relative
+ *                                to TEST's per-page scale (format 4.1)
  *
  * Strings from the pack (scene name, tool, materials) are printed with
  * control characters, backslashes and invalid UTF-8 escaped as \xNN, so a
@@ -54,6 +59,7 @@ static void usage(FILE *f)
 		"-o FILE(.png|.pfm)\n"
 		"       wtile diff OLD NEW -o PATCH\n"
 		"       wtile apply OLD PATCH -o OUT\n"
+		"       wtile compare REF TEST\n"
 		"layers: height flow material distance foam\n"
 		"exit: 0 ok, 1 usage, 2 invalid pack, 4 I/O error\n");
 }
@@ -900,6 +906,155 @@ done:
 
 /* ---- main -------------------------------------------------------------- */
 
+
+/* ---- compare ----------------------------------------------------------- */
+
+struct errstat {
+	double max, sum2, maxrel, sum2rel;
+	long n, nrel, differ;
+};
+
+static void errstat_add(struct errstat *st, double e, double scale, int bc)
+{
+	e = fabs(e);
+	st->n++;
+	st->sum2 += e * e;
+	st->max = e > st->max ? e : st->max;
+	if (e != 0)
+		st->differ++;
+	if (bc && scale > 0) {
+		double r = e / scale;
+		st->nrel++;
+		st->sum2rel += r * r;
+		st->maxrel = r > st->maxrel ? r : st->maxrel;
+	}
+}
+
+static int cmd_compare(const char *refp, const char *testp)
+{
+	static const char *const unit[WTP_LAYER_COUNT] = { "m", "m/s", "",
+							   "m", "" };
+	unsigned char *b1 = NULL, *b2 = NULL, *r1 = NULL, *r2 = NULL, *w = NULL;
+	size_t n1 = 0, n2 = 0;
+	wtp_pack a, b;
+	int rc = open_full(refp, &b1, &n1, &a);
+	if (!rc)
+		rc = open_full(testp, &b2, &n2, &b);
+	if (rc)
+		goto done;
+	rc = 2;
+	if (a.n_lods != b.n_lods) {
+		fprintf(stderr, "wtile: compare: %u and %u LODs\n",
+			(unsigned)a.n_lods, (unsigned)b.n_lods);
+		goto done;
+	}
+	for (uint32_t k = 0; k < a.n_lods; k++) {
+		wtp_lod la, lb;
+		wtp_lod_get(&a, k, &la);
+		wtp_lod_get(&b, k, &lb);
+		if (la.nx != lb.nx || la.ny != lb.ny) {
+			fprintf(stderr, "wtile: compare: LOD %u is %ux%u px in "
+				"%s, %ux%u in %s\n", (unsigned)k,
+				(unsigned)la.nx, (unsigned)la.ny, refp,
+				(unsigned)lb.nx, (unsigned)lb.ny, testp);
+			goto done;
+		}
+	}
+	size_t rs = a.page_raw_size > b.page_raw_size ? a.page_raw_size
+						       : b.page_raw_size;
+	r1 = malloc(rs);
+	r2 = malloc(rs);
+	w = malloc(rs);
+	if (!r1 || !r2 || !w) {
+		fprintf(stderr, "wtile: out of memory\n");
+		rc = 4;
+		goto done;
+	}
+	struct errstat st[WTP_LAYER_COUNT];
+	memset(st, 0, sizeof st);
+	int la_i[WTP_LAYER_COUNT], lb_i[WTP_LAYER_COUNT];
+	for (int id = 0; id < WTP_LAYER_COUNT; id++) {
+		la_i[id] = wtp_layer_find(&a, (uint32_t)id);
+		lb_i[id] = wtp_layer_find(&b, (uint32_t)id);
+	}
+	wtp_layer lha;
+	wtp_layer_get(&a, 0, &lha);
+	for (uint32_t k = 0; k < a.n_lods; k++) {
+		wtp_lod L;
+		wtp_lod_get(&a, k, &L);
+		for (uint32_t y = 0; y < L.py; y++)
+			for (uint32_t x = 0; x < L.px; x++) {
+				wtp_vat_entry ea, eb;
+				wtp_error err;
+				wtp_vat(&a, k, x, y, &ea, NULL);
+				wtp_vat(&b, k, x, y, &eb, NULL);
+				const char *bad = NULL;
+				if ((ea.state == WTP_DATA
+					     ? wtp_page_read(&a, ea.page, NULL, 0, r1, w, &err)
+					     : wtp_page_expand_read(&a, &ea, r1, &err)) != WTP_OK)
+					bad = refp;
+				else if ((eb.state == WTP_DATA
+						  ? wtp_page_read(&b, eb.page, NULL, 0, r2, w, &err)
+						  : wtp_page_expand_read(&b, &eb, r2, &err)) != WTP_OK)
+					bad = testp;
+				if (bad) {
+					fprintf(stderr, "wtile: %s: %s\n", bad, err.msg);
+					goto done;
+				}
+				for (uint32_t i = 0; i < NPX; i++) {
+					int wet = wtp_pixel(&lha, r1, i, 0, ea.height) !=
+						  WTP_DRY_HEIGHT;
+					for (int id = 0; id < WTP_LAYER_COUNT; id++) {
+						if (la_i[id] < 0 || lb_i[id] < 0)
+							continue;
+						/* height, flow, foam where REF is wet;
+						   distance (the shore fade) and
+						   material everywhere */
+						if (!wet && id != WTP_LAYER_DISTANCE &&
+						    id != WTP_LAYER_MATERIAL)
+							continue;
+						wtp_layer l1, l2;
+						wtp_layer_get(&a, (uint32_t)la_i[id], &l1);
+						wtp_layer_get(&b, (uint32_t)lb_i[id], &l2);
+						int bc = l2.format >= WTP_FMT_BC5_SNORM;
+						for (uint32_t c = 0; c < l1.components; c++) {
+							float s = 0;
+							if (bc)
+								memcpy(&s, r2 + l2.plane_offset + 4 * c, 4);
+							double v1 = wtp_pixel(&l1, r1, i, c, ea.height);
+							double v2 = wtp_pixel(&l2, r2, i, c, eb.height);
+							errstat_add(&st[id], v2 - v1, s, bc);
+						}
+					}
+				}
+			}
+	}
+	printf("%s against %s:\n", testp, refp);
+	for (int id = 0; id < WTP_LAYER_COUNT; id++) {
+		if (la_i[id] < 0 || lb_i[id] < 0)
+			continue;
+		wtp_layer l2;
+		wtp_layer_get(&b, (uint32_t)lb_i[id], &l2);
+		const struct errstat *e = &st[id];
+		printf("%s %s: %ld values, %ld differ, max %.6g %s, rms %.6g %s",
+		       wtp_layer_name((uint32_t)id), wtp_format_name(l2.format),
+		       e->n, e->differ, e->max, unit[id],
+		       e->n ? sqrt(e->sum2 / (double)e->n) : 0.0, unit[id]);
+		if (e->nrel)
+			printf("; of the page scale: max %.6g, rms %.6g",
+			       e->maxrel, sqrt(e->sum2rel / (double)e->nrel));
+		printf("\n");
+	}
+	rc = 0;
+done:
+	free(b1);
+	free(b2);
+	free(r1);
+	free(r2);
+	free(w);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -912,10 +1067,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "info") && strcmp(cmd, "verify") && strcmp(cmd, "extract") &&
-	    strcmp(cmd, "diff") && strcmp(cmd, "apply"))
+	    strcmp(cmd, "diff") && strcmp(cmd, "apply") && strcmp(cmd, "compare"))
 		return usage_err("unknown command '%s'", cmd);
 	const char *pack = NULL, *pack2 = NULL, *layer = NULL, *out = NULL;
 	int two = !strcmp(cmd, "diff") || !strcmp(cmd, "apply");
+	int cmp = !strcmp(cmd, "compare");
 	int json = 0;
 	long lod = -1, tx = -1, ty = -1;
 	for (int i = 2; i < argc; i++) {
@@ -944,7 +1100,7 @@ int main(int argc, char **argv)
 			return usage_err("unknown option '%s'", a);
 		} else if (!pack) {
 			pack = a;
-		} else if (two && !pack2) {
+		} else if ((two || cmp) && !pack2) {
 			pack2 = a;
 		} else {
 			return usage_err("unexpected argument '%s'", a);
@@ -956,6 +1112,10 @@ int main(int argc, char **argv)
 		return usage_err("extract needs --lod, --tile, --layer and -o");
 	if (two && (!pack2 || !out))
 		return usage_err("%s needs two files and -o", cmd);
+	if (cmp && !pack2)
+		return usage_err("compare needs two packs");
+	if (cmp)
+		return cmd_compare(pack, pack2);
 	if (two)
 		return !strcmp(cmd, "diff") ? cmd_diff(pack, pack2, out)
 					    : cmd_apply(pack, pack2, out);
