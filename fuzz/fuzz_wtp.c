@@ -86,11 +86,24 @@ static void walk(const wtp_pack *p)
 			dst[i].data = big + pitch * 130 * i;
 			dst[i].row_pitch = pitch;
 		}
-		if (e.state == WTP_DATA)
-			wtp_page_decode(p, e.page, NULL, 0, dst, work, NULL, NULL);
-		else
-			wtp_page_expand(p, &e, dst, NULL);
+		float sc[2 * WTP_LAYER_COUNT];
+		int ok = e.state == WTP_DATA
+				 ? wtp_page_decode_ex(p, e.page, NULL, 0, dst, sc,
+						      work, NULL, NULL)
+				 : wtp_page_expand_ex(p, &e, dst, sc, NULL);
 		sink += big[pitch * 129];
+		/* block-compressed planes (2.1) through the software decoder */
+		float *f = malloc(130 * 130 * 2 * sizeof *f);
+		for (uint32_t i = 0; f && ok == WTP_OK && i < p->n_layers; i++) {
+			wtp_layer l;
+			uint32_t rows, rb;
+			if (wtp_layer_get(p, i, &l) == WTP_OK &&
+			    wtp_plane_rows(p, &l, &rows, &rb) == WTP_OK &&
+			    wtp_bc_decode(l.format, dst[i].data, pitch, sc + 2 * i,
+					  f, 130 * 2 * sizeof *f) == WTP_OK)
+				sink += f[130 * 130 - 1];
+		}
+		free(f);
 		free(big);
 	}
 	int hl = wtp_layer_find(p, WTP_LAYER_HEIGHT);
@@ -102,6 +115,14 @@ static void walk(const wtp_pack *p)
 		if (wtp_page_read(p, i, NULL, 0, raw, work, NULL) == WTP_OK && hl >= 0 &&
 		    wtp_layer_get(p, (uint32_t)hl, &lh) == WTP_OK)
 			sink += wtp_pixel(&lh, raw, p->page_pixels - 1, 0, 1.0f);
+		/* every layer's last texel (BC: decoded from its block) */
+		for (uint32_t li = 0; li < p->n_layers; li++) {
+			wtp_layer l;
+			if (wtp_page_read(p, i, NULL, 0, raw, work, NULL) == WTP_OK &&
+			    wtp_layer_get(p, li, &l) == WTP_OK)
+				for (uint32_t c = 0; c < l.components; c++)
+					sink += wtp_pixel(&l, raw, p->page_pixels - 1, c, 0);
+		}
 	}
 	wtp_verify(p, raw, work, NULL);
 	(void)sink;

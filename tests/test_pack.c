@@ -1193,18 +1193,22 @@ static void test_corpus(void **state)
 		int nx, ny, lods;
 		unsigned layers;
 		int no_pond;
+		unsigned bc; /* block-compressed layers (format 2.1) */
 	} v[] = {
 		{ "valid_states.wtp", 1100, 300, 2,
-		  (1u << WB_LAYER_HEIGHT) | (1u << WB_LAYER_MATERIAL), 0 },
-		{ "valid_all_layers.wtp", 256, 140, 2, ALL_LAYERS, 0 },
-		{ "valid_height.wtp", 140, 128, 1, 1u << WB_LAYER_HEIGHT, 1 },
-		{ "valid_2lod.wtp", 200, 130, 2, (1u << WB_LAYER_HEIGHT) | (1u << WB_LAYER_MATERIAL), 1 },
+		  (1u << WB_LAYER_HEIGHT) | (1u << WB_LAYER_MATERIAL), 0, 0 },
+		{ "valid_all_layers.wtp", 256, 140, 2, ALL_LAYERS, 0, 0 },
+		{ "valid_height.wtp", 140, 128, 1, 1u << WB_LAYER_HEIGHT, 1, 0 },
+		{ "valid_2lod.wtp", 200, 130, 2, (1u << WB_LAYER_HEIGHT) | (1u << WB_LAYER_MATERIAL), 1, 0 },
+		{ "valid_bc.wtp", 256, 140, 1, ALL_LAYERS, 1,
+		  (1u << WB_LAYER_FLOW) | (1u << WB_LAYER_DISTANCE) | (1u << WB_LAYER_FOAM) },
 	};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		struct synth_opts o = { v[i].nx, v[i].ny, v[i].lods, v[i].layers, 1.0, 0.0,
 					v[i].no_pond };
 		struct wb_pageset ps;
 		assert_int_equal(synth_pageset(&o, &ps), 0);
+		ps.bc_layers = v[i].bc;
 		char path[256];
 		snprintf(path, sizeof path, TMP "/corpus_%zu.wtp", i);
 		write_pack(path, &ps, 16, NULL);
