@@ -252,6 +252,15 @@ char *manifest_json(const struct wb_manifest_in *in)
 			cJSON *s = cJSON_CreateString(layer_names[l]);
 			e |= !s || !cJSON_AddItemToArray(lay, s);
 		}
+	if (ps->bc_layers & ps->layers) { /* only then: 2.0 bakes unchanged */
+		cJSON *bc = cJSON_AddObjectToObject(root, "compression");
+		e |= !bc;
+		for (int l = 0; bc && l < WB_LAYER_COUNT; l++)
+			if (ps->bc_layers & ps->layers & (1u << l))
+				e |= !cJSON_AddStringToObject(bc, layer_names[l],
+							      l == WB_LAYER_FLOW ? "bc5"
+										 : "bc4");
+	}
 	e |= put_f(root, "distance_max_m", ps->distance_max);
 	e |= put_raw(root, "dry_height_sentinel_m", "-65504.0");
 

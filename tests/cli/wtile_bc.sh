@@ -14,6 +14,10 @@ cp samples/coast/scene.json "$T/plain.json"
 
 run 0 $W "$T/plain.json" -o "$T/plain" --steps 1500 --quiet
 run 0 $W "$T/bc.json" -o "$T/bc" --steps 1500 --quiet
+check "manifest names the compressed layers" \
+	test "$(jq -c .compression "$T/bc/manifest.json")" = '{"flow":"bc5","distance":"bc4","foam":"bc4"}'
+check "a manifest without compression has no key" \
+	test "$(jq -c 'has("compression")' "$T/plain/manifest.json")" = false
 P=$T/plain/coast.wtp
 B=$T/bc/coast.wtp
 run 0 $BIN/wtile verify "$B"
