@@ -34,7 +34,11 @@
  *
  * Versions: this reader reads format 2.x and refuses 1.x (WTP_EVERSION,
  * "re-bake"): version 1 heights are not seam-exact (docs/wtp-format.md,
- * "Changes").
+ * "Changes"). 2.1 adds block-compressed layers (section 4.1: flow
+ * BC5_SNORM, distance BC4_SNORM, foam BC4_UNORM, each with per-page
+ * scales): wtp_page_decode_ex() writes their raw 4x4 blocks (33 block
+ * rows, wtp_plane_rows()) for a direct upload and returns the scales;
+ * wtp_bc_decode() decodes them to floats on the CPU.
  *
  * Memory: wtp_pack holds pointers into the caller's buffer, which must
  * outlive it. The reader allocates nothing but zlib's inflate state
