@@ -1212,7 +1212,9 @@ static int wtp__check_bc(const wtp_pack *p, uint32_t page, const wtp_layer *l,
 			 const uint8_t *plane, float *scale, wtp_error *err)
 {
 	float s0 = wtp__f32(plane), s1 = wtp__f32(plane + 4);
+	/* finite, >= 0 and not -0 (the sign bits clear) */
 	if (!(s0 >= 0 && s0 <= 3.4e38f) || !(s1 >= 0 && s1 <= 3.4e38f) ||
+	    ((plane[3] | plane[7]) & 0x80) ||
 	    (l->components == 1 && s1 != 0) || !wtp__zero(plane + 8, 8))
 		return wtp__fail(err, WTP_ECORRUPT, "page %u: %s plane header "
 				 "bad (scales %g, %g)", (unsigned)page,

@@ -421,6 +421,7 @@ static void test_corrupt(void **state)
 		{ 1, 0, { 0x00, 0x00, 0x80, 0x7F }, "header bad" },  /* +inf */
 		{ 1, 12, { 1, 0, 0, 0 }, "header bad" },             /* reserved */
 		{ 3, 4, { 0x00, 0x00, 0x80, 0x3F }, "header bad" },  /* 2nd scale */
+		{ 3, 4, { 0x00, 0x00, 0x00, 0x80 }, "header bad" },  /* -0 */
 		{ 1, WTP_BC_HEADER + 8 * 50, { 0x80 }, "-128" },   /* SNORM -128 */
 		{ 3, WTP_BC_HEADER + 8 * 77 + 1, { 0x80 }, "-128" },
 	};
