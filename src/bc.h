@@ -11,12 +11,12 @@
  * and 127 for SNORM). BC5 is two BC4 blocks (red, then green).
  *
  * Targets are given in code units: UNORM [0, 255], SNORM [-127, 127]. The
- * encoder tries the candidate endpoint pairs of both modes (from the block's
- * min/max, from the values between the extremes, and least-squares refits
- * of the best indices), keeps the least squared error (first found on
- * ties, in a fixed order) and guarantees |error| <= (ceil(max) - floor(min))
- * / 14 code units per texel (falling back to the 8-value pair spanning the
- * block when the least-squares choice exceeds it). Deterministic: the
+ * encoder tries candidate endpoint pairs of both modes (around the block's
+ * min/max, palettes reaching past them, the values between the format's
+ * extremes, least-squares refits of the best indices, a descent), keeps
+ * the least squared error among those whose largest error is within
+ * (ceil(max) - floor(min)) / 14 code units (first found on ties, in a
+ * fixed order): that bound holds for every texel. Deterministic: the
  * result depends only on the 16 targets.
  */
 #ifndef WB_BC_H

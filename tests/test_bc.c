@@ -83,8 +83,8 @@ static void test_block_exact(void **state)
 }
 
 /* Random blocks of every shape: reference decode = reported error <=
- * bound, and the least squares search is never worse than the plain
- * 8-value min/max pair. */
+ * bound, and the search is never worse than the plain 8-value min/max
+ * pair. */
 static void test_block_bound_quality(void **state)
 {
 	(void)state;
@@ -123,12 +123,12 @@ static void test_block_bound_quality(void **state)
 					best = fmin(best, fabs(p[k] - t[i]));
 				e2 += best * best;
 			}
-			if (e1 > e2 + 1e-9 && e1 - e2 > worse)
+			if (e1 - e2 > worse)
 				worse = e1 - e2;
 		}
 	}
-	/* a bound fallback may cost SSE; that stays rare and small */
-	assert_true(worse < 50);
+	/* the search starts from the min/max pair: never worse than it */
+	assert_true(worse <= 1e-3); /* binary32 decode vs exact palette */
 }
 
 /* Deterministic: the same targets give the same bytes. */
@@ -222,9 +222,9 @@ static void plane_errors(const struct plane *pl, int comps, int snorm,
  * noise over the whole range in every texel (no spatial coherence at
  * all); a shore, flow 0 on land and full speed next to it (two values per
  * block: exact); a smooth river profile. The document's figures (of the
- * page scale): noise BC5_SNORM max 0.1417 (bound 1/7) rms 0.0592, noise
- * BC4_UNORM max 0.0711 (bound 1/14) rms 0.0297, smooth BC5_SNORM max
- * 0.0077 rms 0.0019. */
+ * page scale): noise BC5_SNORM max 0.1417 (bound 1/7) rms 0.0583, noise
+ * BC4_UNORM max 0.0708 (bound 1/14) rms 0.0291, smooth BC5_SNORM max
+ * 0.0045 rms 0.0015. */
 static void test_worst_cases(void **state)
 {
 	(void)state;
@@ -237,17 +237,17 @@ static void test_worst_cases(void **state)
 		pl->v[i] = (float)((lcg(&s) % 200001) / 100000.0 - 1.0) * 3.5f;
 	encode_plane(pl, 2, 1);
 	plane_errors(pl, 2, 1, WTP_FMT_BC5_SNORM, &mx, &rms);
-	print_message("noise BC5_SNORM: max %.4f rms %.4f of the scale\n", mx, rms);
+	print_message("noise BC5_SNORM: max %.5f rms %.5f of the scale\n", mx, rms);
 	assert_true(mx <= 1.0 / 7 + 1e-6);
-	assert_true(rms <= 0.060);
+	assert_true(rms <= 0.0583);
 	/* noise, BC4 UNORM */
 	for (int i = 0; i < 130 * 130; i++)
 		pl->v[i] = (float)((lcg(&s) % 100001) / 100000.0);
 	encode_plane(pl, 1, 0);
 	plane_errors(pl, 1, 0, WTP_FMT_BC4_UNORM, &mx, &rms);
-	print_message("noise BC4_UNORM: max %.4f rms %.4f of the scale\n", mx, rms);
+	print_message("noise BC4_UNORM: max %.5f rms %.5f of the scale\n", mx, rms);
 	assert_true(mx <= 1.0 / 14 + 1e-6);
-	assert_true(rms <= 0.030);
+	assert_true(rms <= 0.0291);
 	/* a shore every 5 pixels: 0 then -2.5 / +2.5 m/s */
 	for (int i = 0; i < 130 * 130; i++) {
 		int x = i % 130, y = i / 130;
@@ -266,9 +266,9 @@ static void test_worst_cases(void **state)
 	}
 	encode_plane(pl, 2, 1);
 	plane_errors(pl, 2, 1, WTP_FMT_BC5_SNORM, &mx, &rms);
-	print_message("smooth BC5_SNORM: max %.4f rms %.4f of the scale\n", mx, rms);
-	assert_true(mx <= 0.008);
-	assert_true(rms <= 0.002);
+	print_message("smooth BC5_SNORM: max %.5f rms %.5f of the scale\n", mx, rms);
+	assert_true(mx <= 0.0045);
+	assert_true(rms <= 0.0015);
 	/* scale 0: zero blocks decode to +0 */
 	memset(pl->v, 0, sizeof pl->v);
 	encode_plane(pl, 2, 1);
