@@ -1384,7 +1384,9 @@ int wtp_page_expand_ex(const wtp_pack *p, const wtp_vat_entry *e,
 			}
 			if (!dst[i].data)
 				continue;
-			uint8_t ep = (uint8_t)(!d ? 0 : flat ? 0x7F : 0x81);
+			/* distance_max 0: zero blocks, +0 as a DATA page */
+			uint8_t ep = (uint8_t)(!d || !(p->distance_max > 0) ? 0
+					       : flat ? 0x7F : 0x81);
 			uint32_t rowb = wtp__row_bytes(p, &l);
 			for (uint32_t r = 0; r < WTP_BC_BLOCKS; r++) {
 				uint8_t *o = (uint8_t *)dst[i].data +
