@@ -1549,6 +1549,7 @@ struct cl_swe {
 	cl_int *flist;
 	/* window means on the device (cl_swe_solve) */
 	cl_mem mh, mu, mv, pu, pv, rn, rd, rh;
+	double t_init, t_upload; /* set-up seconds: swe_init, the rest */
 };
 
 int cl_swe_bytes_per_cell(const struct cl_swe *c)
@@ -1563,16 +1564,29 @@ int cl_swe_bytes_per_cell(const struct cl_swe *c)
 
 int cl_swe_set_sparse(struct cl_swe *c, int on)
 {
-	if (!on)
+	if (!on) {
 		c->sp = 0;
-	else if (c->s.step == 0 && c->sp_first) {
+	} else if (!c->sp) {
+		/* from any state: the first pass scans every block and gives
+		 * the blocks outside the active set what the dense step
+		 * would (h1 = h, closed faces) */
 		size_t wg = 0;
 		clGetKernelWorkGroupInfo(c->k_faces, c->env->dev,
 					 CL_KERNEL_WORK_GROUP_SIZE, sizeof(wg), &wg,
 					 NULL);
 		c->sp = wg >= 128;
+		c->sp_first = 1;
+		c->sp_ready = 0;
+		c->n_act = 0;
 	}
 	return c->sp;
+}
+
+void cl_swe_setup_seconds(const struct cl_swe *c, double *init,
+			  double *upload)
+{
+	*init = c->t_init;
+	*upload = c->t_upload;
 }
 
 void cl_swe_blocks(const struct cl_swe *c, long *nblk, long long *act_steps)
@@ -2000,12 +2014,15 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 	if (!c)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 	c->env = e;
+	double t0 = now_s();
 	enum wb_status st = swe_init(&c->s, r, sim,
 				     swe_threads_for(r, wb_threads(threads)), d);
 	if (st != WB_OK) {
 		free(c);
 		return st;
 	}
+	c->t_init = now_s() - t0;
+	t0 = now_s();
 	c->ok_s = 1;
 	struct swe_ctx *s = &c->s;
 	cl_int err = CL_SUCCESS;
@@ -2139,6 +2156,11 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 			goto fail;
 		}
 	}
+	if ((err = clFinish(e->q)) != CL_SUCCESS) {
+		st = cl_fail(d, err, "uploading the SWE fields");
+		goto fail;
+	}
+	c->t_upload = now_s() - t0;
 	*out = c;
 	return WB_OK;
 fail:
