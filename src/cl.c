@@ -1547,6 +1547,10 @@ struct cl_swe {
 	long long act_steps;  /* sum of n_act over the steps (statistics) */
 	uint8_t *fmask;       /* host: blocks forced active (waterfalls) */
 	cl_int *flist;
+	uint8_t *amask;       /* host: this step's active blocks before the
+				 forcing (waterfalls: read back) */
+	int *tlist;           /* the marked tiles (waterfalls) */
+	long ntl;
 	/* window means on the device (cl_swe_solve) */
 	cl_mem mh, mu, mv, pu, pv, rn, rd, rh;
 	double t_init, t_upload; /* set-up seconds: swe_init, the rest */
@@ -1674,6 +1678,8 @@ void cl_swe_free(struct cl_swe *c)
 			clReleaseKernel(bks[k]);
 	free(c->fmask);
 	free(c->flist);
+	free(c->amask);
+	free(c->tlist);
 	free(c);
 }
 
@@ -1832,7 +1838,8 @@ static enum wb_status swe_sparse_create(struct cl_swe *c, struct wb_diags *d)
 	if (s->n_falls > 0) {
 		c->fmask = calloc(nb, 1);
 		c->flist = malloc(nb * sizeof(cl_int));
-		if (!c->fmask || !c->flist)
+		c->amask = calloc(round_up(nb, 4), 1);
+		if (!c->fmask || !c->flist || !c->amask)
 			err = CL_OUT_OF_HOST_MEMORY;
 	}
 	/* the sparse launches use work-groups of 128 items (32 x 4) */
@@ -1866,13 +1873,11 @@ static cl_int run_blocks(struct cl_env *e, cl_kernel k, long n)
 	return clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
 }
 
-/* The activity pass: wet blocks (every block on the first pass, else the
- * last step's active blocks and the edge blocks: nothing else can have
- * changed), plus nforce blocks in c->flist forced active; the new active
- * and halo lists, the sleeping transitions; reads the list lengths and the
- * films' maximum into cnt_h / fmax_h (blocking when 'wait', else
- * completed by the step's final read). */
-static cl_int swe_sparse_pass(struct cl_swe *c, long nforce, int wait)
+/* The activity pass, first half: wet blocks (every block on the first
+ * pass, else the last step's active blocks and the edge blocks: nothing
+ * else can have changed) and the active set (b_act; the last one becomes
+ * b_pact). Second half: swe_sparse_lists. */
+static cl_int swe_sparse_scan(struct cl_swe *c)
 {
 	struct cl_env *e = c->env;
 	const struct swe_ctx *s = &c->s;
@@ -1901,18 +1906,6 @@ static cl_int swe_sparse_pass(struct cl_swe *c, long nforce, int wait)
 		if (err == CL_SUCCESS)
 			err = run_groups(e, k, (size_t)c->nedge);
 	}
-	if (nforce > 0 && err == CL_SUCCESS) {
-		cl_int n = (cl_int)nforce;
-		err = clEnqueueWriteBuffer(e->q, c->b_force, CL_TRUE, 0,
-					   (size_t)n * sizeof(cl_int), c->flist,
-					   0, NULL, NULL);
-		k = c->k_bmark;
-		err |= ARG(k, 0, c->b_wet);
-		err |= ARG(k, 1, c->b_force);
-		err |= ARG(k, 2, n);
-		if (err == CL_SUCCESS)
-			err = run1d(e, k, (size_t)n);
-	}
 	SWAP_MEM(c->b_act, c->b_pact);
 	if (all && err == CL_SUCCESS) {
 		/* as if every block left the active set: h1 = h, zeros, films */
@@ -1928,6 +1921,41 @@ static cl_int swe_sparse_pass(struct cl_swe *c, long nforce, int wait)
 	err |= ARG(k, 4, nby);
 	if (err == CL_SUCCESS)
 		err = run1d(e, k, nb);
+	return err;
+}
+
+/* The second half of the pass: nforce blocks of c->flist forced wet (and
+ * the active set computed again), the lists, the sleeping transitions,
+ * the read-back of cnt_h / fmax_h (blocking when 'wait'). */
+static cl_int swe_sparse_lists(struct cl_swe *c, long nforce, int wait)
+{
+	struct cl_env *e = c->env;
+	const struct swe_ctx *s = &c->s;
+	const cl_int W = s->W, nx = s->nx, ny = s->ny, nbx = c->nbx, nby = c->nby;
+	const size_t nb = (size_t)c->nblk;
+	const int all = c->sp_first;
+	cl_int err = CL_SUCCESS;
+	cl_kernel k;
+	if (nforce > 0) {
+		cl_int n = (cl_int)nforce;
+		err = clEnqueueWriteBuffer(e->q, c->b_force, CL_TRUE, 0,
+					   (size_t)n * sizeof(cl_int), c->flist,
+					   0, NULL, NULL);
+		k = c->k_bmark;
+		err |= ARG(k, 0, c->b_wet);
+		err |= ARG(k, 1, c->b_force);
+		err |= ARG(k, 2, n);
+		if (err == CL_SUCCESS)
+			err = run1d(e, k, (size_t)n);
+		k = c->k_bact;
+		err |= ARG(k, 0, c->b_wet);
+		err |= ARG(k, 1, c->b_always);
+		err |= ARG(k, 2, c->b_act);
+		err |= ARG(k, 3, nbx);
+		err |= ARG(k, 4, nby);
+		if (err == CL_SUCCESS)
+			err = run1d(e, k, nb);
+	}
 	k = c->k_blists;
 	err |= ARG(k, 0, c->b_act);
 	err |= ARG(k, 1, c->b_pact);
@@ -1976,11 +2004,10 @@ static cl_int swe_sparse_pass(struct cl_swe *c, long nforce, int wait)
 static long swe_force_list(struct cl_swe *c)
 {
 	const struct swe_ctx *s = &c->s;
-	memset(c->fmask, 0, (size_t)c->nblk);
-	for (int tj = 0; tj < c->nty; tj++)
-		for (int ti = 0; ti < c->ntx; ti++) {
-			if (!c->tmark[ti + (size_t)tj * c->ntx])
-				continue;
+	long n = 0;
+	for (long t = 0; t < c->ntl; t++) {
+		{
+			int ti = c->tlist[t] % c->ntx, tj = c->tlist[t] / c->ntx;
 			/* interior columns 16 ti - 1 .. 16 ti + 14, clipped */
 			int i0 = 16 * ti - 1, i1 = 16 * ti + 14;
 			int j0 = 16 * tj - 1, j1 = 16 * tj + 14;
@@ -1991,13 +2018,17 @@ static long swe_force_list(struct cl_swe *c)
 			if (i0 > i1 || j0 > j1)
 				continue;
 			for (int bj = j0 / 32; bj <= j1 / 32; bj++)
-				for (int bi = i0 / 32; bi <= i1 / 32; bi++)
-					c->fmask[bi + (long)bj * c->nbx] = 1;
+				for (int bi = i0 / 32; bi <= i1 / 32; bi++) {
+					long q = bi + (long)bj * c->nbx;
+					if (!c->fmask[q]) {
+						c->fmask[q] = 1;
+						c->flist[n++] = (cl_int)q;
+					}
+				}
 		}
-	long n = 0;
-	for (long q = 0; q < c->nblk; q++)
-		if (c->fmask[q])
-			c->flist[n++] = (cl_int)q;
+	}
+	for (long q = 0; q < n; q++)
+		c->fmask[c->flist[q]] = 0;
 	return n;
 }
 
@@ -2146,7 +2177,8 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 		c->ntx = (s->W + 15) / 16;
 		c->nty = (s->ny + 2 + 15) / 16;
 		c->tmark = calloc((size_t)c->ntx * c->nty, 1);
-		if (!c->tmark) {
+		c->tlist = malloc((size_t)c->ntx * c->nty * sizeof(int));
+		if (!c->tmark || !c->tlist) {
 			st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 			goto fail;
 		}
@@ -2177,8 +2209,13 @@ static void mark_box(struct cl_swe *c, int i0, int i1, int j0, int j1)
 	i1 = i1 > s->W - 1 ? s->W - 1 : i1;
 	j1 = j1 > s->ny + 1 ? s->ny + 1 : j1;
 	for (int tj = j0 / 16; tj <= j1 / 16; tj++)
-		for (int ti = i0 / 16; ti <= i1 / 16; ti++)
-			c->tmark[ti + (size_t)tj * c->ntx] = 1;
+		for (int ti = i0 / 16; ti <= i1 / 16; ti++) {
+			size_t t = ti + (size_t)tj * c->ntx;
+			if (!c->tmark[t]) {
+				c->tmark[t] = 1;
+				c->tlist[c->ntl++] = (int)t;
+			}
+		}
 }
 
 /* The cell list of this step (see struct cl_swe): every cell the host's
@@ -2188,10 +2225,12 @@ static void mark_box(struct cl_swe *c, int i0, int i1, int j0, int j1)
  * south faces too). Periodic edges with particles in flight: everything. */
 static enum wb_status swe_cells(struct cl_swe *c, struct wb_diags *d)
 {
-	const struct swe_ctx *s = &c->s;
+	struct swe_ctx *s = &c->s;
 	const struct swe_particles *p = &s->P;
 	size_t nt = (size_t)c->ntx * c->nty;
-	memset(c->tmark, 0, nt);
+	for (long t = 0; t < c->ntl; t++)
+		c->tmark[c->tlist[t]] = 0;
+	c->ntl = 0;
 	double vmax = SWE_VEL_ALPHA * s->dx / s->dt;
 	long live = 0;
 	for (long m = 0; m < p->n; m++) {
@@ -2205,9 +2244,26 @@ static enum wb_status swe_cells(struct cl_swe *c, struct wb_diags *d)
 	int R = (int)ceil((vmax + s->g * s->dt) * s->dt / s->dx) + 2;
 	if (live && (c->E.per_we || c->E.per_ns)) {
 		memset(c->tmark, 1, nt);
+		for (size_t t = 0; t < nt; t++)
+			c->tlist[t] = (int)t;
+		c->ntl = (long)nt;
 	} else {
 		for (long n = 0; n < s->n_falls; n++) {
 			const struct swe_fall *f = &s->falls[n];
+			if (c->sp) {
+				/* a candidate whose upper cell lies outside the
+				 * active blocks is dry (depth <= eps, the face
+				 * closed): it emits nothing this step, and the
+				 * host need not see it. Its mirror depth may be
+				 * stale: make it dry, as on the device. */
+				int ui = (int)(f->up % s->W) - 1, uj = (int)(f->up / s->W) - 1;
+				ui = ui < 0 ? 0 : ui >= s->nx ? s->nx - 1 : ui;
+				uj = uj < 0 ? 0 : uj >= s->ny ? s->ny - 1 : uj;
+				if (!c->amask[ui / 32 + (long)(uj / 32) * c->nbx]) {
+					s->h[f->up] = 0.0f;
+					continue;
+				}
+			}
 			long q2[2] = { f->up, f->dn };
 			for (int q = 0; q < 2; q++) {
 				int pi = (int)(q2[q] % s->W), pj = (int)(q2[q] / s->W);
@@ -2223,9 +2279,7 @@ static enum wb_status swe_cells(struct cl_swe *c, struct wb_diags *d)
 			mark_box(c, i + 1 - R, i + 1 + R, j + 1 - R, j + 1 + R);
 		}
 	}
-	long n = 0;
-	for (size_t t = 0; t < nt; t++)
-		n += c->tmark[t] ? 256 : 0;
+	long n = c->ntl * 256;
 	if (n > c->capcells) {
 		free(c->cells);
 		free(c->vals);
@@ -2246,14 +2300,12 @@ static enum wb_status swe_cells(struct cl_swe *c, struct wb_diags *d)
 		c->capcells = n;
 	}
 	n = 0;
-	for (int tj = 0; tj < c->nty; tj++)
-		for (int ti = 0; ti < c->ntx; ti++) {
-			if (!c->tmark[ti + (size_t)tj * c->ntx])
-				continue;
-			for (int j = tj * 16; j < tj * 16 + 16 && j < s->ny + 2; j++)
-				for (int i = ti * 16; i < ti * 16 + 16 && i < s->W; i++)
-					c->cells[n++] = i + j * s->W;
-		}
+	for (long t = 0; t < c->ntl; t++) {
+		int ti = c->tlist[t] % c->ntx, tj = c->tlist[t] / c->ntx;
+		for (int j = tj * 16; j < tj * 16 + 16 && j < s->ny + 2; j++)
+			for (int i = ti * 16; i < ti * 16 + 16 && i < s->W; i++)
+				c->cells[n++] = i + j * s->W;
+	}
 	c->ncells = n;
 	cl_int err = buf_write(c->env, c->dcells, 0, (size_t)n * sizeof(cl_int),
 			       c->cells);
@@ -2424,6 +2476,16 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	/* waterfalls: the host needs h, u, v around the candidates and the
 	 * particles (the same cell list serves the whole step) */
 	const int falls = s->n_falls > 0;
+	const cl_int sp = c->sp;
+	if (falls && sp) {
+		/* the active blocks before the forcing: which waterfall
+		 * candidates can emit (swe_cells) */
+		err = swe_sparse_scan(c);
+		if (err == CL_SUCCESS)
+			err = buf_read(e, c->b_act, 0, (size_t)c->nblk, c->amask);
+		if (err != CL_SUCCESS)
+			return cl_fail(d, err, "SWE block lists");
+	}
 	if (falls) {
 		enum wb_status fst = swe_cells(c, d);
 		if (fst != WB_OK)
@@ -2437,14 +2499,16 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	}
 	/* the block lists of this step (built at the end of the last one,
 	 * except on the first step and with waterfalls) */
-	const cl_int sp = c->sp;
 	if (sp) {
-		if (!c->sp_ready) {
-			long nf = falls ? swe_force_list(c) : 0;
-			err = swe_sparse_pass(c, nf, 1);
-			if (err != CL_SUCCESS)
-				return cl_fail(d, err, "SWE block lists");
+		if (falls)
+			err = swe_sparse_lists(c, swe_force_list(c), 1);
+		else if (!c->sp_ready) {
+			err = swe_sparse_scan(c);
+			if (err == CL_SUCCESS)
+				err = swe_sparse_lists(c, 0, 1);
 		}
+		if (err != CL_SUCCESS)
+			return cl_fail(d, err, "SWE block lists");
 		c->sp_ready = 0;
 		c->n_act = c->cnt_h[0];
 		c->n_halo = c->cnt_h[1];
@@ -2731,7 +2795,9 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 			return cl_fail(d, err, "SWE foam");
 	}
 	if (sp && !falls) {
-		err = swe_sparse_pass(c, 0, 0);
+		err = swe_sparse_scan(c);
+		if (err == CL_SUCCESS)
+			err = swe_sparse_lists(c, 0, 0);
 		c->sp_ready = err == CL_SUCCESS;
 	}
 	if (err == CL_SUCCESS)

@@ -108,6 +108,10 @@ static void scene(struct wb_raster *r, struct wb_sim *sim, int kind)
 				/* a channel on a ridge ending in a 6 m cliff
 				 * above a dry basin */
 				z = 6.0 - 0.002 * i + 0.5 * bumps(i, j);
+				/* a dry terrace edge far from the water: waterfall
+				 * candidates that never emit */
+				if (j >= ny - 24 && i >= 2 * nx / 3)
+					z -= 4.0;
 				if (i < nx / 3 && fabs(j - 0.5 * ny) <= 14)
 					z = 12.0 - 0.002 * i +
 					    (fabs(j - 0.5 * ny) > 6 ? 1.5 : 0.0);
