@@ -2284,7 +2284,7 @@ static enum wb_status swe_cells(struct cl_swe *c, struct wb_diags *d)
 		free(c->cells);
 		free(c->vals);
 		c->cells = malloc((size_t)n * sizeof(cl_int));
-		c->vals = malloc((size_t)n * sizeof(float));
+		c->vals = malloc(3 * (size_t)n * sizeof(float));
 		buf_free(&c->dcells);
 		buf_free(&c->dvals);
 		cl_int err = CL_SUCCESS;
@@ -2293,7 +2293,7 @@ static enum wb_status swe_cells(struct cl_swe *c, struct wb_diags *d)
 			return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 		}
 		if (!(c->dcells = buf_new(c->env, (size_t)n * sizeof(cl_int), &err)) ||
-		    !(c->dvals = buf_new(c->env, (size_t)n * sizeof(float), &err))) {
+		    !(c->dvals = buf_new(c->env, 3 * (size_t)n * sizeof(float), &err))) {
 			c->capcells = 0;
 			return cl_fail(d, err, "allocating the particle cell list");
 		}
@@ -2307,41 +2307,54 @@ static enum wb_status swe_cells(struct cl_swe *c, struct wb_diags *d)
 				c->cells[n++] = i + j * s->W;
 	}
 	c->ncells = n;
-	cl_int err = buf_write(c->env, c->dcells, 0, (size_t)n * sizeof(cl_int),
-			       c->cells);
+	/* not waited for: c->cells stays until the next step's swe_cells,
+	 * and blocking reads come between */
+	cl_int err = n ? clEnqueueWriteBuffer(c->env->q, c->dcells, CL_FALSE, 0,
+					      (size_t)n * sizeof(cl_int), c->cells,
+					      0, NULL, NULL) : CL_SUCCESS;
 	c->transferred += (long long)n * (long long)sizeof(cl_int);
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "uploading the particle cell list");
 	return WB_OK;
 }
 
-/* Copy field m's listed cells device -> host mirror (write = 0) or host
- * mirror -> device (write = 1). */
-static cl_int cells_io(struct cl_swe *c, cl_mem m, float *host, int write)
+/* Copy the listed cells of nf fields m[] device -> host mirrors (write =
+ * 0: one blocking read for all of them) or host mirrors -> device (write =
+ * 1: one write, not waited for; c->vals is not touched again before a
+ * later blocking command has completed it). */
+static cl_int cells_io(struct cl_swe *c, int nf, const cl_mem *m,
+		       float *const *host, int write)
 {
 	struct cl_env *e = c->env;
 	cl_int n = (cl_int)c->ncells;
 	if (n == 0)
 		return CL_SUCCESS;
 	size_t len = (size_t)n * sizeof(float);
-	c->transferred += (long long)len;
+	c->transferred += (long long)len * nf;
 	cl_kernel k = write ? c->k_scatter : c->k_gather;
 	cl_int err = CL_SUCCESS;
 	if (write) {
-		for (cl_int q = 0; q < n; q++)
-			c->vals[q] = host[c->cells[q]];
-		err = buf_write(e, c->dvals, 0, len, c->vals);
+		for (int f = 0; f < nf; f++)
+			for (cl_int q = 0; q < n; q++)
+				c->vals[(size_t)f * n + q] = host[f][c->cells[q]];
+		err = clEnqueueWriteBuffer(e->q, c->dvals, CL_FALSE, 0, len * nf,
+					   c->vals, 0, NULL, NULL);
 	}
-	err |= ARG(k, 0, m);
-	err |= ARG(k, 1, c->dcells);
-	err |= ARG(k, 2, n);
-	err |= ARG(k, 3, c->dvals);
-	if (err == CL_SUCCESS)
-		err = run1d(e, k, (size_t)n);
+	for (int f = 0; f < nf && err == CL_SUCCESS; f++) {
+		cl_int off = f * n;
+		err |= ARG(k, 0, m[f]);
+		err |= ARG(k, 1, c->dcells);
+		err |= ARG(k, 2, n);
+		err |= ARG(k, 3, c->dvals);
+		err |= ARG(k, 4, off);
+		if (err == CL_SUCCESS)
+			err = run1d(e, k, (size_t)n);
+	}
 	if (err == CL_SUCCESS && !write) {
-		err = buf_read(e, c->dvals, 0, len, c->vals);
-		for (cl_int q = 0; err == CL_SUCCESS && q < n; q++)
-			host[c->cells[q]] = c->vals[q];
+		err = buf_read(e, c->dvals, 0, len * nf, c->vals);
+		for (int f = 0; f < nf && err == CL_SUCCESS; f++)
+			for (cl_int q = 0; q < n; q++)
+				host[f][c->cells[q]] = c->vals[(size_t)f * n + q];
 	}
 	return err;
 }
@@ -2490,9 +2503,9 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		enum wb_status fst = swe_cells(c, d);
 		if (fst != WB_OK)
 			return fst;
-		err = cells_io(c, c->h, s->h, 0);
-		err |= cells_io(c, c->u, s->u, 0);
-		err |= cells_io(c, c->v, s->v, 0);
+		const cl_mem m3[3] = { c->h, c->u, c->v };
+		float *const h3[3] = { s->h, s->u, s->v };
+		err = cells_io(c, 3, m3, h3, 0);
 		if (err != CL_SUCCESS)
 			return cl_fail(d, err, "reading the waterfall cells");
 		swe_falls_activate(s);
@@ -2551,10 +2564,11 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "SWE height integration");
 	if (falls) {
-		err = cells_io(c, c->h1, s->h1, 0);
+		float *const h1[1] = { s->h1 };
+		err = cells_io(c, 1, &c->h1, h1, 0);
 		if (err == CL_SUCCESS) {
 			swe_falls_emit(s);
-			err = cells_io(c, c->h1, s->h1, 1);
+			err = cells_io(c, 1, &c->h1, h1, 1);
 		}
 		if (err != CL_SUCCESS)
 			return cl_fail(d, err, "moving the waterfall cells");
@@ -2603,14 +2617,12 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		return cl_fail(d, err, "SWE sources");
 	/* particles stay on the host: they touch only the listed cells */
 	if (falls) {
-		err = cells_io(c, c->h1, s->h1, 0);
-		err |= cells_io(c, c->u, s->u, 0);
-		err |= cells_io(c, c->v, s->v, 0);
+		const cl_mem m3[3] = { c->h1, c->u, c->v };
+		float *const h3[3] = { s->h1, s->u, s->v };
+		err = cells_io(c, 3, m3, h3, 0);
 		if (err == CL_SUCCESS) {
 			swe_particles_step(s);
-			err = cells_io(c, c->h1, s->h1, 1);
-			err |= cells_io(c, c->u, s->u, 1);
-			err |= cells_io(c, c->v, s->v, 1);
+			err = cells_io(c, 3, m3, h3, 1);
 		}
 		if (err != CL_SUCCESS)
 			return cl_fail(d, err, "moving the particle cells");

@@ -695,19 +695,19 @@ kernel void swe_mean_acc(global const float *h, global const float *u,
 /* The cells the host's particle code touches: gathered into a compact
  * buffer for the host, and scattered back after it. */
 kernel void wb_gather(global const float *f, global const int *cells, int n,
-		      global float *out)
+		      global float *out, int off)
 {
 	const int k = get_global_id(0);
 	if (k < n)
-		out[k] = f[cells[k]];
+		out[off + k] = f[cells[k]];
 }
 
 kernel void wb_scatter(global float *f, global const int *cells, int n,
-		       global const float *in)
+		       global const float *in, int off)
 {
 	const int k = get_global_id(0);
 	if (k < n)
-		f[cells[k]] = in[k];
+		f[cells[k]] = in[off + k];
 }
 
 /* ---- block-sparse stepping: the active set on the device ----------------
