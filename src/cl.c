@@ -15,8 +15,11 @@
  * Boundary filling, edge fluxes and special cells run on the device too,
  * from index lists built once. Between steps the host reads only what the
  * algorithm needs: a divergence flag every 100 LBM steps, SWE's two
- * maxima for the next time step, and the cells around waterfalls and
- * particles (swe_particles.c runs on the host). Bookkeeping (mass in/out,
+ * maxima for the next time step (with the lengths of the next step's
+ * block lists: SWE steps only the 32 x 32 blocks that hold water, the
+ * active set kept on the device, "SWE block-sparse stepping" below), and
+ * the cells around waterfalls and particles (swe_particles.c runs on the
+ * host). Bookkeeping (mass in/out,
  * clamp counts) is accumulated per list item or per work-group in device
  * memory, each slot written by one work item or one work-group only, and
  * summed on the host in a fixed order: results are deterministic run to
