@@ -2195,6 +2195,20 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 		st = cl_fail(d, err, "uploading the SWE fields");
 		goto fail;
 	}
+	/* The host keeps only what it still reads: h, u, v, H and foam (the
+	 * export, the volume, the waterfall and particle code), h1 with
+	 * waterfalls; the device holds the rest. 36 of swe_init's 67 bytes
+	 * per cell go (swe_release takes the NULLs). */
+	{
+		float **drop[] = { &s->u1, &s->v1, &s->usnap, &s->vsnap, &s->bb,
+				   &s->fu, &s->fv, &s->ut, &s->vt, &s->foam1,
+				   s->n_falls > 0 ? NULL : &s->h1 };
+		for (size_t q = 0; q < sizeof(drop) / sizeof(drop[0]); q++)
+			if (drop[q]) {
+				free(*drop[q]);
+				*drop[q] = NULL;
+			}
+	}
 	c->t_upload = now_s() - t0;
 	*out = c;
 	return WB_OK;
