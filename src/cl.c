@@ -15,8 +15,11 @@
  * Boundary filling, edge fluxes and special cells run on the device too,
  * from index lists built once. Between steps the host reads only what the
  * algorithm needs: a divergence flag every 100 LBM steps, SWE's two
- * maxima for the next time step, and the cells around waterfalls and
- * particles (swe_particles.c runs on the host). Bookkeeping (mass in/out,
+ * maxima for the next time step (with the lengths of the next step's
+ * block lists: SWE steps only the 32 x 32 blocks that hold water, the
+ * active set kept on the device, "SWE block-sparse stepping" below), and
+ * the cells around waterfalls and particles (swe_particles.c runs on the
+ * host). Bookkeeping (mass in/out,
  * clamp counts) is accumulated per list item or per work-group in device
  * memory, each slot written by one work item or one work-group only, and
  * summed on the host in a fixed order: results are deterministic run to
@@ -503,6 +506,7 @@ static cl_int set_real(struct cl_env *e, cl_kernel k, cl_uint i, double v)
 }
 
 #define ARG(k, i, v) clSetKernelArg((k), (i), sizeof(v), &(v))
+#define SWAP_MEM(a, b) do { cl_mem t_ = (a); (a) = (b); (b) = t_; } while (0)
 
 static size_t round_up(size_t n, size_t m)
 {
@@ -1527,6 +1531,32 @@ struct cl_swe {
 	cl_mem dcells, dvals;
 	cl_kernel k_gather, k_scatter;
 	long long transferred; /* bytes moved for the particles (diagnostics) */
+	/* block-sparse stepping (s.sp.on; swe.cl's swe_blk_* kernels): block
+	   masks and lists live on the device; per step the host reads back
+	   the list lengths and the sleeping blocks' largest depth (20 bytes) */
+	int sp;               /* 1: sparse step */
+	int nbx, nby;
+	long nblk, nedge;
+	cl_mem b_wet, b_always, b_act, b_pact, b_touch, b_film, b_actl,
+	       b_halol, b_leavel, b_edgel, b_cnt, b_fmax, b_force, b_sampl;
+	cl_kernel k_bscan, k_bmark, k_bact, k_blists, k_bsleep, k_bsamp,
+		  k_bmean, k_mrows;
+	int sp_first;         /* no pass yet: scan every block */
+	int sp_ready;         /* this step's lists were built by the last step */
+	cl_int cnt_h[4];      /* read back: active, halo, leaving, samples */
+	cl_uint fmax_h;       /* read back: films of the sleeping blocks */
+	cl_uint fmax_cur;     /* ... of this step's sleeping blocks */
+	long n_act, n_halo;   /* this step's lists */
+	long long act_steps;  /* sum of n_act over the steps (statistics) */
+	uint8_t *fmask;       /* host: blocks forced active (waterfalls) */
+	cl_int *flist;
+	uint8_t *amask;       /* host: this step's active blocks before the
+				 forcing (waterfalls: read back) */
+	int *tlist;           /* the marked tiles (waterfalls) */
+	long ntl;
+	/* window means on the device (cl_swe_solve) */
+	cl_mem mh, mu, mv, pu, pv, rn, rd, rh;
+	double t_init, t_upload; /* set-up seconds: swe_init, the rest */
 };
 
 int cl_swe_bytes_per_cell(const struct cl_swe *c)
@@ -1537,6 +1567,60 @@ int cl_swe_bytes_per_cell(const struct cl_swe *c)
 	 * u, v, foam, writes foam1, advection reads h, u, v, foam1, writes foam */
 	return 4 * (6 + 9 + (c->s.sim.maccormack ? 6 : 0) +
 		    (c->s.foam_on ? 11 : 0));
+}
+
+int cl_swe_set_sparse(struct cl_swe *c, int on)
+{
+	if (!on) {
+		c->sp = 0;
+	} else if (!c->sp) {
+		/* from any state: the first pass scans every block and gives
+		 * the blocks outside the active set what the dense step
+		 * would (h1 = h, closed faces) */
+		size_t wg = 0;
+		clGetKernelWorkGroupInfo(c->k_faces, c->env->dev,
+					 CL_KERNEL_WORK_GROUP_SIZE, sizeof(wg), &wg,
+					 NULL);
+		c->sp = wg >= 128;
+		c->sp_first = 1;
+		c->sp_ready = 0;
+		c->n_act = 0;
+	}
+	return c->sp;
+}
+
+void cl_swe_setup_seconds(const struct cl_swe *c, double *init,
+			  double *upload)
+{
+	*init = c->t_init;
+	*upload = c->t_upload;
+}
+
+void cl_swe_blocks(const struct cl_swe *c, long *nblk, long long *act_steps)
+{
+	*nblk = c->nblk;
+	*act_steps = c->sp ? c->act_steps : (long long)c->nblk * c->s.step;
+}
+
+enum wb_status cl_swe_fields(struct cl_swe *c, float *h, float *u, float *v,
+			     float *foam, double *t, double *dt,
+			     struct wb_diags *d)
+{
+	const size_t fb = (size_t)c->s.ncell * sizeof(float);
+	cl_int err = buf_read(c->env, c->h, 0, fb, h);
+	if (err == CL_SUCCESS)
+		err = buf_read(c->env, c->u, 0, fb, u);
+	if (err == CL_SUCCESS)
+		err = buf_read(c->env, c->v, 0, fb, v);
+	if (err == CL_SUCCESS && foam && c->s.foam_on)
+		err = buf_read(c->env, c->foam, 0, fb, foam);
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "reading the SWE fields");
+	if (t)
+		*t = c->s.t;
+	if (dt)
+		*dt = c->s.dt;
+	return WB_OK;
 }
 
 long long cl_swe_bytes_moved(const struct cl_swe *c)
@@ -1583,6 +1667,22 @@ void cl_swe_free(struct cl_swe *c)
 		clReleaseKernel(c->k_gather);
 	if (c->k_scatter)
 		clReleaseKernel(c->k_scatter);
+	cl_mem *bmm[] = { &c->b_wet, &c->b_always, &c->b_act, &c->b_pact,
+			  &c->b_touch, &c->b_film, &c->b_actl, &c->b_halol,
+			  &c->b_leavel, &c->b_edgel, &c->b_cnt, &c->b_fmax,
+			  &c->b_force, &c->b_sampl, &c->mh, &c->mu, &c->mv,
+			  &c->pu, &c->pv, &c->rn, &c->rd, &c->rh };
+	for (size_t k = 0; k < sizeof(bmm) / sizeof(bmm[0]); k++)
+		buf_free(bmm[k]);
+	cl_kernel bks[] = { c->k_bscan, c->k_bmark, c->k_bact, c->k_blists,
+			    c->k_bsleep, c->k_bsamp, c->k_bmean, c->k_mrows };
+	for (size_t k = 0; k < sizeof(bks) / sizeof(bks[0]); k++)
+		if (bks[k])
+			clReleaseKernel(bks[k]);
+	free(c->fmask);
+	free(c->flist);
+	free(c->amask);
+	free(c->tlist);
 	free(c);
 }
 
@@ -1655,6 +1755,286 @@ static void swe_edge_params(struct cl_swe *c)
 		P->tsgn[k] = c->s.tsgn[k];
 }
 
+/* ---- SWE block-sparse stepping ------------------------------------------
+ * The rule is swe.c's (docs/scale.md): 32 x 32 blocks; wet = a cell deeper
+ * than the dry depth or a face with a bit set; active = a wet block in the
+ * 3 x 3 neighbourhood; halo = an active block in it. The height step and
+ * the MacCormack forward estimates run on the halo blocks, the velocity
+ * step and foam on the active ones; a block leaving the active set gets
+ * what the dense step writes there (h1 = h, closed faces) and its largest
+ * depth (film) is kept for the step's maximum depth. Differences from the
+ * CPU's bookkeeping, none of which changes a byte: blocks that hold
+ * sources, fixed levels or modifiers count as wet (their neighbours are
+ * stepped too), the halo blocks are stepped whole (not only the strips an
+ * active face reads), and with waterfalls every block the host's particle
+ * code can touch this step (swe_cells' tiles) counts as wet, so a deposit
+ * never lands in a sleeping block. The pass that builds the next step's
+ * lists runs at the end of a step, before its one blocking read-back,
+ * except with waterfalls (the tiles are known only at the start of the
+ * step: one more read-back there). */
+
+static enum wb_status swe_sparse_create(struct cl_swe *c, struct wb_diags *d)
+{
+	struct cl_env *e = c->env;
+	const struct swe_ctx *s = &c->s;
+	cl_int err = CL_SUCCESS;
+	c->nbx = (s->nx + 31) / 32;
+	c->nby = (s->ny + 31) / 32;
+	c->nblk = (long)c->nbx * c->nby;
+	c->sp_first = 1;
+	const size_t nb = (size_t)c->nblk;
+	const char *kn[] = { "swe_blk_scan", "swe_blk_mark", "swe_blk_act",
+			     "swe_blk_lists", "swe_blk_sleep", "swe_blk_samples",
+			     "swe_mean_blk", "swe_means_rows" };
+	cl_kernel *kp[] = { &c->k_bscan, &c->k_bmark, &c->k_bact, &c->k_blists,
+			    &c->k_bsleep, &c->k_bsamp, &c->k_bmean, &c->k_mrows };
+	for (int k = 0; k < 8; k++)
+		if (!(*kp[k] = clCreateKernel(e->prog, kn[k], &err)))
+			return cl_fail(d, err, kn[k]);
+	uint8_t *alw = calloc(nb, 1);
+	cl_int *edge = malloc(nb * sizeof(cl_int));
+	if (!alw || !edge) {
+		free(alw);
+		free(edge);
+		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+	}
+	const struct swe_cell_list *L[] = { &s->src, &s->fixed, &s->mod_u,
+					    &s->mod_v };
+	for (int l = 0; l < 4; l++)
+		for (long m = 0; m < L[l]->n; m++) {
+			long cc = L[l]->c[m];
+			int i = (int)(cc % s->W) - 1, j = (int)(cc / s->W) - 1;
+			i = i < 0 ? 0 : i >= s->nx ? s->nx - 1 : i;
+			j = j < 0 ? 0 : j >= s->ny ? s->ny - 1 : j;
+			alw[(j / 32) * (long)c->nbx + i / 32] = 1;
+		}
+	long ne = 0;
+	for (int bj = 0; bj < c->nby; bj++)
+		for (int bi = 0; bi < c->nbx; bi++)
+			if (bi == 0 || bj == 0 || bi == c->nbx - 1 ||
+			    bj == c->nby - 1)
+				edge[ne++] = bi | (bj << 16);
+	c->nedge = ne;
+	if (!(c->b_wet = buf_new(e, round_up(nb, 4), &err)) ||
+	    !(c->b_always = buf_new(e, round_up(nb, 4), &err)) ||
+	    !(c->b_act = buf_new(e, round_up(nb, 4), &err)) ||
+	    !(c->b_pact = buf_new(e, round_up(nb, 4), &err)) ||
+	    !(c->b_touch = buf_new(e, round_up(nb, 4), &err)) ||
+	    !(c->b_film = buf_new(e, nb * sizeof(cl_uint), &err)) ||
+	    !(c->b_actl = buf_new(e, nb * sizeof(cl_int), &err)) ||
+	    !(c->b_halol = buf_new(e, nb * sizeof(cl_int), &err)) ||
+	    !(c->b_leavel = buf_new(e, nb * sizeof(cl_int), &err)) ||
+	    !(c->b_sampl = buf_new(e, nb * sizeof(cl_int), &err)) ||
+	    !(c->b_force = buf_new(e, nb * sizeof(cl_int), &err)) ||
+	    !(c->b_edgel = buf_new(e, (size_t)ne * sizeof(cl_int), &err)) ||
+	    !(c->b_cnt = buf_new(e, 4 * sizeof(cl_int), &err)) ||
+	    !(c->b_fmax = buf_new(e, sizeof(cl_uint), &err)))
+		goto out;
+	if ((err = buf_write(e, c->b_always, 0, nb, alw)) != CL_SUCCESS ||
+	    (err = buf_write(e, c->b_edgel, 0, (size_t)ne * sizeof(cl_int),
+			     edge)) != CL_SUCCESS ||
+	    (err = buf_zero(e, c->b_wet, round_up(nb, 4))) != CL_SUCCESS ||
+	    (err = buf_zero(e, c->b_act, round_up(nb, 4))) != CL_SUCCESS ||
+	    (err = buf_zero(e, c->b_touch, round_up(nb, 4))) != CL_SUCCESS ||
+	    (err = buf_zero(e, c->b_film, nb * sizeof(cl_uint))) != CL_SUCCESS)
+		goto out;
+	if (s->n_falls > 0) {
+		c->fmask = calloc(nb, 1);
+		c->flist = malloc(nb * sizeof(cl_int));
+		c->amask = calloc(round_up(nb, 4), 1);
+		if (!c->fmask || !c->flist || !c->amask)
+			err = CL_OUT_OF_HOST_MEMORY;
+	}
+	/* the sparse launches use work-groups of 128 items (32 x 4) */
+	size_t wg = 0;
+	clGetKernelWorkGroupInfo(c->k_faces, e->dev, CL_KERNEL_WORK_GROUP_SIZE,
+				 sizeof(wg), &wg, NULL);
+	c->sp = s->sp.on && wg >= 128;
+out:
+	free(alw);
+	free(edge);
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "setting up the SWE block lists");
+	return WB_OK;
+}
+
+/* Work-groups of 128 items, one per block (the swe_blk_* box kernels). */
+static cl_int run_groups(struct cl_env *e, cl_kernel k, size_t ngroups)
+{
+	if (ngroups == 0)
+		return CL_SUCCESS;
+	size_t g = ngroups * 128, l = 128;
+	return clEnqueueNDRangeKernel(e->q, k, 1, NULL, &g, &l, 0, NULL, NULL);
+}
+
+/* A per-cell 2D kernel over n listed blocks: work-groups (32, 4). */
+static cl_int run_blocks(struct cl_env *e, cl_kernel k, long n)
+{
+	if (n <= 0)
+		return CL_SUCCESS;
+	size_t gs[2] = { 32 * (size_t)n, 32 }, ls[2] = { 32, 4 };
+	return clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+}
+
+/* The activity pass, first half: wet blocks (every block on the first
+ * pass, else the last step's active blocks and the edge blocks: nothing
+ * else can have changed) and the active set (b_act; the last one becomes
+ * b_pact). Second half: swe_sparse_lists. */
+static cl_int swe_sparse_scan(struct cl_swe *c)
+{
+	struct cl_env *e = c->env;
+	const struct swe_ctx *s = &c->s;
+	const cl_int W = s->W, nx = s->nx, ny = s->ny, nbx = c->nbx, nby = c->nby;
+	const cl_float eps = (float)fmax(s->sim.dry_depth, 1e-9);
+	const size_t nb = (size_t)c->nblk;
+	cl_int err = buf_zero(e, c->b_cnt, 4 * sizeof(cl_int));
+	err |= buf_zero(e, c->b_fmax, sizeof(cl_uint));
+	cl_kernel k = c->k_bscan;
+	cl_int all = c->sp_first;
+	err |= ARG(k, 0, c->h);
+	err |= ARG(k, 1, c->u);
+	err |= ARG(k, 2, c->v);
+	err |= ARG(k, 3, W);
+	err |= ARG(k, 4, nx);
+	err |= ARG(k, 5, ny);
+	err |= ARG(k, 6, nbx);
+	err |= ARG(k, 7, eps);
+	err |= ARG(k, 8, c->b_actl);
+	err |= ARG(k, 9, all);
+	err |= ARG(k, 10, c->b_wet);
+	if (err == CL_SUCCESS)
+		err = run_groups(e, k, all ? nb : (size_t)c->n_act);
+	if (!all && err == CL_SUCCESS) {
+		err = ARG(k, 8, c->b_edgel);
+		if (err == CL_SUCCESS)
+			err = run_groups(e, k, (size_t)c->nedge);
+	}
+	SWAP_MEM(c->b_act, c->b_pact);
+	if (all && err == CL_SUCCESS) {
+		/* as if every block left the active set: h1 = h, zeros, films */
+		const cl_uint ones = 0x01010101u;
+		err = clEnqueueFillBuffer(e->q, c->b_pact, &ones, sizeof(ones), 0,
+					  round_up(nb, 4), 0, NULL, NULL);
+	}
+	k = c->k_bact;
+	err |= ARG(k, 0, c->b_wet);
+	err |= ARG(k, 1, c->b_always);
+	err |= ARG(k, 2, c->b_act);
+	err |= ARG(k, 3, nbx);
+	err |= ARG(k, 4, nby);
+	if (err == CL_SUCCESS)
+		err = run1d(e, k, nb);
+	return err;
+}
+
+/* The second half of the pass: nforce blocks of c->flist forced wet (and
+ * the active set computed again), the lists, the sleeping transitions,
+ * the read-back of cnt_h / fmax_h (blocking when 'wait'). */
+static cl_int swe_sparse_lists(struct cl_swe *c, long nforce, int wait)
+{
+	struct cl_env *e = c->env;
+	const struct swe_ctx *s = &c->s;
+	const cl_int W = s->W, nx = s->nx, ny = s->ny, nbx = c->nbx, nby = c->nby;
+	const size_t nb = (size_t)c->nblk;
+	const int all = c->sp_first;
+	cl_int err = CL_SUCCESS;
+	cl_kernel k;
+	if (nforce > 0) {
+		cl_int n = (cl_int)nforce;
+		err = clEnqueueWriteBuffer(e->q, c->b_force, CL_TRUE, 0,
+					   (size_t)n * sizeof(cl_int), c->flist,
+					   0, NULL, NULL);
+		k = c->k_bmark;
+		err |= ARG(k, 0, c->b_wet);
+		err |= ARG(k, 1, c->b_force);
+		err |= ARG(k, 2, n);
+		if (err == CL_SUCCESS)
+			err = run1d(e, k, (size_t)n);
+		k = c->k_bact;
+		err |= ARG(k, 0, c->b_wet);
+		err |= ARG(k, 1, c->b_always);
+		err |= ARG(k, 2, c->b_act);
+		err |= ARG(k, 3, nbx);
+		err |= ARG(k, 4, nby);
+		if (err == CL_SUCCESS)
+			err = run1d(e, k, nb);
+	}
+	k = c->k_blists;
+	err |= ARG(k, 0, c->b_act);
+	err |= ARG(k, 1, c->b_pact);
+	err |= ARG(k, 2, c->b_wet);
+	err |= ARG(k, 3, c->b_touch);
+	err |= ARG(k, 4, c->b_film);
+	err |= ARG(k, 5, nbx);
+	err |= ARG(k, 6, nby);
+	err |= ARG(k, 7, c->b_actl);
+	err |= ARG(k, 8, c->b_halol);
+	err |= ARG(k, 9, c->b_leavel);
+	err |= ARG(k, 10, c->b_cnt);
+	err |= ARG(k, 11, c->b_fmax);
+	if (err == CL_SUCCESS)
+		err = run1d(e, k, nb);
+	k = c->k_bsleep;
+	err |= ARG(k, 0, c->h);
+	err |= ARG(k, 1, c->h1);
+	err |= ARG(k, 2, c->u1);
+	err |= ARG(k, 3, c->v1);
+	err |= ARG(k, 4, W);
+	err |= ARG(k, 5, nx);
+	err |= ARG(k, 6, ny);
+	err |= ARG(k, 7, nbx);
+	err |= ARG(k, 8, c->b_leavel);
+	err |= ARG(k, 9, c->b_cnt);
+	err |= ARG(k, 10, c->b_film);
+	err |= ARG(k, 11, c->b_fmax);
+	/* the blocks leaving are among the last step's active ones */
+	if (err == CL_SUCCESS)
+		err = run_groups(e, k, all ? nb : (size_t)c->n_act);
+	c->sp_first = 0;
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(e->q, c->b_cnt, CL_FALSE, 0,
+					  sizeof(c->cnt_h), c->cnt_h, 0, NULL, NULL);
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(e->q, c->b_fmax, wait ? CL_TRUE : CL_FALSE,
+					  0, sizeof(c->fmax_h), &c->fmax_h, 0,
+					  NULL, NULL);
+	return err;
+}
+
+/* The blocks the host's waterfall and particle code touches this step
+ * (swe_cells' marked tiles of the padded grid) into c->flist; returns
+ * their number. */
+static long swe_force_list(struct cl_swe *c)
+{
+	const struct swe_ctx *s = &c->s;
+	long n = 0;
+	for (long t = 0; t < c->ntl; t++) {
+		{
+			int ti = c->tlist[t] % c->ntx, tj = c->tlist[t] / c->ntx;
+			/* interior columns 16 ti - 1 .. 16 ti + 14, clipped */
+			int i0 = 16 * ti - 1, i1 = 16 * ti + 14;
+			int j0 = 16 * tj - 1, j1 = 16 * tj + 14;
+			i0 = i0 < 0 ? 0 : i0;
+			j0 = j0 < 0 ? 0 : j0;
+			i1 = i1 >= s->nx ? s->nx - 1 : i1;
+			j1 = j1 >= s->ny ? s->ny - 1 : j1;
+			if (i0 > i1 || j0 > j1)
+				continue;
+			for (int bj = j0 / 32; bj <= j1 / 32; bj++)
+				for (int bi = i0 / 32; bi <= i1 / 32; bi++) {
+					long q = bi + (long)bj * c->nbx;
+					if (!c->fmask[q]) {
+						c->fmask[q] = 1;
+						c->flist[n++] = (cl_int)q;
+					}
+				}
+		}
+	}
+	for (long q = 0; q < n; q++)
+		c->fmask[c->flist[q]] = 0;
+	return n;
+}
+
 enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 			     const struct wb_sim *sim, int threads,
 			     struct cl_swe **out, struct wb_diags *d)
@@ -1668,12 +2048,15 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 	if (!c)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 	c->env = e;
+	double t0 = now_s();
 	enum wb_status st = swe_init(&c->s, r, sim,
 				     swe_threads_for(r, wb_threads(threads)), d);
 	if (st != WB_OK) {
 		free(c);
 		return st;
 	}
+	c->t_init = now_s() - t0;
+	t0 = now_s();
 	c->ok_s = 1;
 	struct swe_ctx *s = &c->s;
 	cl_int err = CL_SUCCESS;
@@ -1695,6 +2078,11 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 		}
 	c->lx = pick_lx(e, c->k_faces);
 	c->ngroups = round_up((size_t)s->nx, c->lx) / c->lx * (size_t)s->ny;
+	{
+		/* a block-sparse launch has 8 work-groups per listed block */
+		size_t nbg = (size_t)((s->nx + 31) / 32) * ((s->ny + 31) / 32) * 8;
+		c->ngroups = MAXD(c->ngroups, nbg);
+	}
 	const size_t fb = (size_t)s->ncell * sizeof(float);
 	const size_t rs = e->realsz;
 	float *fl[] = { s->h, s->h1, s->H, s->u, s->v, s->u1, s->v1, s->ut, s->vt,
@@ -1703,12 +2091,36 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 	cl_mem *bm[] = { &c->h, &c->h1, &c->H, &c->u, &c->v, &c->u1, &c->v1,
 			 &c->ut, &c->vt, &c->us, &c->vs, &c->bb, &c->fu, &c->fv,
 			 &c->foam, &c->foam1 };
+	/* Upload only what swe_init leaves non-zero: h, H, u, v (inflow
+	 * faces) and the blocker bottoms where there are blockers; u1 and v1
+	 * are copies of u and v, every other field starts at 0 (swe_init's
+	 * falloc), bb without blockers at +INF. Filled on the device, they
+	 * cost no transfer (docs/opencl.md, "Set-up"). */
+	enum { UP, ZERO, CPU_, CPV_, INF_ };
+	int how[16] = { UP, ZERO, UP, UP, UP, CPU_, CPV_, ZERO, ZERO, ZERO,
+			ZERO, s->has_blk ? UP : INF_, ZERO, ZERO, ZERO, ZERO };
 	for (int k = 0; k < 16; k++) {
 		if (!fl[k])
 			continue; /* MacCormack or foam off */
-		if (!(*bm[k] = buf_new(e, fb, &err)) ||
-		    (err = buf_write(e, *bm[k], 0, fb, fl[k])) != CL_SUCCESS) {
+		if (!(*bm[k] = buf_new(e, fb, &err))) {
 			st = cl_fail(d, err, "allocating device memory for the SWE fields");
+			goto fail;
+		}
+		const float inf = INFINITY;
+		switch (how[k]) {
+		case UP: err = buf_write(e, *bm[k], 0, fb, fl[k]); break;
+		case ZERO: err = buf_zero(e, *bm[k], fb); break;
+		case INF_:
+			err = clEnqueueFillBuffer(e->q, *bm[k], &inf, sizeof(inf), 0,
+						  fb, 0, NULL, NULL);
+			break;
+		default:
+			err = clEnqueueCopyBuffer(e->q, how[k] == CPU_ ? c->u : c->v,
+						  *bm[k], 0, 0, fb, 0, NULL, NULL);
+			break;
+		}
+		if (err != CL_SUCCESS) {
+			st = cl_fail(d, err, "uploading the SWE fields");
 			goto fail;
 		}
 	}
@@ -1761,11 +2173,15 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 		goto fail;
 	}
 	swe_edge_params(c);
+	st = swe_sparse_create(c, d);
+	if (st != WB_OK)
+		goto fail;
 	if (s->n_falls > 0) {
 		c->ntx = (s->W + 15) / 16;
 		c->nty = (s->ny + 2 + 15) / 16;
 		c->tmark = calloc((size_t)c->ntx * c->nty, 1);
-		if (!c->tmark) {
+		c->tlist = malloc((size_t)c->ntx * c->nty * sizeof(int));
+		if (!c->tmark || !c->tlist) {
 			st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 			goto fail;
 		}
@@ -1775,6 +2191,25 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 			goto fail;
 		}
 	}
+	if ((err = clFinish(e->q)) != CL_SUCCESS) {
+		st = cl_fail(d, err, "uploading the SWE fields");
+		goto fail;
+	}
+	/* The host keeps only what it still reads: h, u, v, H and foam (the
+	 * export, the volume, the waterfall and particle code), h1 with
+	 * waterfalls; the device holds the rest. 36 of swe_init's 67 bytes
+	 * per cell go (swe_release takes the NULLs). */
+	{
+		float **drop[] = { &s->u1, &s->v1, &s->usnap, &s->vsnap, &s->bb,
+				   &s->fu, &s->fv, &s->ut, &s->vt, &s->foam1,
+				   s->n_falls > 0 ? NULL : &s->h1 };
+		for (size_t q = 0; q < sizeof(drop) / sizeof(drop[0]); q++)
+			if (drop[q]) {
+				free(*drop[q]);
+				*drop[q] = NULL;
+			}
+	}
+	c->t_upload = now_s() - t0;
 	*out = c;
 	return WB_OK;
 fail:
@@ -1791,8 +2226,13 @@ static void mark_box(struct cl_swe *c, int i0, int i1, int j0, int j1)
 	i1 = i1 > s->W - 1 ? s->W - 1 : i1;
 	j1 = j1 > s->ny + 1 ? s->ny + 1 : j1;
 	for (int tj = j0 / 16; tj <= j1 / 16; tj++)
-		for (int ti = i0 / 16; ti <= i1 / 16; ti++)
-			c->tmark[ti + (size_t)tj * c->ntx] = 1;
+		for (int ti = i0 / 16; ti <= i1 / 16; ti++) {
+			size_t t = ti + (size_t)tj * c->ntx;
+			if (!c->tmark[t]) {
+				c->tmark[t] = 1;
+				c->tlist[c->ntl++] = (int)t;
+			}
+		}
 }
 
 /* The cell list of this step (see struct cl_swe): every cell the host's
@@ -1802,10 +2242,12 @@ static void mark_box(struct cl_swe *c, int i0, int i1, int j0, int j1)
  * south faces too). Periodic edges with particles in flight: everything. */
 static enum wb_status swe_cells(struct cl_swe *c, struct wb_diags *d)
 {
-	const struct swe_ctx *s = &c->s;
+	struct swe_ctx *s = &c->s;
 	const struct swe_particles *p = &s->P;
 	size_t nt = (size_t)c->ntx * c->nty;
-	memset(c->tmark, 0, nt);
+	for (long t = 0; t < c->ntl; t++)
+		c->tmark[c->tlist[t]] = 0;
+	c->ntl = 0;
 	double vmax = SWE_VEL_ALPHA * s->dx / s->dt;
 	long live = 0;
 	for (long m = 0; m < p->n; m++) {
@@ -1819,9 +2261,26 @@ static enum wb_status swe_cells(struct cl_swe *c, struct wb_diags *d)
 	int R = (int)ceil((vmax + s->g * s->dt) * s->dt / s->dx) + 2;
 	if (live && (c->E.per_we || c->E.per_ns)) {
 		memset(c->tmark, 1, nt);
+		for (size_t t = 0; t < nt; t++)
+			c->tlist[t] = (int)t;
+		c->ntl = (long)nt;
 	} else {
 		for (long n = 0; n < s->n_falls; n++) {
 			const struct swe_fall *f = &s->falls[n];
+			if (c->sp) {
+				/* a candidate whose upper cell lies outside the
+				 * active blocks is dry (depth <= eps, the face
+				 * closed): it emits nothing this step, and the
+				 * host need not see it. Its mirror depth may be
+				 * stale: make it dry, as on the device. */
+				int ui = (int)(f->up % s->W) - 1, uj = (int)(f->up / s->W) - 1;
+				ui = ui < 0 ? 0 : ui >= s->nx ? s->nx - 1 : ui;
+				uj = uj < 0 ? 0 : uj >= s->ny ? s->ny - 1 : uj;
+				if (!c->amask[ui / 32 + (long)(uj / 32) * c->nbx]) {
+					s->h[f->up] = 0.0f;
+					continue;
+				}
+			}
 			long q2[2] = { f->up, f->dn };
 			for (int q = 0; q < 2; q++) {
 				int pi = (int)(q2[q] % s->W), pj = (int)(q2[q] / s->W);
@@ -1837,14 +2296,12 @@ static enum wb_status swe_cells(struct cl_swe *c, struct wb_diags *d)
 			mark_box(c, i + 1 - R, i + 1 + R, j + 1 - R, j + 1 + R);
 		}
 	}
-	long n = 0;
-	for (size_t t = 0; t < nt; t++)
-		n += c->tmark[t] ? 256 : 0;
+	long n = c->ntl * 256;
 	if (n > c->capcells) {
 		free(c->cells);
 		free(c->vals);
 		c->cells = malloc((size_t)n * sizeof(cl_int));
-		c->vals = malloc((size_t)n * sizeof(float));
+		c->vals = malloc(3 * (size_t)n * sizeof(float));
 		buf_free(&c->dcells);
 		buf_free(&c->dvals);
 		cl_int err = CL_SUCCESS;
@@ -1853,57 +2310,68 @@ static enum wb_status swe_cells(struct cl_swe *c, struct wb_diags *d)
 			return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 		}
 		if (!(c->dcells = buf_new(c->env, (size_t)n * sizeof(cl_int), &err)) ||
-		    !(c->dvals = buf_new(c->env, (size_t)n * sizeof(float), &err))) {
+		    !(c->dvals = buf_new(c->env, 3 * (size_t)n * sizeof(float), &err))) {
 			c->capcells = 0;
 			return cl_fail(d, err, "allocating the particle cell list");
 		}
 		c->capcells = n;
 	}
 	n = 0;
-	for (int tj = 0; tj < c->nty; tj++)
-		for (int ti = 0; ti < c->ntx; ti++) {
-			if (!c->tmark[ti + (size_t)tj * c->ntx])
-				continue;
-			for (int j = tj * 16; j < tj * 16 + 16 && j < s->ny + 2; j++)
-				for (int i = ti * 16; i < ti * 16 + 16 && i < s->W; i++)
-					c->cells[n++] = i + j * s->W;
-		}
+	for (long t = 0; t < c->ntl; t++) {
+		int ti = c->tlist[t] % c->ntx, tj = c->tlist[t] / c->ntx;
+		for (int j = tj * 16; j < tj * 16 + 16 && j < s->ny + 2; j++)
+			for (int i = ti * 16; i < ti * 16 + 16 && i < s->W; i++)
+				c->cells[n++] = i + j * s->W;
+	}
 	c->ncells = n;
-	cl_int err = buf_write(c->env, c->dcells, 0, (size_t)n * sizeof(cl_int),
-			       c->cells);
+	/* not waited for: c->cells stays until the next step's swe_cells,
+	 * and blocking reads come between */
+	cl_int err = n ? clEnqueueWriteBuffer(c->env->q, c->dcells, CL_FALSE, 0,
+					      (size_t)n * sizeof(cl_int), c->cells,
+					      0, NULL, NULL) : CL_SUCCESS;
 	c->transferred += (long long)n * (long long)sizeof(cl_int);
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "uploading the particle cell list");
 	return WB_OK;
 }
 
-/* Copy field m's listed cells device -> host mirror (write = 0) or host
- * mirror -> device (write = 1). */
-static cl_int cells_io(struct cl_swe *c, cl_mem m, float *host, int write)
+/* Copy the listed cells of nf fields m[] device -> host mirrors (write =
+ * 0: one blocking read for all of them) or host mirrors -> device (write =
+ * 1: one write, not waited for; c->vals is not touched again before a
+ * later blocking command has completed it). */
+static cl_int cells_io(struct cl_swe *c, int nf, const cl_mem *m,
+		       float *const *host, int write)
 {
 	struct cl_env *e = c->env;
 	cl_int n = (cl_int)c->ncells;
 	if (n == 0)
 		return CL_SUCCESS;
 	size_t len = (size_t)n * sizeof(float);
-	c->transferred += (long long)len;
+	c->transferred += (long long)len * nf;
 	cl_kernel k = write ? c->k_scatter : c->k_gather;
 	cl_int err = CL_SUCCESS;
 	if (write) {
-		for (cl_int q = 0; q < n; q++)
-			c->vals[q] = host[c->cells[q]];
-		err = buf_write(e, c->dvals, 0, len, c->vals);
+		for (int f = 0; f < nf; f++)
+			for (cl_int q = 0; q < n; q++)
+				c->vals[(size_t)f * n + q] = host[f][c->cells[q]];
+		err = clEnqueueWriteBuffer(e->q, c->dvals, CL_FALSE, 0, len * nf,
+					   c->vals, 0, NULL, NULL);
 	}
-	err |= ARG(k, 0, m);
-	err |= ARG(k, 1, c->dcells);
-	err |= ARG(k, 2, n);
-	err |= ARG(k, 3, c->dvals);
-	if (err == CL_SUCCESS)
-		err = run1d(e, k, (size_t)n);
+	for (int f = 0; f < nf && err == CL_SUCCESS; f++) {
+		cl_int off = f * n;
+		err |= ARG(k, 0, m[f]);
+		err |= ARG(k, 1, c->dcells);
+		err |= ARG(k, 2, n);
+		err |= ARG(k, 3, c->dvals);
+		err |= ARG(k, 4, off);
+		if (err == CL_SUCCESS)
+			err = run1d(e, k, (size_t)n);
+	}
 	if (err == CL_SUCCESS && !write) {
-		err = buf_read(e, c->dvals, 0, len, c->vals);
-		for (cl_int q = 0; err == CL_SUCCESS && q < n; q++)
-			host[c->cells[q]] = c->vals[q];
+		err = buf_read(e, c->dvals, 0, len * nf, c->vals);
+		for (int f = 0; f < nf && err == CL_SUCCESS; f++)
+			for (cl_int q = 0; q < n; q++)
+				host[f][c->cells[q]] = c->vals[(size_t)f * n + q];
 	}
 	return err;
 }
@@ -1928,8 +2396,6 @@ static float bits_f(cl_uint u)
 	memcpy(&x, &u, sizeof(x));
 	return x;
 }
-
-#define SWAP_MEM(a, b) do { cl_mem t_ = (a); (a) = (b); (b) = t_; } while (0)
 
 static cl_int run2d(struct cl_swe *c, cl_kernel k)
 {
@@ -2040,16 +2506,44 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	/* waterfalls: the host needs h, u, v around the candidates and the
 	 * particles (the same cell list serves the whole step) */
 	const int falls = s->n_falls > 0;
+	const cl_int sp = c->sp;
+	if (falls && sp) {
+		/* the active blocks before the forcing: which waterfall
+		 * candidates can emit (swe_cells) */
+		err = swe_sparse_scan(c);
+		if (err == CL_SUCCESS)
+			err = buf_read(e, c->b_act, 0, (size_t)c->nblk, c->amask);
+		if (err != CL_SUCCESS)
+			return cl_fail(d, err, "SWE block lists");
+	}
 	if (falls) {
 		enum wb_status fst = swe_cells(c, d);
 		if (fst != WB_OK)
 			return fst;
-		err = cells_io(c, c->h, s->h, 0);
-		err |= cells_io(c, c->u, s->u, 0);
-		err |= cells_io(c, c->v, s->v, 0);
+		const cl_mem m3[3] = { c->h, c->u, c->v };
+		float *const h3[3] = { s->h, s->u, s->v };
+		err = cells_io(c, 3, m3, h3, 0);
 		if (err != CL_SUCCESS)
 			return cl_fail(d, err, "reading the waterfall cells");
 		swe_falls_activate(s);
+	}
+	/* the block lists of this step (built at the end of the last one,
+	 * except on the first step and with waterfalls) */
+	if (sp) {
+		if (falls)
+			err = swe_sparse_lists(c, swe_force_list(c), 1);
+		else if (!c->sp_ready) {
+			err = swe_sparse_scan(c);
+			if (err == CL_SUCCESS)
+				err = swe_sparse_lists(c, 0, 1);
+		}
+		if (err != CL_SUCCESS)
+			return cl_fail(d, err, "SWE block lists");
+		c->sp_ready = 0;
+		c->n_act = c->cnt_h[0];
+		c->n_halo = c->cnt_h[1];
+		c->fmax_cur = c->fmax_h;
+		c->act_steps += c->n_act;
 	}
 	/* 1. height integration and the boundary bookkeeping */
 	cl_kernel kk = c->k_height;
@@ -2065,8 +2559,10 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	err |= ARG(kk, 9, k);
 	err |= ARG(kk, 10, hmax);
 	err |= ARG(kk, 11, c->flags);
+	err |= ARG(kk, 12, sp);
+	err |= ARG(kk, 13, c->b_halol);
 	if (err == CL_SUCCESS)
-		err = run2d(c, kk);
+		err = sp ? run_blocks(e, kk, c->n_halo) : run2d(c, kk);
 	kk = c->k_book;
 	err |= ARG(kk, 0, c->h);
 	err |= ARG(kk, 1, c->u);
@@ -2085,10 +2581,11 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "SWE height integration");
 	if (falls) {
-		err = cells_io(c, c->h1, s->h1, 0);
+		float *const h1[1] = { s->h1 };
+		err = cells_io(c, 1, &c->h1, h1, 0);
 		if (err == CL_SUCCESS) {
 			swe_falls_emit(s);
-			err = cells_io(c, c->h1, s->h1, 1);
+			err = cells_io(c, 1, &c->h1, h1, 1);
 		}
 		if (err != CL_SUCCESS)
 			return cl_fail(d, err, "moving the waterfall cells");
@@ -2137,14 +2634,12 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		return cl_fail(d, err, "SWE sources");
 	/* particles stay on the host: they touch only the listed cells */
 	if (falls) {
-		err = cells_io(c, c->h1, s->h1, 0);
-		err |= cells_io(c, c->u, s->u, 0);
-		err |= cells_io(c, c->v, s->v, 0);
+		const cl_mem m3[3] = { c->h1, c->u, c->v };
+		float *const h3[3] = { s->h1, s->u, s->v };
+		err = cells_io(c, 3, m3, h3, 0);
 		if (err == CL_SUCCESS) {
 			swe_particles_step(s);
-			err = cells_io(c, c->h1, s->h1, 1);
-			err |= cells_io(c, c->u, s->u, 1);
-			err |= cells_io(c, c->v, s->v, 1);
+			err = cells_io(c, 3, m3, h3, 1);
 		}
 		if (err != CL_SUCCESS)
 			return cl_fail(d, err, "moving the particle cells");
@@ -2222,8 +2717,13 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err |= ARG(kk, 17, c->clamp_acc);
 		err |= ARG(kk, 18, c->stats);
 		err |= ARG(kk, 19, c->flags);
+		err |= ARG(kk, 20, sp);
+		/* forward estimates on the halo, new faces on the active blocks */
+		cl_mem bl = mode == 1 ? c->b_halol : c->b_actl;
+		err |= ARG(kk, 21, bl);
 		if (err == CL_SUCCESS)
-			err = run2d(c, kk);
+			err = !sp ? run2d(c, kk) :
+			      run_blocks(e, kk, mode == 1 ? c->n_halo : c->n_act);
 		if (err == CL_SUCCESS && mode == 1) {
 			kk = c->k_fg;
 			err |= ARG(kk, 0, c->ut);
@@ -2255,21 +2755,16 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err = run1d(e, kk, (size_t)(nx + ny));
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "SWE velocity update");
-	/* the step's verdict and maxima (the next dt depends on them) */
+	/* the step's verdict and maxima (the next dt depends on them): read
+	 * after foam and the next step's activity pass, in one wait */
 	cl_int fl[3];
 	cl_uint stt[2];
 	err = clEnqueueReadBuffer(e->q, c->flags, CL_FALSE, 0, sizeof(fl), fl, 0, NULL, NULL);
 	if (err == CL_SUCCESS)
-		err = buf_read(e, c->stats, 0, sizeof(stt), stt);
+		err = clEnqueueReadBuffer(e->q, c->stats, CL_FALSE, 0, sizeof(stt),
+					  stt, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "running the SWE kernels");
-	if (fl[0] != INT_MAX)
-		return swe_diverged(c, d, "depth", c->h1, fl[0]);
-	if (fl[1] != INT_MAX || fl[2] != INT_MAX) {
-		if (fl[1] <= fl[2])
-			return swe_diverged(c, d, "x-velocity", c->u1, fl[1]);
-		return swe_diverged(c, d, "y-velocity", c->v1, fl[2]);
-	}
 	SWAP_MEM(c->u, c->u1);
 	SWAP_MEM(c->v, c->v1);
 	SWAP_MEM(c->h, c->h1);
@@ -2307,8 +2802,10 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err |= ARG(kk, 7, nx);
 		err |= ARG(kk, 8, ny);
 		err |= ARG(kk, 9, fpar);
+		err |= ARG(kk, 10, sp);
+		err |= ARG(kk, 11, c->b_actl);
 		if (err == CL_SUCCESS)
-			err = run2d(c, kk);
+			err = sp ? run_blocks(e, kk, c->n_act) : run2d(c, kk);
 		kk = c->k_fadv;
 		err |= ARG(kk, 0, c->h);
 		err |= ARG(kk, 1, c->u);
@@ -2319,11 +2816,34 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err |= ARG(kk, 6, nx);
 		err |= ARG(kk, 7, ny);
 		err |= ARG(kk, 8, fpar);
+		err |= ARG(kk, 9, sp);
+		err |= ARG(kk, 10, c->b_actl);
 		if (err == CL_SUCCESS)
-			err = run2d(c, kk);
+			err = sp ? run_blocks(e, kk, c->n_act) : run2d(c, kk);
 		if (err != CL_SUCCESS)
 			return cl_fail(d, err, "SWE foam");
 	}
+	if (sp && !falls) {
+		err = swe_sparse_scan(c);
+		if (err == CL_SUCCESS)
+			err = swe_sparse_lists(c, 0, 0);
+		c->sp_ready = err == CL_SUCCESS;
+	}
+	if (err == CL_SUCCESS)
+		err = clFinish(e->q);
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "running the SWE kernels");
+	/* (the fields of the step are swapped in: h1 -> h, u1 -> u, v1 -> v) */
+	if (fl[0] != INT_MAX)
+		return swe_diverged(c, d, "depth", c->h, fl[0]);
+	if (fl[1] != INT_MAX || fl[2] != INT_MAX) {
+		if (fl[1] <= fl[2])
+			return swe_diverged(c, d, "x-velocity", c->u, fl[1]);
+		return swe_diverged(c, d, "y-velocity", c->v, fl[2]);
+	}
+	/* the sleeping blocks' films count in the largest depth */
+	if (sp && c->fmax_cur > stt[1])
+		stt[1] = c->fmax_cur;
 	s->t += dt;
 	s->t_cur += dt;
 	s->step++;
@@ -2439,6 +2959,162 @@ static cl_int swe_download(struct cl_swe *c)
 	return err;
 }
 
+/* ---- window means on the device (swe_means_* of swe.c) -------------------
+ * The sums, the means and the relative change stay on the device; per
+ * window the host reads three row sums per row (added in row order, as
+ * swe_means_close does) and the means only once, at the end. With the
+ * block-sparse step a sample adds only the blocks whose sums can change
+ * (swe_blk_samples). */
+struct swe_means_dev {
+	long every, nsamp, windows;
+};
+
+/* swe.c's swe_sample_every: the sampling interval of a window */
+static long swe_sample_every_dev(long window)
+{
+	for (long e = window / SWE_SAMPLES; e > 1; e--)
+		if (window % e == 0)
+			return e;
+	return 1;
+}
+
+static cl_int swe_means_alloc(struct cl_swe *c)
+{
+	struct cl_env *e = c->env;
+	const struct swe_ctx *s = &c->s;
+	const size_t fb = (size_t)s->ncell * sizeof(float);
+	const size_t nb = (size_t)s->nx * s->ny * sizeof(float);
+	const size_t rb = (size_t)s->ny * e->realsz;
+	cl_int err = CL_SUCCESS;
+	cl_mem *m[] = { &c->msh, &c->msu, &c->msv, &c->mh, &c->mu, &c->mv,
+			&c->pu, &c->pv, &c->rn, &c->rd, &c->rh };
+	size_t sz[] = { fb, fb, fb, nb, nb, nb, nb, nb, rb, rb, rb };
+	for (int q = 0; q < 11 && err == CL_SUCCESS; q++)
+		if ((*m[q] = buf_new(e, sz[q], &err)) != NULL)
+			err = buf_zero(e, *m[q], sz[q]);
+	return err;
+}
+
+static cl_int swe_means_sample_dev(struct cl_swe *c)
+{
+	struct cl_env *e = c->env;
+	const struct swe_ctx *s = &c->s;
+	cl_int err = CL_SUCCESS;
+	if (!c->sp) {
+		cl_int n = (cl_int)s->ncell;
+		cl_kernel kk = c->k_macc;
+		err |= ARG(kk, 0, c->h);
+		err |= ARG(kk, 1, c->u);
+		err |= ARG(kk, 2, c->v);
+		err |= ARG(kk, 3, c->msh);
+		err |= ARG(kk, 4, c->msu);
+		err |= ARG(kk, 5, c->msv);
+		err |= ARG(kk, 6, n);
+		if (err == CL_SUCCESS)
+			err = run1d(e, kk, (size_t)n);
+		return err;
+	}
+	const cl_int W = s->W, nx = s->nx, ny = s->ny, nbx = c->nbx, nby = c->nby;
+	const cl_int zero = 0;
+	cl_int n = 0;
+	err = clEnqueueFillBuffer(e->q, c->b_cnt, &zero, sizeof(zero),
+				  3 * sizeof(cl_int), sizeof(cl_int), 0, NULL, NULL);
+	cl_kernel k = c->k_bsamp;
+	err |= ARG(k, 0, c->b_touch);
+	err |= ARG(k, 1, c->b_film);
+	err |= ARG(k, 2, nbx);
+	err |= ARG(k, 3, nby);
+	err |= ARG(k, 4, c->b_sampl);
+	err |= ARG(k, 5, c->b_cnt);
+	if (err == CL_SUCCESS)
+		err = run1d(e, k, (size_t)c->nblk);
+	if (err == CL_SUCCESS)
+		err = buf_read(e, c->b_cnt, 3 * sizeof(cl_int), sizeof(n), &n);
+	k = c->k_bmean;
+	err |= ARG(k, 0, c->h);
+	err |= ARG(k, 1, c->u);
+	err |= ARG(k, 2, c->v);
+	err |= ARG(k, 3, c->msh);
+	err |= ARG(k, 4, c->msu);
+	err |= ARG(k, 5, c->msv);
+	err |= ARG(k, 6, W);
+	err |= ARG(k, 7, nx);
+	err |= ARG(k, 8, ny);
+	err |= ARG(k, 9, c->b_sampl);
+	if (err == CL_SUCCESS)
+		err = run_groups(e, k, (size_t)n);
+	return err;
+}
+
+/* swe_means_close on the device; *res as it returns. */
+static cl_int swe_means_close_dev(struct cl_swe *c, struct swe_means_dev *M,
+				  double *res)
+{
+	struct cl_env *e = c->env;
+	const struct swe_ctx *s = &c->s;
+	const cl_int W = s->W, nx = s->nx, ny = s->ny;
+	const cl_float w = 1.0f / (float)M->nsamp;
+	const cl_float thin = (float)(SWE_THIN * fmax(s->sim.dry_depth, 1e-9));
+	SWAP_MEM(c->pu, c->mu);
+	SWAP_MEM(c->pv, c->mv);
+	cl_kernel k = c->k_mrows;
+	cl_int err = CL_SUCCESS;
+	err |= ARG(k, 0, c->msh);
+	err |= ARG(k, 1, c->msu);
+	err |= ARG(k, 2, c->msv);
+	err |= ARG(k, 3, c->mh);
+	err |= ARG(k, 4, c->mu);
+	err |= ARG(k, 5, c->mv);
+	err |= ARG(k, 6, c->pu);
+	err |= ARG(k, 7, c->pv);
+	err |= ARG(k, 8, W);
+	err |= ARG(k, 9, nx);
+	err |= ARG(k, 10, ny);
+	err |= ARG(k, 11, w);
+	err |= ARG(k, 12, thin);
+	err |= ARG(k, 13, c->rn);
+	err |= ARG(k, 14, c->rd);
+	err |= ARG(k, 15, c->rh);
+	if (err == CL_SUCCESS)
+		err = run1d(e, k, (size_t)ny);
+	double *t = malloc(3 * (size_t)ny * sizeof(double));
+	if (!t)
+		err = CL_OUT_OF_HOST_MEMORY;
+	if (err == CL_SUCCESS)
+		err = read_reals(e, c->rn, (size_t)ny, t);
+	if (err == CL_SUCCESS)
+		err = read_reals(e, c->rd, (size_t)ny, t + ny);
+	if (err == CL_SUCCESS)
+		err = read_reals(e, c->rh, (size_t)ny, t + 2 * (size_t)ny);
+	double num = 0.0, den = 0.0, hs = 0.0;
+	for (int j = 0; err == CL_SUCCESS && j < ny; j++) {
+		num += t[j];
+		den += t[ny + j];
+		hs += t[2 * ny + j];
+	}
+	free(t);
+	const size_t fb = (size_t)s->ncell * sizeof(float);
+	if (err == CL_SUCCESS)
+		err = buf_zero(e, c->msh, fb);
+	if (err == CL_SUCCESS)
+		err = buf_zero(e, c->msu, fb);
+	if (err == CL_SUCCESS)
+		err = buf_zero(e, c->msv, fb);
+	/* the next window's sample set starts from the active blocks */
+	if (err == CL_SUCCESS && c->sp)
+		err = clEnqueueCopyBuffer(e->q, c->b_act, c->b_touch, 0, 0,
+					  round_up((size_t)c->nblk, 4), 0, NULL,
+					  NULL);
+	M->nsamp = 0;
+	if (M->windows++ == 0) {
+		*res = INFINITY;
+	} else {
+		den = fmax(den, SWE_RES_FLOOR * SWE_RES_FLOOR * hs);
+		*res = den > 0.0 ? sqrt(num / den) : 0.0;
+	}
+	return err;
+}
+
 enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			    const struct wb_solve_opts *o, struct wb_state *out,
 			    struct wb_solve_report *rep, struct wb_diags *d)
@@ -2448,7 +3124,7 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	memset(rep, 0, sizeof(*rep));
 	struct cl_env *e = NULL;
 	struct cl_swe *c = NULL;
-	struct swe_means M;
+	struct swe_means_dev M;
 	memset(&M, 0, sizeof(M));
 	enum wb_status st = solve_env(o ? o->cl_device : 0, &e, d);
 	if (st != WB_OK)
@@ -2469,17 +3145,10 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	   on the device, closed on the host by swe_means_close), a run of
 	   fixed length reports the change since the last snapshot */
 	const int means = !o || o->steps <= 0;
-	const size_t fb = (size_t)s->ncell * sizeof(float);
 	cl_int err = CL_SUCCESS;
 	if (means) {
-		if (swe_means_init(&M, s, window)) {
-			st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
-			goto done;
-		}
-		cl_mem *mb[] = { &c->msh, &c->msu, &c->msv };
-		for (int q = 0; q < 3 && err == CL_SUCCESS; q++)
-			if ((*mb[q] = buf_new(e, fb, &err)) != NULL)
-				err = buf_write(e, *mb[q], 0, fb, M.sh);
+		M.every = swe_sample_every_dev(window);
+		err = swe_means_alloc(c);
 	} else {
 		err = swe_resid_dev(c, NULL); /* snapshot the start */
 	}
@@ -2498,35 +3167,12 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		if (st != WB_OK)
 			goto done;
 		if (means && s->step % M.every == 0) {
-			cl_int n = (cl_int)s->ncell;
-			cl_kernel kk = c->k_macc;
-			err |= ARG(kk, 0, c->h);
-			err |= ARG(kk, 1, c->u);
-			err |= ARG(kk, 2, c->v);
-			err |= ARG(kk, 3, c->msh);
-			err |= ARG(kk, 4, c->msu);
-			err |= ARG(kk, 5, c->msv);
-			err |= ARG(kk, 6, n);
-			if (err == CL_SUCCESS)
-				err = run1d(e, kk, (size_t)n);
+			err = swe_means_sample_dev(c);
 			M.nsamp++;
 		}
 		if (means && s->step % window == 0 && err == CL_SUCCESS &&
-		    M.nsamp > 0) {
-			err = buf_read(e, c->msh, 0, fb, M.sh);
-			if (err == CL_SUCCESS)
-				err = buf_read(e, c->msu, 0, fb, M.su);
-			if (err == CL_SUCCESS)
-				err = buf_read(e, c->msv, 0, fb, M.sv);
-			if (err == CL_SUCCESS) {
-				res = swe_means_close(&M, s); /* clears the sums */
-				err = buf_write(e, c->msh, 0, fb, M.sh);
-			}
-			if (err == CL_SUCCESS)
-				err = buf_write(e, c->msu, 0, fb, M.sh);
-			if (err == CL_SUCCESS)
-				err = buf_write(e, c->msv, 0, fb, M.sh);
-		}
+		    M.nsamp > 0)
+			err = swe_means_close_dev(c, &M, &res); /* clears the sums */
 		if (err != CL_SUCCESS) {
 			st = cl_fail(d, err, "SWE window means");
 			goto done;
@@ -2587,10 +3233,14 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	st = swe_export(s, out, d);
 	if (st == WB_OK && means && M.windows > 0) {
 		/* as swe_solve: the last window's mean depth and flow */
-		size_t n = (size_t)s->nx * s->ny;
-		memcpy(out->h, M.mh, n * sizeof(float));
-		memcpy(out->u, M.mu, n * sizeof(float));
-		memcpy(out->v, M.mv, n * sizeof(float));
+		size_t n = (size_t)s->nx * s->ny * sizeof(float);
+		err = buf_read(e, c->mh, 0, n, out->h);
+		if (err == CL_SUCCESS)
+			err = buf_read(e, c->mu, 0, n, out->u);
+		if (err == CL_SUCCESS)
+			err = buf_read(e, c->mv, 0, n, out->v);
+		if (err != CL_SUCCESS)
+			st = cl_fail(d, err, "reading the SWE window means");
 	}
 done:
 	rep->seconds = now_s() - t0;
@@ -2598,7 +3248,6 @@ done:
 		rep->steps = c->s.step;
 		rep->sim_time = c->s.t;
 	}
-	swe_means_release(&M);
 	cl_swe_free(c);
 	cl_env_free(e);
 	return st;

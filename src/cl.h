@@ -103,6 +103,26 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
  * of each step, so this waits at the end). */
 enum wb_status cl_swe_run(struct cl_swe *c, long n, struct wb_diags *d);
 int cl_swe_bytes_per_cell(const struct cl_swe *c);
+/* Block-sparse stepping (docs/opencl.md): on by default, as the CPU
+ * solver (WB_SWE_DENSE=1 in the environment at cl_swe_create selects the
+ * dense step); cl_swe_set_sparse(c, 0 or 1) switches at any step (the
+ * bytes do not change).
+ * Returns whether the sparse step is in use (1) or not (0: off, or the
+ * device cannot run work-groups of 128). */
+int cl_swe_set_sparse(struct cl_swe *c, int on);
+/* Seconds of cl_swe_create: the host context (swe_init), and the device
+ * buffers, uploads and block lists. */
+void cl_swe_setup_seconds(const struct cl_swe *c, double *init,
+			  double *upload);
+/* Blocks of the grid (32 x 32 cells) and the sum over the steps so far of
+ * the active blocks stepped (the grid's block count per step when dense). */
+void cl_swe_blocks(const struct cl_swe *c, long *nblk, long long *act_steps);
+/* The padded fields now (stride nx + 2, one ghost ring, as swe.h's
+ * context) into caller arrays of (nx + 2) (ny + 2) floats; foam may be
+ * NULL (and is left alone when foam is off); t and dt may be NULL. */
+enum wb_status cl_swe_fields(struct cl_swe *c, float *h, float *u, float *v,
+			     float *foam, double *t, double *dt,
+			     struct wb_diags *d);
 /* Bytes moved between host and device for the waterfall particles so far;
  * particles in flight now. */
 long long cl_swe_bytes_moved(const struct cl_swe *c);

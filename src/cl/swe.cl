@@ -20,11 +20,26 @@
  * Layout (swe.h): padded grid, stride W = nx + 2, cell (i, j) at
  * c = (i + 1) + (j + 1) W; u[c] is the face west of cell c, v[c] the face
  * north of it. One work item per cell (or per list item / edge face).
+ * Block-sparse launches (cl.c, docs/opencl.md): the per-cell kernels
+ * swe_height, swe_faces, foam_gen and foam_adv also run over a list of
+ * SWE_BLK x SWE_BLK blocks (sp = 1: work-group (32, 4), group x = list
+ * position, bl[] = bi | bj << 16); SWE_IJ maps the item to its cell. The
+ * swe_blk_* kernels keep the active set on the device.
  * Reductions: maxima as integer atomic_max on the bit patterns of
  * non-negative floats (order-independent, as swe.c's bit maxima), clamp
  * counts per work-group slot, sums per item or per row in double: results
  * are deterministic run to run.
  */
+
+#define SWE_BLK 32
+/* the cell (i, j) of a 2D work item, dense (nx x ny) or block-sparse */
+#define SWE_IJ(i, j)                                                     \
+	int i = get_global_id(0), j = get_global_id(1);                  \
+	if (sp) {                                                        \
+		const int pk_ = bl[get_group_id(0)];                     \
+		i = (pk_ & 0xffff) * SWE_BLK + (int)get_local_id(0);     \
+		j = (pk_ >> 16) * SWE_BLK + (int)get_global_id(1);       \
+	}
 
 inline float swe_face_flux(float uf, float hl, float hr, float hmax)
 {
@@ -98,9 +113,10 @@ kernel void swe_modify(global float *f, global const int *lc,
 kernel void swe_height(global const float *h, global const float *u,
 		       global const float *v, global float *h1,
 		       global float *fu, global float *fv, int W, int nx,
-		       int ny, float k, float hmax, global int *flags)
+		       int ny, float k, float hmax, global int *flags, int sp,
+		       global const int *bl)
 {
-	const int i = get_global_id(0), j = get_global_id(1);
+	SWE_IJ(i, j)
 	if (i >= nx || j >= ny)
 		return;
 	const int c = (i + 1) + (j + 1) * W;
@@ -411,10 +427,11 @@ kernel void swe_faces(global const float *u, global const float *v,
 		      global const float *bb, global float *u1,
 		      global float *v1, int W, int nx, int ny, float k,
 		      struct swe_fp fp, int mode, global ulong *clamp_acc,
-		      global uint *stats, global int *flags)
+		      global uint *stats, global int *flags, int sp,
+		      global const int *bl)
 {
 	local uint lcl, lum, lhm;
-	const int i = get_global_id(0), j = get_global_id(1);
+	SWE_IJ(i, j)
 	const int lid = get_local_id(0) + get_local_id(1) * get_local_size(0);
 	if (lid == 0)
 		lcl = lum = lhm = 0;
@@ -575,9 +592,9 @@ kernel void foam_ghosts(global float *f, int W, int nx, int ny)
 kernel void foam_gen(global const float *h, global const float *H,
 		     global const float *u, global const float *v,
 		     global const float *f, global float *o, int W, int nx,
-		     int ny, struct foam_par p)
+		     int ny, struct foam_par p, int sp, global const int *bl)
 {
-	const int i = get_global_id(0), j = get_global_id(1);
+	SWE_IJ(i, j)
 	if (i >= nx || j >= ny)
 		return;
 	const int c = (i + 1) + (j + 1) * W;
@@ -606,9 +623,10 @@ kernel void foam_gen(global const float *h, global const float *H,
 
 kernel void foam_adv(global const float *h, global const float *u,
 		     global const float *v, global const float *f,
-		     global float *o, int W, int nx, int ny, struct foam_par p)
+		     global float *o, int W, int nx, int ny, struct foam_par p,
+		     int sp, global const int *bl)
 {
-	const int i = get_global_id(0), j = get_global_id(1);
+	SWE_IJ(i, j)
 	if (i >= nx || j >= ny)
 		return;
 	const int c = (i + 1) + (j + 1) * W;
@@ -677,17 +695,264 @@ kernel void swe_mean_acc(global const float *h, global const float *u,
 /* The cells the host's particle code touches: gathered into a compact
  * buffer for the host, and scattered back after it. */
 kernel void wb_gather(global const float *f, global const int *cells, int n,
-		      global float *out)
+		      global float *out, int off)
 {
 	const int k = get_global_id(0);
 	if (k < n)
-		out[k] = f[cells[k]];
+		out[off + k] = f[cells[k]];
 }
 
 kernel void wb_scatter(global float *f, global const int *cells, int n,
-		       global const float *in)
+		       global const float *in, int off)
 {
 	const int k = get_global_id(0);
 	if (k < n)
-		f[cells[k]] = in[k];
+		f[cells[k]] = in[off + k];
+}
+
+/* ---- block-sparse stepping: the active set on the device ----------------
+ * (cl.c, swe_sparse_pass; the rule is swe.c's, docs/scale.md.) Blocks are
+ * SWE_BLK x SWE_BLK cells, b = bi + bj nbx; lists hold bi | bj << 16. A
+ * block is wet when a cell of its box (with the ghost ring of edge blocks)
+ * is deeper than eps (or not finite) or a face there has a bit set;
+ * active when a wet or 'always' block (sources, fixed levels, modifiers,
+ * and the blocks the host's waterfall code touches this step) lies in its
+ * 3 x 3 neighbourhood; halo when an active one does. List order depends on
+ * the atomics, results do not: every cell is written by one item and every
+ * reduction is a maximum or an integer sum. */
+
+/* interior columns [i0, i1) and rows [j0, j1) of block (bi, bj), widened
+ * to the ghost ring at the grid's edges when ghosts */
+inline void swe_blk_box(int bi, int bj, int nx, int ny, int ghosts, int *i0,
+			int *i1, int *j0, int *j1)
+{
+	*i0 = bi * SWE_BLK;
+	*j0 = bj * SWE_BLK;
+	*i1 = MINF(*i0 + SWE_BLK, nx);
+	*j1 = MINF(*j0 + SWE_BLK, ny);
+	if (ghosts) {
+		*i0 -= *i0 == 0;
+		*j0 -= *j0 == 0;
+		*i1 += *i1 == nx;
+		*j1 += *j1 == ny;
+	}
+}
+
+/* One work-group per block: of list bl (n entries), or of every block
+ * (all = 1, group = b). Sets wet[b] = 1 for wet blocks. */
+kernel void swe_blk_scan(global const float *h, global const float *u,
+			 global const float *v, int W, int nx, int ny,
+			 int nbx, float eps, global const int *bl, int all,
+			 global uchar *wet)
+{
+	local int any;
+	const int g = get_group_id(0), lid = get_local_id(0);
+	const int ls = get_local_size(0);
+	int bi, bj;
+	if (all) {
+		bi = g % nbx;
+		bj = g / nbx;
+	} else {
+		bi = bl[g] & 0xffff;
+		bj = bl[g] >> 16;
+	}
+	if (lid == 0)
+		any = 0;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	int i0, i1, j0, j1;
+	swe_blk_box(bi, bj, nx, ny, 1, &i0, &i1, &j0, &j1);
+	const int bw = i1 - i0, n = bw * (j1 - j0);
+	uint acc = 0;
+	for (int q = lid; q < n; q += ls) {
+		const int i = i0 + q % bw, j = j0 + q / bw;
+		const int c = (i + 1) + (j + 1) * W;
+		/* the ghost rows of u and ghost columns of v are copies
+		 * (fill_face_ghosts: -0 at a no-slip wall), rewritten every
+		 * step from the interior faces and read only by faces of wet
+		 * cells: their value counts, not the sign of a zero */
+		const int gu = j < 0 || j >= ny, gv = i < 0 || i >= nx;
+		acc |= (gu ? (uint)(u[c] != 0.0f) : as_uint(u[c])) |
+		       (gv ? (uint)(v[c] != 0.0f) : as_uint(v[c])) |
+		       (uint)!(h[c] <= eps);
+	}
+	if (acc)
+		any = 1;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (lid == 0 && any)
+		wet[bi + bj * nbx] = 1;
+}
+
+/* wet[list[q]] = 1 (blocks the host forces into the active set) */
+kernel void swe_blk_mark(global uchar *wet, global const int *list, int n)
+{
+	const int q = get_global_id(0);
+	if (q < n)
+		wet[list[q]] = 1;
+}
+
+/* act[b]: a wet or always block in the 3 x 3 neighbourhood */
+kernel void swe_blk_act(global const uchar *wet, global const uchar *always,
+			global uchar *act, int nbx, int nby)
+{
+	const int b = get_global_id(0);
+	if (b >= nbx * nby)
+		return;
+	const int bi = b % nbx, bj = b / nbx;
+	int on = 0;
+	for (int y = MAXF(bj - 1, 0); y <= MINF(bj + 1, nby - 1); y++)
+		for (int x = MAXF(bi - 1, 0); x <= MINF(bi + 1, nbx - 1); x++)
+			on |= wet[x + y * nbx] | always[x + y * nbx];
+	act[b] = (uchar)(on != 0);
+}
+
+/* The lists of the step: active blocks (cnt[0]), halo blocks (cnt[1]),
+ * blocks leaving the active set (cnt[2], swe_blk_sleep), with touch[b]
+ * |= act[b] (the window's sample set) and *filmmax raised by the films of
+ * sleeping blocks; clears wet for the next pass. */
+kernel void swe_blk_lists(global const uchar *act, global const uchar *pact,
+			  global uchar *wet, global uchar *touch,
+			  global const uint *film, int nbx, int nby,
+			  global int *actl, global int *halol,
+			  global int *leavel, global int *cnt,
+			  global uint *filmmax)
+{
+	const int b = get_global_id(0);
+	if (b >= nbx * nby)
+		return;
+	const int bi = b % nbx, bj = b / nbx, pk = bi | (bj << 16);
+	int hl = 0;
+	for (int y = MAXF(bj - 1, 0); y <= MINF(bj + 1, nby - 1); y++)
+		for (int x = MAXF(bi - 1, 0); x <= MINF(bi + 1, nbx - 1); x++)
+			hl |= act[x + y * nbx];
+	const int a = act[b];
+	if (a)
+		actl[atomic_inc(&cnt[0])] = pk;
+	if (hl)
+		halol[atomic_inc(&cnt[1])] = pk;
+	if (pact[b] && !a)
+		leavel[atomic_inc(&cnt[2])] = pk;
+	else if (!a && film[b])
+		atomic_max(filmmax, film[b]);
+	if (a)
+		touch[b] = 1;
+	wet[b] = 0;
+}
+
+/* A block leaving the active set (group g < cnt[2] of leavel): the dense
+ * step would leave its depths as they are and close its faces: h1 = h,
+ * u1 = v1 = 0 over its box (ghosts of edge blocks included); film[b] =
+ * the largest depth bits of its cells, into *filmmax too. */
+kernel void swe_blk_sleep(global const float *h, global float *h1,
+			  global float *u1, global float *v1, int W, int nx,
+			  int ny, int nbx, global const int *leavel,
+			  global const int *cnt, global uint *film,
+			  global uint *filmmax)
+{
+	local uint m;
+	const int g = get_group_id(0), lid = get_local_id(0);
+	const int ls = get_local_size(0);
+	if (g >= cnt[2])
+		return;
+	const int bi = leavel[g] & 0xffff, bj = leavel[g] >> 16;
+	if (lid == 0)
+		m = 0;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	int i0, i1, j0, j1;
+	swe_blk_box(bi, bj, nx, ny, 1, &i0, &i1, &j0, &j1);
+	const int bw = i1 - i0, n = bw * (j1 - j0);
+	uint hm = 0;
+	for (int q = lid; q < n; q += ls) {
+		int i = i0 + q % bw, j = j0 + q / bw;
+		int c = (i + 1) + (j + 1) * W;
+		float hv = h[c];
+		h1[c] = hv;
+		u1[c] = 0.0f;
+		v1[c] = 0.0f;
+		if (i >= 0 && j >= 0 && i < nx && j < ny) {
+			uint hb = as_uint(hv);
+			hm = hb > hm ? hb : hm;
+		}
+	}
+	if (hm)
+		atomic_max(&m, hm);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (lid == 0) {
+		film[bi + bj * nbx] = m;
+		if (m)
+			atomic_max(filmmax, m);
+	}
+}
+
+/* The blocks whose window sums can change (cnt[3]): touched this window
+ * (active at some step), holding a film, or on the grid's edge (ghosts);
+ * every other block holds +0 depths and faces since before the window
+ * began, and adding +0 to its +0 sums changes no bit. */
+kernel void swe_blk_samples(global const uchar *touch, global const uint *film,
+			    int nbx, int nby, global int *list,
+			    global int *cnt)
+{
+	const int b = get_global_id(0);
+	if (b >= nbx * nby)
+		return;
+	const int bi = b % nbx, bj = b / nbx;
+	if (touch[b] || film[b] || bi == 0 || bj == 0 || bi == nbx - 1 ||
+	    bj == nby - 1)
+		list[atomic_inc(&cnt[3])] = bi | (bj << 16);
+}
+
+/* swe_mean_acc over the listed blocks (boxes with ghosts) */
+kernel void swe_mean_blk(global const float *h, global const float *u,
+			 global const float *v, global float *sh,
+			 global float *su, global float *sv, int W, int nx,
+			 int ny, global const int *bl)
+{
+	const int g = get_group_id(0), lid = get_local_id(0);
+	const int ls = get_local_size(0);
+	const int bi = bl[g] & 0xffff, bj = bl[g] >> 16;
+	int i0, i1, j0, j1;
+	swe_blk_box(bi, bj, nx, ny, 1, &i0, &i1, &j0, &j1);
+	const int bw = i1 - i0, n = bw * (j1 - j0);
+	for (int q = lid; q < n; q += ls) {
+		int c = (i0 + q % bw + 1) + (j0 + q / bw + 1) * W;
+		sh[c] += h[c];
+		su[c] += u[c];
+		sv[c] += v[c];
+	}
+}
+
+/* swe_means_close, row j: the window means at cell centres into mh, mu,
+ * mv (nx x ny; mu, mv are the previous window's pu, pv swapped by the
+ * host), the row's sums of the relative change (rn, rd, rh; the host adds
+ * them in row order). Operation for operation as swe.c. */
+kernel void swe_means_rows(global const float *sh, global const float *su,
+			   global const float *sv, global float *mh,
+			   global float *mu, global float *mv,
+			   global const float *pu, global const float *pv,
+			   int W, int nx, int ny, float w, float thin,
+			   global real *rn, global real *rd, global real *rh)
+{
+	const int j = get_global_id(0);
+	if (j >= ny)
+		return;
+	real a = 0, b = 0, hh = 0;
+	for (int i = 0; i < nx; i++) {
+		int c = (i + 1) + (j + 1) * W, q = i + j * nx;
+		float h = sh[c] * w;
+		float uc = 0.5f * (su[c] + su[c + 1]) * w;
+		float vc = 0.5f * (sv[c] + sv[c + W]) * w;
+		mh[q] = h;
+		float mq = h > thin ? uc : 0.0f, nq = h > thin ? vc : 0.0f;
+		mu[q] = mq;
+		mv[q] = nq;
+		if (!(h > thin))
+			continue;
+		real du = (real)mq - pu[q];
+		real dv = (real)nq - pv[q];
+		a += h * (du * du + dv * dv);
+		b += h * ((real)mq * mq + (real)nq * nq);
+		hh += h;
+	}
+	rn[j] = a;
+	rd[j] = b;
+	rh[j] = hh;
 }
