@@ -39,6 +39,7 @@
 
 #include "hydro.h"
 #include "lbm.h"
+#include "par.h"
 #include "solve.h"
 
 const int lbm_cx[LBM_Q] = { 0, 1, 1, 0, -1, -1, -1, 0, 1 };
@@ -1262,8 +1263,12 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 		int64_t ein, eout;
 		edge_flux(L, &ein, &eout);
 		const int H = L->H;
+		/* several processes (par.h): this one's rows, then the
+		   exchange of what the rows wrote */
+		int J0, J1;
+		wb_par_band(L->par, L->ny, &J0, &J1);
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
-		for (int jj = 1; jj < H - 1; jj++) {
+		for (int jj = J0 + 1; jj < J1 + 1; jj++) {
 			L->row_clamp[jj] = 0;
 			L->row_bad[jj] = 0;
 			L->row_in[jj] = 0;
@@ -1271,6 +1276,10 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 			lbm_kernel_row(L, jj);
 			specials_row(L, jj - 1);
 		}
+		if (L->par && lbm_par_exchange(L))
+			return wb_fail(d, WB_EIO, NULL,
+				       "lbm: step %ld: exchange between processes failed",
+				       L->step + 1);
 		int bad = 0;
 		int64_t in = ein, out = eout;
 		for (int jj = 1; jj < H - 1; jj++) {
@@ -1515,6 +1524,7 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	enum wb_status st = lbm_init(&L, r, sim, o ? o->threads : 0, d);
 	if (st != WB_OK)
 		return st;
+	L.par = o ? o->par : NULL;
 	size_t n = (size_t)r->nx * r->ny;
 	/* window sums of h, u, v (sampled every 'every' steps), the last
 	 * window's means and the previous window's mean velocity */
