@@ -488,7 +488,9 @@ static int stopped(const struct opts *o, int existed)
 {
 	int sig = stop_signal;
 	const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
-	if (!o->out || (o->check && !o->dump))
+	if (o->mute) /* an MPI rank other than 0: OUTDIR is rank 0's */
+		fprintf(stderr, "wbake: stopped by %s\n", name);
+	else if (!o->out || (o->check && !o->dump))
 		fprintf(stderr, "wbake: stopped by %s; nothing was written\n",
 			name);
 	else if (existed)
