@@ -43,6 +43,35 @@ static int gather(void *user, void *buf, size_t elsize, const long *off)
 	return rc == MPI_SUCCESS ? 0 : -1;
 }
 
+static int halo(void *user, void *base, size_t row_bytes)
+{
+	struct wb_mpi *m = user;
+	const int r = m->rank, n = m->size;
+	const int j0 = m->par.row0[r], j1 = m->par.row0[r + 1];
+	if (row_bytes > 0x7fffffffUL)
+		return -1;
+	char *b = base;
+	const int cnt = (int)row_bytes;
+	int up = r > 0 ? r - 1 : MPI_PROC_NULL;
+	int dn = r + 1 < n ? r + 1 : MPI_PROC_NULL;
+	/* first row up, the row below the band from below; then the last
+	   row down, the row above the band from above */
+	int rc = MPI_Sendrecv(b + (size_t)j0 * row_bytes, cnt, MPI_BYTE, up, 1,
+			      b + (size_t)j1 * row_bytes,
+			      dn == MPI_PROC_NULL ? 0 : cnt, MPI_BYTE, dn, 1,
+			      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Sendrecv(b + (size_t)(j1 - 1) * row_bytes, cnt,
+				  MPI_BYTE, dn, 2,
+				  b + (size_t)(j0 > 0 ? j0 - 1 : 0) * row_bytes,
+				  up == MPI_PROC_NULL ? 0 : cnt, MPI_BYTE, up,
+				  2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	m->par.bytes += (double)row_bytes * ((up != MPI_PROC_NULL) +
+					     (dn != MPI_PROC_NULL));
+	m->par.calls++;
+	return rc == MPI_SUCCESS ? 0 : -1;
+}
+
 int wb_mpi_init(int *argc, char ***argv, struct wb_mpi *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -58,6 +87,7 @@ int wb_mpi_init(int *argc, char ***argv, struct wb_mpi *m)
 	m->par.rank = m->rank;
 	m->par.size = m->size;
 	m->par.allgather = gather;
+	m->par.halo = halo;
 	m->par.user = m;
 	/* the ranks on this host share its cores */
 	MPI_Comm node;
@@ -170,6 +200,10 @@ enum wb_status wb_mpi_split(struct wb_mpi *m, int ny, const double *work,
 	m->cnt = malloc(2 * (size_t)m->size * sizeof(int));
 	if (!m->par.row0 || !m->par.off || !m->cnt)
 		return wb_fail(d, WB_EIO, NULL, "out of memory");
+	if (ny < m->size)
+		return wb_fail(d, WB_EINPUT, NULL,
+			       "%d ranks for a grid of %d rows: at most one rank per row",
+			       m->size, ny);
 	wb_par_split(&m->par, ny, work);
 	return WB_OK;
 }

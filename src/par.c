@@ -2,6 +2,8 @@
  * par.c - row bands and the exchange helpers of par.h (no MPI here).
  */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "lbm.h"
 #include "par.h"
@@ -41,7 +43,9 @@ int wb_par_rows(struct wb_par *p, void *base, size_t elsize, long row_elems,
 	for (int r = 0; r <= p->size; r++)
 		p->off[r] = (long)(p->row0[r] + (r == p->size ? extra : 0)) *
 			    row_elems;
-	return p->allgather(p->user, b, elsize, p->off);
+	int e = p->allgather(p->user, b, elsize, p->off);
+	p->failed |= e != 0;
+	return e;
 }
 
 int wb_par_list(struct wb_par *p, void *base, size_t elsize,
@@ -51,20 +55,133 @@ int wb_par_list(struct wb_par *p, void *base, size_t elsize,
 		return 0;
 	for (int r = 0; r <= p->size; r++)
 		p->off[r] = row_start[p->row0[r]];
-	return p->allgather(p->user, base, elsize, p->off);
+	int e = p->allgather(p->user, base, elsize, p->off);
+	p->failed |= e != 0;
+	return e;
 }
 
+int wb_par_halo(struct wb_par *p, void *base, size_t elsize, long row_elems,
+		int first)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	char *b = (char *)base + (size_t)first * row_elems * elsize;
+	int e = p->halo(p->user, b, (size_t)row_elems * elsize);
+	p->failed |= e != 0;
+	return e;
+}
+
+long long wb_par_sum(struct wb_par *p, long long v)
+{
+	if (!p || p->size <= 1)
+		return v;
+	long long *all = calloc((size_t)p->size, sizeof(*all));
+	if (!all) {
+		p->failed = 1;
+		return v;
+	}
+	all[p->rank] = v;
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = r;
+	p->failed |= p->allgather(p->user, all, sizeof(*all), p->off) != 0;
+	long long t = 0;
+	for (int r = 0; r < p->size; r++)
+		t += all[r];
+	free(all);
+	return t;
+}
+
+/* Which of the rows 0, 1, ny - 2, ny - 1 (distinct, ascending) there are;
+ * their count. */
+static int ring_rows(int ny, int rows[4])
+{
+	int c[4] = { 0, 1, ny - 2, ny - 1 }, n = 0;
+	for (int k = 0; k < 4; k++)
+		if (c[k] >= 0 && c[k] < ny && (n == 0 || c[k] > rows[n - 1]))
+			rows[n++] = c[k];
+	return n;
+}
+
+int wb_par_ring(struct wb_par *p, void *base, size_t elsize, long W, int nx,
+		int ny)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	int rows[4], nr = ring_rows(ny, rows), cols[4], nc = ring_rows(nx, cols);
+	size_t rb = (size_t)W * elsize, cb = (size_t)nc * elsize;
+	char *f = base;
+	char *buf = malloc((size_t)nr * rb + (size_t)ny * cb);
+	if (!buf) {
+		p->failed = 1;
+		return -1;
+	}
+	int j0 = p->row0[p->rank], j1 = p->row0[p->rank + 1];
+	/* whole rows: rank r owns those of them inside its band */
+	for (int k = 0; k < nr; k++)
+		if (rows[k] >= j0 && rows[k] < j1)
+			memcpy(buf + k * rb, f + (size_t)(rows[k] + 1) * rb, rb);
+	for (int r = 0; r <= p->size; r++) {
+		int k = 0;
+		while (k < nr && rows[k] < p->row0[r])
+			k++;
+		p->off[r] = k;
+	}
+	int e = p->allgather(p->user, buf, rb, p->off);
+	/* columns of every row: by band */
+	char *cbuf = buf + (size_t)nr * rb;
+	for (int j = j0; j < j1; j++)
+		for (int k = 0; k < nc; k++)
+			memcpy(cbuf + (size_t)j * cb + k * elsize,
+			       f + ((size_t)(j + 1) * W + cols[k] + 1) * elsize,
+			       elsize);
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = p->row0[r];
+	e |= p->allgather(p->user, cbuf, cb, p->off);
+	for (int k = 0; k < nr; k++)
+		memcpy(f + (size_t)(rows[k] + 1) * rb, buf + k * rb, rb);
+	for (int j = 0; j < ny; j++)
+		for (int k = 0; k < nc; k++)
+			memcpy(f + ((size_t)(j + 1) * W + cols[k] + 1) * elsize,
+			       cbuf + (size_t)j * cb + k * elsize, elsize);
+	free(buf);
+	p->failed |= e != 0;
+	return e;
+}
+
+/* After a step: the per-row partials to all; then, when a row went bad
+ * (the step checks the depth range and may rescale: rare), all rows of
+ * f and h; else the halo rows and the boundary ring, which are all the
+ * next step reads from other ranks. */
 int lbm_par_exchange(struct lbm *L)
 {
 	struct wb_par *p = L->par;
 	const int nb = !L->cur;
 	int e = 0;
-	for (int a = 0; a < LBM_Q; a++)
-		e |= wb_par_rows(p, L->f[nb][a], sizeof(int32_t), L->W, 1, 0);
-	e |= wb_par_rows(p, L->h[nb], sizeof(float), L->W, 1, 0);
 	e |= wb_par_rows(p, L->row_clamp, sizeof(long), 1, 1, 0);
 	e |= wb_par_rows(p, L->row_bad, sizeof(int), 1, 1, 0);
 	e |= wb_par_rows(p, L->row_in, sizeof(int64_t), 1, 1, 0);
 	e |= wb_par_rows(p, L->row_out, sizeof(int64_t), 1, 1, 0);
+	int bad = 0;
+	for (int j = 1; j <= L->ny; j++)
+		bad |= L->row_bad[j] != 0;
+	if (bad)
+		return e | lbm_par_full(L, nb);
+	for (int a = 0; a < LBM_Q; a++) {
+		e |= wb_par_halo(p, L->f[nb][a], sizeof(int32_t), L->W, 1);
+		e |= wb_par_ring(p, L->f[nb][a], sizeof(int32_t), L->W, L->nx,
+				 L->ny);
+	}
+	e |= wb_par_halo(p, L->h[nb], sizeof(float), L->W, 1);
+	e |= wb_par_ring(p, L->h[nb], sizeof(float), L->W, L->nx, L->ny);
+	return e;
+}
+
+int lbm_par_full(struct lbm *L, int which)
+{
+	struct wb_par *p = L->par;
+	int e = 0;
+	for (int a = 0; a < LBM_Q; a++)
+		e |= wb_par_rows(p, L->f[which][a], sizeof(int32_t), L->W, 1, 0);
+	e |= wb_par_rows(p, L->h[which], sizeof(float), L->W, 1, 0);
 	return e;
 }

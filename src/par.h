@@ -37,7 +37,12 @@ struct wb_par {
 	 * them. 0 on success, -1 when the transport failed (the solver then
 	 * stops with WB_EIO). */
 	int (*allgather)(void *user, void *buf, size_t elsize, const long *off);
+	/* Halo: rows are row_bytes each, base is row 0; rank r sends its
+	 * first row to r - 1 and its last to r + 1 and receives rows
+	 * row0[r] - 1 and row0[r + 1] (where those exist). */
+	int (*halo)(void *user, void *base, size_t row_bytes);
 	void *user;
+	int failed;    /* an exchange failed (the solver stops with WB_EIO) */
 	/* scratch for off (size + 1), owned by whoever made the struct */
 	long *off;
 	/* statistics: bytes this process sent and received in exchanges */
@@ -75,9 +80,26 @@ int wb_par_rows(struct wb_par *p, void *base, size_t elsize, long row_elems,
 int wb_par_list(struct wb_par *p, void *base, size_t elsize,
 		const long *row_start);
 
+/* Halo rows of a row-major array (layout as wb_par_rows). */
+int wb_par_halo(struct wb_par *p, void *base, size_t elsize, long row_elems,
+		int first);
+
+/* The boundary ring of a padded field (row j, column i at
+ * base[(i + 1) + (j + 1) * W]): the interior rows 0, 1, ny - 2, ny - 1
+ * whole (ghost columns included) and the interior columns 0, 1, nx - 2,
+ * nx - 1 of every row, from their owners to every rank: what the edge
+ * conditions of the LBM read. */
+int wb_par_ring(struct wb_par *p, void *base, size_t elsize, long W, int nx,
+		int ny);
+
+/* The sum of every rank's v, added in rank order (exact for integers). */
+long long wb_par_sum(struct wb_par *p, long long v);
+
 /* The LBM step's exchange (lbm_step): f and h of the step just computed,
  * the per-row partials. */
 struct lbm;
 int lbm_par_exchange(struct lbm *L);
+/* All rows of f[cur] / h[cur] to every rank (rare: a diverging step). */
+int lbm_par_full(struct lbm *L, int which);
 
 #endif
