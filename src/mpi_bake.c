@@ -43,31 +43,31 @@ static int gather(void *user, void *buf, size_t elsize, const long *off)
 	return rc == MPI_SUCCESS ? 0 : -1;
 }
 
-static int halo(void *user, void *base, size_t row_bytes)
+static int halo(void *user, void *base, size_t row_bytes, int hw)
 {
 	struct wb_mpi *m = user;
 	const int r = m->rank, n = m->size;
 	const int j0 = m->par.row0[r], j1 = m->par.row0[r + 1];
-	if (row_bytes > 0x7fffffffUL)
+	if ((size_t)hw * row_bytes > 0x7fffffffUL || j1 - j0 < hw)
 		return -1;
 	char *b = base;
-	const int cnt = (int)row_bytes;
+	const int cnt = hw * (int)row_bytes;
 	int up = r > 0 ? r - 1 : MPI_PROC_NULL;
 	int dn = r + 1 < n ? r + 1 : MPI_PROC_NULL;
-	/* first row up, the row below the band from below; then the last
-	   row down, the row above the band from above */
+	/* the first rows up, the rows below the band from below; then the
+	   last rows down, the rows above the band from above */
 	int rc = MPI_Sendrecv(b + (size_t)j0 * row_bytes, cnt, MPI_BYTE, up, 1,
 			      b + (size_t)j1 * row_bytes,
 			      dn == MPI_PROC_NULL ? 0 : cnt, MPI_BYTE, dn, 1,
 			      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	if (rc == MPI_SUCCESS)
-		rc = MPI_Sendrecv(b + (size_t)(j1 - 1) * row_bytes, cnt,
+		rc = MPI_Sendrecv(b + (size_t)(j1 - hw) * row_bytes, cnt,
 				  MPI_BYTE, dn, 2,
-				  b + (size_t)(j0 > 0 ? j0 - 1 : 0) * row_bytes,
+				  b + (size_t)(j0 >= hw ? j0 - hw : 0) * row_bytes,
 				  up == MPI_PROC_NULL ? 0 : cnt, MPI_BYTE, up,
 				  2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-	m->par.bytes += (double)row_bytes * ((up != MPI_PROC_NULL) +
-					     (dn != MPI_PROC_NULL));
+	m->par.bytes += (double)cnt * ((up != MPI_PROC_NULL) +
+				       (dn != MPI_PROC_NULL));
 	m->par.calls++;
 	return rc == MPI_SUCCESS ? 0 : -1;
 }
@@ -200,9 +200,9 @@ enum wb_status wb_mpi_split(struct wb_mpi *m, int ny, const double *work,
 	m->cnt = malloc(2 * (size_t)m->size * sizeof(int));
 	if (!m->par.row0 || !m->par.off || !m->cnt)
 		return wb_fail(d, WB_EIO, NULL, "out of memory");
-	if (ny < m->size)
+	if (ny < 2 * m->size)
 		return wb_fail(d, WB_EINPUT, NULL,
-			       "%d ranks for a grid of %d rows: at most one rank per row",
+			       "%d ranks for a grid of %d rows: each rank needs two rows at least",
 			       m->size, ny);
 	wb_par_split(&m->par, ny, work);
 	return WB_OK;

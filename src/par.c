@@ -19,11 +19,13 @@ void wb_par_split(struct wb_par *p, int ny, const double *work)
 	 * (r + 1) / n of the total, leaving room for the bands after it */
 	double acc = 0;
 	int j = 0;
+	/* two rows at least per band (the halos are two rows deep) */
+	const int least = ny >= 2 * n ? 2 : ny >= n ? 1 : 0;
 	p->row0[0] = 0;
 	for (int r = 1; r < n; r++) {
 		double goal = tot * r / n;
-		int lo = p->row0[r - 1] + (ny >= n ? 1 : 0);
-		int hi = ny >= n ? ny - (n - r) : ny;
+		int lo = p->row0[r - 1] + least;
+		int hi = ny - (n - r) * least;
 		while (j < ny && (j < lo || acc + (work ? work[j] : 1.0) <= goal) &&
 		       j < hi) {
 			acc += work ? work[j] : 1.0;
@@ -61,12 +63,12 @@ int wb_par_list(struct wb_par *p, void *base, size_t elsize,
 }
 
 int wb_par_halo(struct wb_par *p, void *base, size_t elsize, long row_elems,
-		int first)
+		int first, int hw)
 {
 	if (!p || p->size <= 1)
 		return 0;
 	char *b = (char *)base + (size_t)first * row_elems * elsize;
-	int e = p->halo(p->user, b, (size_t)row_elems * elsize);
+	int e = p->halo(p->user, b, (size_t)row_elems * elsize, hw);
 	p->failed |= e != 0;
 	return e;
 }
@@ -91,15 +93,23 @@ long long wb_par_sum(struct wb_par *p, long long v)
 	return t;
 }
 
-/* Which of the rows 0, 1, ny - 2, ny - 1 (distinct, ascending) there are;
- * their count. */
-static int ring_rows(int ny, int rows[4])
+/* The padded rows (or columns) of the ring: the ghost line and the two
+ * interior lines at each end (distinct, ascending); their count. */
+static int ring_lines(int n, int out[6])
 {
-	int c[4] = { 0, 1, ny - 2, ny - 1 }, n = 0;
-	for (int k = 0; k < 4; k++)
-		if (c[k] >= 0 && c[k] < ny && (n == 0 || c[k] > rows[n - 1]))
-			rows[n++] = c[k];
-	return n;
+	int c[6] = { 0, 1, 2, n - 1, n, n + 1 }, k = 0;
+	for (int q = 0; q < 6; q++)
+		if (c[q] >= 0 && c[q] <= n + 1 && (k == 0 || c[q] > out[k - 1]))
+			out[k++] = c[q];
+	return k;
+}
+
+/* Owner of padded row R: the band of interior row R - 1 (the ghost rows
+ * go with rows 0 and ny - 1). */
+static int owns(const struct wb_par *p, int r, int R, int ny)
+{
+	int j = R - 1 < 0 ? 0 : R - 1 >= ny ? ny - 1 : R - 1;
+	return j >= p->row0[r] && j < p->row0[r + 1];
 }
 
 int wb_par_ring(struct wb_par *p, void *base, size_t elsize, long W, int nx,
@@ -107,7 +117,7 @@ int wb_par_ring(struct wb_par *p, void *base, size_t elsize, long W, int nx,
 {
 	if (!p || p->size <= 1)
 		return 0;
-	int rows[4], nr = ring_rows(ny, rows), cols[4], nc = ring_rows(nx, cols);
+	int rows[6], nr = ring_lines(ny, rows), cols[6], nc = ring_lines(nx, cols);
 	size_t rb = (size_t)W * elsize, cb = (size_t)nc * elsize;
 	char *f = base;
 	char *buf = malloc((size_t)nr * rb + (size_t)ny * cb);
@@ -115,34 +125,38 @@ int wb_par_ring(struct wb_par *p, void *base, size_t elsize, long W, int nx,
 		p->failed = 1;
 		return -1;
 	}
-	int j0 = p->row0[p->rank], j1 = p->row0[p->rank + 1];
-	/* whole rows: rank r owns those of them inside its band */
+	const int me = p->rank, j0 = p->row0[me], j1 = p->row0[me + 1];
+	/* whole padded rows: ownership is monotone in the row, so rank r's
+	   rows are a contiguous run of the list */
 	for (int k = 0; k < nr; k++)
-		if (rows[k] >= j0 && rows[k] < j1)
-			memcpy(buf + k * rb, f + (size_t)(rows[k] + 1) * rb, rb);
-	for (int r = 0; r <= p->size; r++) {
-		int k = 0;
-		while (k < nr && rows[k] < p->row0[r])
-			k++;
+		if (owns(p, me, rows[k], ny))
+			memcpy(buf + k * rb, f + (size_t)rows[k] * rb, rb);
+	int k = 0;
+	for (int r = 0; r < p->size; r++) {
 		p->off[r] = k;
+		while (k < nr && owns(p, r, rows[k], ny))
+			k++;
 	}
-	int e = p->allgather(p->user, buf, rb, p->off);
-	/* columns of every row: by band */
+	p->off[p->size] = k;
+	int e = k != nr; /* cannot happen with non-empty bands */
+	if (!e)
+		e = p->allgather(p->user, buf, rb, p->off);
+	/* the columns of every interior row: by band */
 	char *cbuf = buf + (size_t)nr * rb;
 	for (int j = j0; j < j1; j++)
-		for (int k = 0; k < nc; k++)
-			memcpy(cbuf + (size_t)j * cb + k * elsize,
-			       f + ((size_t)(j + 1) * W + cols[k] + 1) * elsize,
+		for (int q = 0; q < nc; q++)
+			memcpy(cbuf + (size_t)j * cb + q * elsize,
+			       f + ((size_t)(j + 1) * W + cols[q]) * elsize,
 			       elsize);
 	for (int r = 0; r <= p->size; r++)
 		p->off[r] = p->row0[r];
 	e |= p->allgather(p->user, cbuf, cb, p->off);
-	for (int k = 0; k < nr; k++)
-		memcpy(f + (size_t)(rows[k] + 1) * rb, buf + k * rb, rb);
+	for (int q = 0; q < nr; q++)
+		memcpy(f + (size_t)rows[q] * rb, buf + q * rb, rb);
 	for (int j = 0; j < ny; j++)
-		for (int k = 0; k < nc; k++)
-			memcpy(f + ((size_t)(j + 1) * W + cols[k] + 1) * elsize,
-			       cbuf + (size_t)j * cb + k * elsize, elsize);
+		for (int q = 0; q < nc; q++)
+			memcpy(f + ((size_t)(j + 1) * W + cols[q]) * elsize,
+			       cbuf + (size_t)j * cb + q * elsize, elsize);
 	free(buf);
 	p->failed |= e != 0;
 	return e;
@@ -167,11 +181,11 @@ int lbm_par_exchange(struct lbm *L)
 	if (bad)
 		return e | lbm_par_full(L, nb);
 	for (int a = 0; a < LBM_Q; a++) {
-		e |= wb_par_halo(p, L->f[nb][a], sizeof(int32_t), L->W, 1);
+		e |= wb_par_halo(p, L->f[nb][a], sizeof(int32_t), L->W, 1, 1);
 		e |= wb_par_ring(p, L->f[nb][a], sizeof(int32_t), L->W, L->nx,
 				 L->ny);
 	}
-	e |= wb_par_halo(p, L->h[nb], sizeof(float), L->W, 1);
+	e |= wb_par_halo(p, L->h[nb], sizeof(float), L->W, 1, 1);
 	e |= wb_par_ring(p, L->h[nb], sizeof(float), L->W, L->nx, L->ny);
 	return e;
 }

@@ -38,9 +38,9 @@ struct wb_par {
 	 * stops with WB_EIO). */
 	int (*allgather)(void *user, void *buf, size_t elsize, const long *off);
 	/* Halo: rows are row_bytes each, base is row 0; rank r sends its
-	 * first row to r - 1 and its last to r + 1 and receives rows
-	 * row0[r] - 1 and row0[r + 1] (where those exist). */
-	int (*halo)(void *user, void *base, size_t row_bytes);
+	 * first hw rows to r - 1 and its last hw to r + 1 and receives the
+	 * hw rows above and below its band (where those exist). */
+	int (*halo)(void *user, void *base, size_t row_bytes, int hw);
 	void *user;
 	int failed;    /* an exchange failed (the solver stops with WB_EIO) */
 	/* scratch for off (size + 1), owned by whoever made the struct */
@@ -65,7 +65,7 @@ static inline void wb_par_band(const struct wb_par *p, int ny, int *j0,
 
 /* Cut ny rows into p->size bands of about equal work (work[j] >= 0 per
  * row; NULL: equal) into p->row0, in a fixed way (the same on every
- * rank). Each band gets at least one row when ny >= size. */
+ * rank). Each band gets at least two rows when ny >= 2 size. */
 void wb_par_split(struct wb_par *p, int ny, const double *work);
 
 /* Exchange rows of a row-major array: row j (0 .. ny - 1 + extra)
@@ -80,15 +80,16 @@ int wb_par_rows(struct wb_par *p, void *base, size_t elsize, long row_elems,
 int wb_par_list(struct wb_par *p, void *base, size_t elsize,
 		const long *row_start);
 
-/* Halo rows of a row-major array (layout as wb_par_rows). */
+/* hw halo rows of a row-major array (layout as wb_par_rows). */
 int wb_par_halo(struct wb_par *p, void *base, size_t elsize, long row_elems,
-		int first);
+		int first, int hw);
 
 /* The boundary ring of a padded field (row j, column i at
- * base[(i + 1) + (j + 1) * W]): the interior rows 0, 1, ny - 2, ny - 1
- * whole (ghost columns included) and the interior columns 0, 1, nx - 2,
- * nx - 1 of every row, from their owners to every rank: what the edge
- * conditions of the LBM read. */
+ * base[(i + 1) + (j + 1) * W]): the ghost rows and the interior rows 0,
+ * 1, ny - 2, ny - 1 whole, and the ghost columns and the interior columns
+ * 0, 1, nx - 2, nx - 1 of every row, from their owners to every rank:
+ * what the edge conditions (ghosts, boundary faces, edge fluxes) read
+ * and write. */
 int wb_par_ring(struct wb_par *p, void *base, size_t elsize, long W, int nx,
 		int ny);
 
