@@ -896,13 +896,19 @@ static long *list_rows(const struct swe_ctx *s, const struct swe_cell_list *l)
 double swe_grid_volume(const struct swe_ctx *s)
 {
 	double vol = 0.0;
-	for (int j = 0; j < s->ny; j++) {
+	int J0, J1; /* several processes: row sums exchanged (par.h) */
+	wb_par_band(s->par, s->ny, &J0, &J1);
+	for (int j = J0; j < J1; j++) {
 		double row = 0.0;
 		const float *h = s->h + P(s, 0, j);
 		for (int i = 0; i < s->nx; i++)
 			row += (double)h[i];
-		vol += row;
+		s->row_d[j] = row;
 	}
+	if (s->par)
+		wb_par_rows(s->par, s->row_d, sizeof(double), 1, 0, 0);
+	for (int j = 0; j < s->ny; j++)
+		vol += s->row_d[j];
 	return vol * s->dx * s->dx;
 }
 
@@ -1219,6 +1225,8 @@ static enum wb_status diverged(struct swe_ctx *s, struct wb_diags *d,
 			       const char *what, const float *f, int jrow)
 {
 	int bi = 0;
+	if (s->par) /* several processes: the row may be another's */
+		wb_par_rows(s->par, (void *)f, sizeof(float), s->W, 1, 1);
 	for (int i = 0; i <= s->nx; i++) {
 		float x = f[P(s, i, jrow)];
 		if (!isfinite(x)) {
@@ -1236,7 +1244,7 @@ static enum wb_status diverged(struct swe_ctx *s, struct wb_diags *d,
  * hands what the phase wrote in those rows (fields, per-row partials, the
  * volume changes of the row actions) to the others, so that every process
  * holds the one-process state again. Nonzero when the exchange failed. */
-enum { PAR_HEIGHT, PAR_MC, PAR_VELOCITY, PAR_FUSED };
+enum { PAR_HEIGHT, PAR_MC, PAR_VELOCITY, PAR_FUSED, PAR_FOAM };
 
 static int par_sync(struct swe_ctx *s, int phase, struct row_out *ro)
 {
@@ -1249,7 +1257,22 @@ static int par_sync(struct swe_ctx *s, int phase, struct row_out *ro)
 		e |= wb_par_rows(p, s->vt, sizeof(float), W, 1, 0);
 		return e;
 	}
-	if (phase == PAR_HEIGHT || phase == PAR_FUSED) {
+	if (phase == PAR_FUSED) {
+		/* the fused step reads two rows around each row it computes
+		   and the edge conditions the ring: only those go (halo mode;
+		   the unfused step's particles read everywhere: all rows) */
+		float *f[3] = { s->h1, s->u1, s->v1 };
+		for (int q = 0; q < 3; q++) {
+			e |= wb_par_halo(p, f[q], sizeof(float), W, 1, 2);
+			e |= wb_par_ring(p, f[q], sizeof(float), W, s->nx, ny);
+		}
+		e |= wb_par_rows(p, s->row_l, sizeof(long), 1, 0, 0);
+	}
+	if (phase == PAR_FOAM) {
+		e |= wb_par_halo(p, s->foam, sizeof(float), W, 1, 2);
+		e |= wb_par_ring(p, s->foam, sizeof(float), W, s->nx, ny);
+	}
+	if (phase == PAR_HEIGHT) {
 		e |= wb_par_rows(p, s->h1, sizeof(float), W, 1, 0);
 		e |= wb_par_rows(p, s->row_l, sizeof(long), 1, 0, 0);
 	}
@@ -1265,9 +1288,11 @@ static int par_sync(struct swe_ctx *s, int phase, struct row_out *ro)
 		if (s->sink.n)
 			e |= wb_par_list(p, s->sink_dv, sizeof(double), s->sink_row);
 	}
-	if (phase == PAR_VELOCITY || phase == PAR_FUSED) {
+	if (phase == PAR_VELOCITY) {
 		e |= wb_par_rows(p, s->u1, sizeof(float), W, 1, 0);
 		e |= wb_par_rows(p, s->v1, sizeof(float), W, 1, 0);
+	}
+	if (phase == PAR_VELOCITY || phase == PAR_FUSED) {
 		e |= wb_par_rows(p, ro, sizeof(*ro), 1, 0, 0);
 		e |= wb_par_rows(p, ro + ny, sizeof(*ro), 1, 0, 0);
 	}
@@ -2239,6 +2264,9 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 
 	if (s->foam_on)
 		foam_step(s, s->h, s->u, s->v);
+	if (s->par && s->foam_on && !s->sp.on && fused &&
+	    par_sync(s, PAR_FOAM, NULL))
+		return par_failed(s, d);
 
 	s->t += dt;
 	s->t_cur += dt;
@@ -2253,8 +2281,12 @@ double swe_residual(struct swe_ctx *s)
 	const int nx = s->nx, ny = s->ny;
 	double *dn = s->row_d, *nn = s->row_d2;
 	int T = s->threads;
+	int J0, J1; /* several processes: row sums exchanged (par.h) */
+	wb_par_band(s->par, ny, &J0, &J1);
+	if (J1 == ny)
+		J1 = ny + 1;
 #pragma omp parallel for schedule(static) num_threads(T)
-	for (int j = 0; j <= ny; j++) {
+	for (int j = J0; j < J1; j++) {
 		double a = 0.0, b = 0.0;
 		long base = P(s, 0, j);
 		if (j < ny)
@@ -2270,6 +2302,10 @@ double swe_residual(struct swe_ctx *s)
 		}
 		dn[j] = a;
 		nn[j] = b;
+	}
+	if (s->par) {
+		wb_par_rows(s->par, dn, sizeof(double), 1, 0, 1);
+		wb_par_rows(s->par, nn, sizeof(double), 1, 0, 1);
 	}
 	double a = 0.0, b = 0.0;
 	for (int j = 0; j <= ny; j++) {
@@ -2397,8 +2433,10 @@ double swe_means_close(struct swe_means *m, const struct swe_ctx *s)
 	double *rh = malloc((size_t)ny * sizeof(double));
 	if (!rh)
 		return INFINITY;
+	int J0, J1; /* several processes: row sums exchanged (par.h) */
+	wb_par_band(s->par, ny, &J0, &J1);
 #pragma omp parallel for schedule(static) num_threads(s->threads)
-	for (int j = 0; j < ny; j++) {
+	for (int j = J0; j < J1; j++) {
 		double a = 0.0, b = 0.0, hh = 0.0;
 		for (int i = 0; i < nx; i++) {
 			long c = P(s, i, j), q = i + (long)j * nx;
@@ -2420,6 +2458,11 @@ double swe_means_close(struct swe_means *m, const struct swe_ctx *s)
 		rn[j] = a;
 		rd[j] = b;
 		rh[j] = hh;
+	}
+	if (s->par) {
+		wb_par_rows(s->par, rn, sizeof(double), 1, 0, 0);
+		wb_par_rows(s->par, rd, sizeof(double), 1, 0, 0);
+		wb_par_rows(s->par, rh, sizeof(double), 1, 0, 0);
 	}
 	double num = 0.0, den = 0.0, hs = 0.0;
 	for (int j = 0; j < ny; j++) {
@@ -2552,6 +2595,24 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			     "(t = %.6g s): relative balance error %.3g",
 			     s.step, s.t, rep->balance_error);
 		goto done;
+	}
+	if (s.par) {
+		/* several processes: every row of the result to every rank */
+		const long W = s.W;
+		wb_par_rows(s.par, s.h, sizeof(float), W, 1, 0);
+		wb_par_rows(s.par, s.u, sizeof(float), W, 1, 0);
+		wb_par_rows(s.par, s.v, sizeof(float), W, 1, 1);
+		if (s.foam_on)
+			wb_par_rows(s.par, s.foam, sizeof(float), W, 1, 0);
+		if (means && M.windows > 0) {
+			wb_par_rows(s.par, M.mh, sizeof(float), s.nx, 0, 0);
+			wb_par_rows(s.par, M.mu, sizeof(float), s.nx, 0, 0);
+			wb_par_rows(s.par, M.mv, sizeof(float), s.nx, 0, 0);
+		}
+		if (s.par->failed) {
+			st = par_failed(&s, d);
+			goto done;
+		}
 	}
 	st = swe_export(&s, out, d);
 	if (st == WB_OK && means && M.windows > 0) {
