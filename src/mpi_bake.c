@@ -128,6 +128,10 @@ enum wb_status wb_mpi_identify(struct wb_mpi_id *id, const char *scene_path,
 	if (!a)
 		return wb_fail(d, WB_EIO, NULL, "out of memory");
 	for (int i = 1; i < argc; i++) { /* argv[0]: the path may differ */
+		if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+			i++; /* per rank: does not change the bytes */
+			continue;
+		}
 		size_t l = strlen(argv[i]);
 		memcpy(p, argv[i], l + 1);
 		p += l + 1;

@@ -32,7 +32,8 @@ struct wb_mpi_id {
 	unsigned char args[32];   /* of the command line */
 };
 /* Fill id: binary from /proc/self/exe, scene from its file, args from
- * argv; terrain is the caller's (NULL: zeros). WB_EIO when unreadable. */
+ * argv (without argv[0] and --threads N, which may differ per rank);
+ * terrain is the caller's (NULL: zeros). Status of the read otherwise. */
 enum wb_status wb_mpi_identify(struct wb_mpi_id *id, const char *scene_path,
 			       const unsigned char *terrain_sha256, int argc,
 			       char **argv, struct wb_diags *d);
