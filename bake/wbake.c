@@ -661,9 +661,11 @@ int main(int argc, char **argv)
 	st = wb_bake_solve(&b, &so, &d);
 #ifdef WB_MPI
 	if (mpi.size > 1 && !o.quiet)
-		fprintf(stderr, "mpi: %d ranks, rank 0 on %s computed rows %d..%d of %d; it received %.4g MB per step in exchanges\n",
+		fprintf(stderr, "mpi: %d ranks, rank 0 on %s computed rows %d..%d of %d; it received %.4g MB per step in %.3g exchanges, which took %.1f %% of the solve (waiting for the other ranks included)\n",
 			mpi.size, mpi.host, mpi.par.row0[0], mpi.par.row0[1] - 1,
-			r->ny, mpi.par.bytes / 1e6 / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0));
+			r->ny, mpi.par.bytes / 1e6 / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0),
+			(double)mpi.par.calls / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0),
+			b.rep.seconds > 0 ? 100.0 * mpi.par.secs / b.rep.seconds : 0.0);
 	if (!writer && st == WB_OK && !stop_signal)
 		goto done; /* rank 0 writes */
 #endif

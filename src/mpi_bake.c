@@ -30,6 +30,7 @@ static int gather(void *user, void *buf, size_t elsize, const long *off)
 		cnt[r] = (int)c;
 		dsp[r] = (int)off[r];
 	}
+	double t0 = MPI_Wtime();
 	MPI_Datatype t;
 	if (MPI_Type_contiguous((int)elsize, MPI_BYTE, &t) != MPI_SUCCESS)
 		return -1;
@@ -40,6 +41,7 @@ static int gather(void *user, void *buf, size_t elsize, const long *off)
 	long all = off[n] - off[0], own = off[m->rank + 1] - off[m->rank];
 	m->par.bytes += (double)(all - own) * (double)elsize;
 	m->par.calls++;
+	m->par.secs += MPI_Wtime() - t0;
 	return rc == MPI_SUCCESS ? 0 : -1;
 }
 
@@ -50,6 +52,7 @@ static int halo(void *user, void *base, size_t row_bytes, int hw)
 	const int j0 = m->par.row0[r], j1 = m->par.row0[r + 1];
 	if ((size_t)hw * row_bytes > 0x7fffffffUL || j1 - j0 < hw)
 		return -1;
+	double t0 = MPI_Wtime();
 	char *b = base;
 	const int cnt = hw * (int)row_bytes;
 	int up = r > 0 ? r - 1 : MPI_PROC_NULL;
@@ -69,6 +72,7 @@ static int halo(void *user, void *base, size_t row_bytes, int hw)
 	m->par.bytes += (double)cnt * ((up != MPI_PROC_NULL) +
 				       (dn != MPI_PROC_NULL));
 	m->par.calls++;
+	m->par.secs += MPI_Wtime() - t0;
 	return rc == MPI_SUCCESS ? 0 : -1;
 }
 

@@ -45,9 +45,11 @@ struct wb_par {
 	int failed;    /* an exchange failed (the solver stops with WB_EIO) */
 	/* scratch for off (size + 1), owned by whoever made the struct */
 	long *off;
-	/* statistics: bytes this process sent and received in exchanges */
+	/* statistics: bytes this process received in exchanges, the
+	 * exchanges' count and wall time (s, waiting for the others too) */
 	double bytes;
 	long calls;
+	double secs;
 };
 
 /* Rows [*j0, *j1) this process computes: all rows when p is NULL. */
