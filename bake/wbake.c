@@ -628,23 +628,10 @@ int main(int argc, char **argv)
 	so.cancel = &stop_signal;
 #ifdef WB_MPI
 	if (mpi.size > 1) {
-		/* rows to ranks by the work expected: cells the first guess
-		 * wets cost more than dry ones (LBM skips dry blocks; the SWE
-		 * runs dense over several ranks: equal rows) */
-		double *work = malloc((size_t)r->ny * sizeof(double));
-		st = work ? wb_bake_guess(&b, &d) : wb_fail(&d, WB_EIO, NULL, "out of memory");
-		for (int j = 0; !st && j < r->ny; j++) {
-			double w = r->nx;
-			if (sc->sim.solver != WB_SOLVER_SWE) {
-				w = 0.25 * r->nx;
-				for (int i = 0; i < r->nx; i++)
-					w += b.guess_h[(size_t)j * r->nx + i] > 0 ? 0.75 : 0;
-			}
-			work[j] = w;
-		}
-		if (!st)
-			st = wb_mpi_split(&mpi, r->ny, work, &d);
-		free(work);
+		/* rows to ranks by the work expected: the same per cell
+		 * (docs/mpi.md: the LBM costs the same wet or dry, the SWE
+		 * runs dense over several ranks), so equal rows */
+		st = wb_mpi_split(&mpi, r->ny, NULL, &d);
 		if (st)
 			goto done;
 		so.par = &mpi.par;
