@@ -582,6 +582,10 @@ int main(int argc, char **argv)
 		if (!mine)
 			mine = wb_mpi_identify(&id, o.scene, b.hm.sha256, argc,
 					       argv, &d);
+		if (!mine && writer && b.r.ny < 2 * mpi.size)
+			mine = wb_fail(&d, WB_EINPUT, NULL,
+				       "%d MPI ranks for a grid of %d rows: each rank needs two rows at least",
+				       mpi.size, b.r.ny);
 		st = wb_mpi_check(&mpi, mine, mine ? NULL : &id, &d);
 		started = st == WB_OK;
 		if (mine != WB_OK)

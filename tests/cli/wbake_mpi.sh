@@ -91,6 +91,14 @@ run 2 timeout 120 mpirun $ROOT --oversubscribe -np 2 "$MB" $F -o "$T/x" --quiet 
 	-np 1 "$T/wbake-other" $F -o "$T/x" --quiet
 expect_err_has "rank 2 of 3 (host $(hostname)): its wbake binary differs from rank 0's"
 
+# more ranks than the rows allow (two rows each): refused at start
+head -c $((8 * 5 * 2)) /dev/zero >"$T/flat/small.r16"
+sed 's/terrain.r16/small.r16/; s/\[72, 60\]/[8, 5]/; s/"point": \[20, 10\]/"point": [4, 2]/; s/\[\[50, 2\], \[45, 30\], \[50, 59\]\]/[[2, 0], [2, 4]]/' \
+	"$F" >"$T/flat/small.json"
+run 2 mpi 3 "$T/flat/small.json" -o "$T/x" --quiet
+expect_err_has "error: 3 MPI ranks for a grid of 5 rows: each rank needs two rows at least"
+check "a refused bake writes nothing" test ! -e "$T/x"
+
 # 4. a rank stopped in the middle of the bake (SIGTERM to rank 1 only)
 #    ends every rank with its status; the previous output stays
 cp -r "$T/lbm-1" "$T/prev"
