@@ -4,10 +4,11 @@
 # of bin/wbake, for both solvers: the LBM and the SWE with waterfall
 # particles (river sample, unfused step), the SWE's fused step and both
 # solvers' steady-state windows (a flat basin, no waterfalls, run to
-# convergence); ranks with other thread counts. Ranks that run another
-# scene or another binary are refused at start (exit 2, rank and host
-# named); a rank stopped during the bake ends all of them (its exit status,
-# rank and host named) and OUTDIR keeps its previous output.
+# convergence); ranks with other thread counts, several threads in a band.
+# Ranks that run another scene or another binary, or more ranks than the
+# rows allow, are refused at start (exit 2, rank and host named); a rank
+# stopped during the bake ends all of them (its exit status, rank and host
+# named) and OUTDIR keeps its previous output.
 # Oversubscribed (3 ranks on 2 cores), shared memory only, no network.
 . tests/cli/lib.inc
 MB=${MPI_BIN:-bin-mpi}/wbake
@@ -79,6 +80,14 @@ for s in swe lbm; do
 	done
 done
 check "the flat bake kept its window residuals" grep -q '"residual"' "$T/fswe-1/manifest.json"
+# a basin large enough for two SWE threads per band (one per 128 Ki
+# cells): the fused step's thread blocks inside the bands
+head -c $((640 * 440 * 2)) /dev/zero >"$T/flat/big.r16"
+sed 's/terrain.r16/big.r16/; s/\[72, 60\]/[640, 440]/; s/"point": \[20, 10\]/"point": [200, 100]/; s/\[\[50, 2\], \[45, 30\], \[50, 59\]\]/[[500, 2], [450, 200], [500, 439]]/' \
+	"$F" >"$T/flat/big.json"
+run 0 "$BIN/wbake" "$T/flat/big.json" -o "$T/big-1" --steps 20 --threads 2 --quiet
+run 0 mpi 3 "$T/flat/big.json" -o "$T/big-m3" --steps 20 --threads 2 --quiet
+same "large basin swe, 3 ranks of 2 threads" "$T/big-1" "$T/big-m3"
 
 # 3. ranks that differ are refused at start, every rank with exit 2
 sed 's/"discharge": 0.4/"discharge": 0.5/' "$F" >"$T/flat/other.json"
