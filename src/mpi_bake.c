@@ -45,30 +45,27 @@ static int gather(void *user, void *buf, size_t elsize, const long *off)
 	return rc == MPI_SUCCESS ? 0 : -1;
 }
 
-static int halo(void *user, void *base, size_t row_bytes, int hw)
+static int halo(void *user, const void *to_up, const void *to_dn,
+		void *from_up, void *from_dn, size_t bytes)
 {
 	struct wb_mpi *m = user;
 	const int r = m->rank, n = m->size;
-	const int j0 = m->par.row0[r], j1 = m->par.row0[r + 1];
-	if ((size_t)hw * row_bytes > 0x7fffffffUL || j1 - j0 < hw)
+	if (bytes > 0x7fffffffUL)
 		return -1;
 	double t0 = MPI_Wtime();
-	char *b = base;
-	const int cnt = hw * (int)row_bytes;
+	const int cnt = (int)bytes;
 	int up = r > 0 ? r - 1 : MPI_PROC_NULL;
 	int dn = r + 1 < n ? r + 1 : MPI_PROC_NULL;
-	/* the first rows up, the rows below the band from below; then the
-	   last rows down, the rows above the band from above */
-	int rc = MPI_Sendrecv(b + (size_t)j0 * row_bytes, cnt, MPI_BYTE, up, 1,
-			      b + (size_t)j1 * row_bytes,
-			      dn == MPI_PROC_NULL ? 0 : cnt, MPI_BYTE, dn, 1,
-			      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	/* up with the first rows while the rows below come from below;
+	   then down with the last rows while those above come from above
+	   (MPI_PROC_NULL: nothing sent or received) */
+	int rc = MPI_Sendrecv(to_up, cnt, MPI_BYTE, up, 1, from_dn, cnt,
+			      MPI_BYTE, dn, 1, MPI_COMM_WORLD,
+			      MPI_STATUS_IGNORE);
 	if (rc == MPI_SUCCESS)
-		rc = MPI_Sendrecv(b + (size_t)(j1 - hw) * row_bytes, cnt,
-				  MPI_BYTE, dn, 2,
-				  b + (size_t)(j0 >= hw ? j0 - hw : 0) * row_bytes,
-				  up == MPI_PROC_NULL ? 0 : cnt, MPI_BYTE, up,
-				  2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		rc = MPI_Sendrecv(to_dn, cnt, MPI_BYTE, dn, 2, from_up, cnt,
+				  MPI_BYTE, up, 2, MPI_COMM_WORLD,
+				  MPI_STATUS_IGNORE);
 	m->par.bytes += (double)cnt * ((up != MPI_PROC_NULL) +
 				       (dn != MPI_PROC_NULL));
 	m->par.calls++;

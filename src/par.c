@@ -62,13 +62,35 @@ int wb_par_list(struct wb_par *p, void *base, size_t elsize,
 	return e;
 }
 
-int wb_par_halo(struct wb_par *p, void *base, size_t elsize, long row_elems,
-		int first, int hw)
+int wb_par_halo(struct wb_par *p, void *const *fields, int nf,
+		size_t elsize, long row_elems, int first, int hw)
 {
 	if (!p || p->size <= 1)
 		return 0;
-	char *b = (char *)base + (size_t)first * row_elems * elsize;
-	int e = p->halo(p->user, b, (size_t)row_elems * elsize, hw);
+	const int r = p->rank, j0 = p->row0[r], j1 = p->row0[r + 1];
+	const size_t rb = (size_t)row_elems * elsize, blk = (size_t)hw * rb,
+		     all = blk * (size_t)nf;
+	char *buf = j1 - j0 >= hw ? calloc(4, all) : NULL;
+	if (!buf) {
+		p->failed = 1;
+		return -1;
+	}
+	char *to_up = buf, *to_dn = buf + all, *from_up = buf + 2 * all,
+	     *from_dn = buf + 3 * all;
+	for (int q = 0; q < nf; q++) {
+		const char *b = (const char *)fields[q] + (size_t)first * rb;
+		memcpy(to_up + q * blk, b + (size_t)j0 * rb, blk);
+		memcpy(to_dn + q * blk, b + (size_t)(j1 - hw) * rb, blk);
+	}
+	int e = p->halo(p->user, to_up, to_dn, from_up, from_dn, all);
+	for (int q = 0; q < nf && !e; q++) {
+		char *b = (char *)fields[q] + (size_t)first * rb;
+		if (r > 0) /* band r - 1 has hw rows at least (wb_par_split) */
+			memcpy(b + (size_t)(j0 - hw) * rb, from_up + q * blk, blk);
+		if (r + 1 < p->size)
+			memcpy(b + (size_t)j1 * rb, from_dn + q * blk, blk);
+	}
+	free(buf);
 	p->failed |= e != 0;
 	return e;
 }
@@ -112,14 +134,16 @@ static int owns(const struct wb_par *p, int r, int R, int ny)
 	return j >= p->row0[r] && j < p->row0[r + 1];
 }
 
-int wb_par_ring(struct wb_par *p, void *base, size_t elsize, long W, int nx,
-		int ny)
+int wb_par_ring(struct wb_par *p, void *const *fields, int nf,
+		size_t elsize, long W, int nx, int ny)
 {
 	if (!p || p->size <= 1)
 		return 0;
 	int rows[6], nr = ring_lines(ny, rows), cols[6], nc = ring_lines(nx, cols);
-	size_t rb = (size_t)W * elsize, cb = (size_t)nc * elsize;
-	char *f = base;
+	/* a ring row: the row of every field; a column record: the ring
+	   columns of one row of every field */
+	const size_t fb = (size_t)W * elsize, rb = fb * (size_t)nf,
+		     cb = (size_t)nc * elsize * (size_t)nf;
 	char *buf = malloc((size_t)nr * rb + (size_t)ny * cb);
 	if (!buf) {
 		p->failed = 1;
@@ -130,7 +154,9 @@ int wb_par_ring(struct wb_par *p, void *base, size_t elsize, long W, int nx,
 	   rows are a contiguous run of the list */
 	for (int k = 0; k < nr; k++)
 		if (owns(p, me, rows[k], ny))
-			memcpy(buf + k * rb, f + (size_t)rows[k] * rb, rb);
+			for (int q = 0; q < nf; q++)
+				memcpy(buf + k * rb + q * fb,
+				       (char *)fields[q] + (size_t)rows[k] * fb, fb);
 	int k = 0;
 	for (int r = 0; r < p->size; r++) {
 		p->off[r] = k;
@@ -144,19 +170,24 @@ int wb_par_ring(struct wb_par *p, void *base, size_t elsize, long W, int nx,
 	/* the columns of every interior row: by band */
 	char *cbuf = buf + (size_t)nr * rb;
 	for (int j = j0; j < j1; j++)
-		for (int q = 0; q < nc; q++)
-			memcpy(cbuf + (size_t)j * cb + q * elsize,
-			       f + ((size_t)(j + 1) * W + cols[q]) * elsize,
-			       elsize);
+		for (int q = 0; q < nf; q++)
+			for (int c = 0; c < nc; c++)
+				memcpy(cbuf + (size_t)j * cb + ((size_t)q * nc + c) * elsize,
+				       (char *)fields[q] + ((size_t)(j + 1) * W + cols[c]) * elsize,
+				       elsize);
 	for (int r = 0; r <= p->size; r++)
 		p->off[r] = p->row0[r];
 	e |= p->allgather(p->user, cbuf, cb, p->off);
-	for (int q = 0; q < nr; q++)
-		memcpy(f + (size_t)rows[q] * rb, buf + q * rb, rb);
-	for (int j = 0; j < ny; j++)
-		for (int q = 0; q < nc; q++)
-			memcpy(f + ((size_t)(j + 1) * W + cols[q]) * elsize,
-			       cbuf + (size_t)j * cb + q * elsize, elsize);
+	for (int x = 0; x < nr && !e; x++)
+		for (int q = 0; q < nf; q++)
+			memcpy((char *)fields[q] + (size_t)rows[x] * fb,
+			       buf + x * rb + q * fb, fb);
+	for (int j = 0; j < ny && !e; j++)
+		for (int q = 0; q < nf; q++)
+			for (int c = 0; c < nc; c++)
+				memcpy((char *)fields[q] + ((size_t)(j + 1) * W + cols[c]) * elsize,
+				       cbuf + (size_t)j * cb + ((size_t)q * nc + c) * elsize,
+				       elsize);
 	free(buf);
 	p->failed |= e != 0;
 	return e;
@@ -180,13 +211,13 @@ int lbm_par_exchange(struct lbm *L)
 		bad |= L->row_bad[j] != 0;
 	if (bad)
 		return e | lbm_par_full(L, nb);
-	for (int a = 0; a < LBM_Q; a++) {
-		e |= wb_par_halo(p, L->f[nb][a], sizeof(int32_t), L->W, 1, 1);
-		e |= wb_par_ring(p, L->f[nb][a], sizeof(int32_t), L->W, L->nx,
-				 L->ny);
-	}
-	e |= wb_par_halo(p, L->h[nb], sizeof(float), L->W, 1, 1);
-	e |= wb_par_ring(p, L->h[nb], sizeof(float), L->W, L->nx, L->ny);
+	/* one halo and one ring exchange for the 9 populations and h */
+	void *f[LBM_Q + 1];
+	for (int a = 0; a < LBM_Q; a++)
+		f[a] = L->f[nb][a];
+	f[LBM_Q] = L->h[nb];
+	e |= wb_par_halo(p, f, LBM_Q + 1, 4, L->W, 1, 1);
+	e |= wb_par_ring(p, f, LBM_Q + 1, 4, L->W, L->nx, L->ny);
 	return e;
 }
 

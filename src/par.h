@@ -37,10 +37,11 @@ struct wb_par {
 	 * them. 0 on success, -1 when the transport failed (the solver then
 	 * stops with WB_EIO). */
 	int (*allgather)(void *user, void *buf, size_t elsize, const long *off);
-	/* Halo: rows are row_bytes each, base is row 0; rank r sends its
-	 * first hw rows to r - 1 and its last hw to r + 1 and receives the
-	 * hw rows above and below its band (where those exist). */
-	int (*halo)(void *user, void *base, size_t row_bytes, int hw);
+	/* Halo: rank r sends to_up (bytes) to rank r - 1 and to_dn to
+	 * r + 1, and receives from_up from r - 1 and from_dn from r + 1
+	 * (where those ranks exist; else the buffer is left alone). */
+	int (*halo)(void *user, const void *to_up, const void *to_dn,
+		    void *from_up, void *from_dn, size_t bytes);
 	void *user;
 	int failed;    /* an exchange failed (the solver stops with WB_EIO) */
 	/* scratch for off (size + 1), owned by whoever made the struct */
@@ -82,18 +83,19 @@ int wb_par_rows(struct wb_par *p, void *base, size_t elsize, long row_elems,
 int wb_par_list(struct wb_par *p, void *base, size_t elsize,
 		const long *row_start);
 
-/* hw halo rows of a row-major array (layout as wb_par_rows). */
-int wb_par_halo(struct wb_par *p, void *base, size_t elsize, long row_elems,
-		int first, int hw);
+/* hw halo rows each side of nf row-major arrays of the same layout (as
+ * wb_par_rows), in one exchange. */
+int wb_par_halo(struct wb_par *p, void *const *fields, int nf,
+		size_t elsize, long row_elems, int first, int hw);
 
-/* The boundary ring of a padded field (row j, column i at
+/* The boundary ring of nf padded fields (row j, column i at
  * base[(i + 1) + (j + 1) * W]): the ghost rows and the interior rows 0,
  * 1, ny - 2, ny - 1 whole, and the ghost columns and the interior columns
  * 0, 1, nx - 2, nx - 1 of every row, from their owners to every rank:
  * what the edge conditions (ghosts, boundary faces, edge fluxes) read
  * and write. */
-int wb_par_ring(struct wb_par *p, void *base, size_t elsize, long W, int nx,
-		int ny);
+int wb_par_ring(struct wb_par *p, void *const *fields, int nf,
+		size_t elsize, long W, int nx, int ny);
 
 /* The sum of every rank's v, added in rank order (exact for integers). */
 long long wb_par_sum(struct wb_par *p, long long v);

@@ -1261,16 +1261,15 @@ static int par_sync(struct swe_ctx *s, int phase, struct row_out *ro)
 		/* the fused step reads two rows around each row it computes
 		   and the edge conditions the ring: only those go (halo mode;
 		   the unfused step's particles read everywhere: all rows) */
-		float *f[3] = { s->h1, s->u1, s->v1 };
-		for (int q = 0; q < 3; q++) {
-			e |= wb_par_halo(p, f[q], sizeof(float), W, 1, 2);
-			e |= wb_par_ring(p, f[q], sizeof(float), W, s->nx, ny);
-		}
+		void *f[3] = { s->h1, s->u1, s->v1 };
+		e |= wb_par_halo(p, f, 3, sizeof(float), W, 1, 2);
+		e |= wb_par_ring(p, f, 3, sizeof(float), W, s->nx, ny);
 		e |= wb_par_rows(p, s->row_l, sizeof(long), 1, 0, 0);
 	}
 	if (phase == PAR_FOAM) {
-		e |= wb_par_halo(p, s->foam, sizeof(float), W, 1, 2);
-		e |= wb_par_ring(p, s->foam, sizeof(float), W, s->nx, ny);
+		void *f[1] = { s->foam };
+		e |= wb_par_halo(p, f, 1, sizeof(float), W, 1, 2);
+		e |= wb_par_ring(p, f, 1, sizeof(float), W, s->nx, ny);
 	}
 	if (phase == PAR_HEIGHT) {
 		e |= wb_par_rows(p, s->h1, sizeof(float), W, 1, 0);

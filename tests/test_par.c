@@ -95,6 +95,7 @@ struct world {
 	int row0[NMAX + 1];
 	long off[NMAX][NMAX + 1];
 	char *reg[NMAX];
+	const void *up[NMAX], *dn[NMAX]; /* halo buffers sent up / down */
 };
 
 struct link {
@@ -117,20 +118,19 @@ static int fake_gather(void *user, void *buf, size_t elsize, const long *off)
 	return 0;
 }
 
-static int fake_halo(void *user, void *base, size_t rb, int hw)
+static int fake_halo(void *user, const void *to_up, const void *to_dn,
+		     void *from_up, void *from_dn, size_t bytes)
 {
 	struct link *l = user;
 	struct world *w = l->w;
-	const int *row0 = w->row0, r = l->rank;
-	char *b = base;
-	w->reg[r] = b;
+	const int r = l->rank;
+	w->up[r] = to_up;
+	w->dn[r] = to_dn;
 #pragma omp barrier
-	if (r > 0) /* the rows above from the rank above */
-		memcpy(b + (size_t)(row0[r] - hw) * rb,
-		       w->reg[r - 1] + (size_t)(row0[r] - hw) * rb, hw * rb);
+	if (r > 0) /* what the rank above sent down */
+		memcpy(from_up, w->dn[r - 1], bytes);
 	if (r + 1 < w->n)
-		memcpy(b + (size_t)row0[r + 1] * rb,
-		       w->reg[r + 1] + (size_t)row0[r + 1] * rb, hw * rb);
+		memcpy(from_dn, w->up[r + 1], bytes);
 #pragma omp barrier
 	return 0;
 }
@@ -171,8 +171,8 @@ static int exchange(struct world *w, int x, void **buf, const long *start,
 			struct wb_par *p = &w->p[r];
 			ran = 1;
 			rc[r] = x == X_ROWS ? wb_par_rows(p, buf[r], sizeof(float), W, 1, 0) :
-				x == X_HALO ? wb_par_halo(p, buf[r], sizeof(float), W, 1, 2) :
-				x == X_RING ? wb_par_ring(p, buf[r], sizeof(float), W, nx, ny) :
+				x == X_HALO ? wb_par_halo(p, &buf[r], 1, sizeof(float), W, 1, 2) :
+				x == X_RING ? wb_par_ring(p, &buf[r], 1, sizeof(float), W, nx, ny) :
 					      wb_par_list(p, buf[r], sizeof(double), start);
 		}
 	}
@@ -297,8 +297,9 @@ static void test_one_process(void **state)
 	assert_int_equal(j1, 17);
 	float x = 3;
 	assert_int_equal(wb_par_rows(NULL, &x, sizeof(x), 1, 0, 0), 0);
-	assert_int_equal(wb_par_halo(NULL, &x, sizeof(x), 1, 0, 2), 0);
-	assert_int_equal(wb_par_ring(NULL, &x, sizeof(x), 1, 1, 1), 0);
+	void *f[1] = { &x };
+	assert_int_equal(wb_par_halo(NULL, f, 1, sizeof(x), 1, 0, 2), 0);
+	assert_int_equal(wb_par_ring(NULL, f, 1, sizeof(x), 1, 1, 1), 0);
 	assert_true(wb_par_sum(NULL, 42) == 42);
 	assert_true(x == 3);
 }
