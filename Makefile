@@ -11,6 +11,9 @@
 #   make SAN=1 test   the same with ASan/UBSan (objects in build/san/); the
 #                     long solver runs are shortened (WB_TEST_QUICK=1)
 #   make OPENCL=1     build with the OpenCL path
+#   make MPI=1        also bin-mpi/wbake: one bake over the ranks of an
+#                     mpirun (Open MPI, mpicc; docs/mpi.md); make mpi
+#                     builds only that
 #   make fresh-check  make test in a debootstrapped minimal Debian 12 (root)
 #   make V=1          show the commands
 
@@ -76,11 +79,28 @@ EXAMPLE_SRC = $(sort $(wildcard examples/*.c))
 EXAMPLES  = $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 
 .SECONDARY:
-.PHONY: all deps test-deps test bench bake bake-world fuzz clean
-all: deps $(PROGS) $(EXAMPLES)
+.PHONY: all deps test-deps test bench bake bake-world fuzz clean mpi
+.DEFAULT_GOAL := all
+
+# MPI (docs/mpi.md): only src/mpi_bake.c and bake/wbake.c use MPI; they are
+# compiled again with mpicc and -DWB_MPI into $(BUILD)-mpi and linked with
+# the plain library (whose mpi_bake.o is empty and never pulled in).
+MPICC     ?= mpicc
+MPI_BUILD  = $(BUILD)-mpi
+MPI_WBAKE  = $(BIN)-mpi/wbake
+mpi: $(MPI_WBAKE)
+$(MPI_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $<")
+	$(Q)$(MPICC) $(FINAL_CFLAGS) -DWB_MPI=1 -c $< -o $@
+$(MPI_WBAKE): $(MPI_BUILD)/bake/wbake.o $(MPI_BUILD)/src/mpi_bake.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(MPICC) $(FINAL_LDFLAGS) $^ $(LIBS) -o $@
+all: deps $(PROGS) $(EXAMPLES) $(if $(filter 1,$(MPI)),$(MPI_WBAKE))
 
 deps:
-	$(Q)sh scripts/deps.sh build $(if $(filter 1,$(OPENCL)),opencl)
+	$(Q)sh scripts/deps.sh build $(if $(filter 1,$(OPENCL)),opencl) $(if $(filter 1,$(MPI)),mpi)
 test-deps:
 	$(Q)sh scripts/deps.sh test
 # CI on a fresh minimal Debian 12 in a chroot (root; see README.md)
@@ -166,11 +186,11 @@ fuzz-run: fuzz
 
 # make test also builds the OpenCL path and runs its tests on PoCL (CPU).
 test: test-deps
-	$(Q)$(MAKE) --no-print-directory $(PROGS) $(TESTS) $(REPLAYS) $(FUZZERS) $(EXAMPLES)
+	$(Q)$(MAKE) --no-print-directory $(PROGS) $(TESTS) $(REPLAYS) $(FUZZERS) $(EXAMPLES) $(MPI_WBAKE)
 ifneq ($(OPENCL),1)
 	$(Q)$(MAKE) --no-print-directory OPENCL=1 cl-tests
 endif
-	$(Q)BUILD=$(BUILD) BIN=$(BIN) CL_BUILD=$(BUILD)-cl CL_BIN=$(BIN)-cl FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	$(Q)BUILD=$(BUILD) BIN=$(BIN) MPI_BIN=$(BIN)-mpi CL_BUILD=$(BUILD)-cl CL_BIN=$(BIN)-cl FUZZ_SECONDS=$(FUZZ_SECONDS) \
 	  $(if $(filter 1,$(SAN)),WB_TEST_QUICK=1) sh tests/run.sh
 
 .PHONY: cl-tests
@@ -207,6 +227,6 @@ else
 endif
 
 clean:
-	rm -rf build bin out tests/tmp
+	rm -rf build bin bin-mpi out tests/tmp
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -35,6 +35,9 @@
 #include "cl.h"
 #endif
 #include "bake.h"
+#ifdef WB_MPI
+#include "mpi_bake.h"
+#endif
 #include "output.h"
 #include "report.h"
 #include "strutil.h"
@@ -84,6 +87,7 @@ struct opts {
 	int opencl, cl_device, list_devices;
 	int threads;
 	long steps;
+	int mute; /* MPI: a rank other than 0 (its messages only on failure) */
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -228,6 +232,15 @@ static void print_diags(const struct wb_diags *d, int from, int quiet)
 		fprintf(stderr, "wbake: ... and %d more problem%s not shown "
 			"(at most %d errors and %d warnings are listed)\n",
 			more, more == 1 ? "" : "s", SHOWN, SHOWN);
+}
+
+/* print_diags, except on the ranks of an MPI bake other than 0 (they
+ * print all of theirs at the end when they fail). */
+static void show_diags(const struct opts *o, const struct wb_diags *d,
+		       int from)
+{
+	if (!o->mute)
+		print_diags(d, from, o->quiet);
 }
 
 /* ---- progress ---------------------------------------------------------- */
@@ -475,7 +488,9 @@ static int stopped(const struct opts *o, int existed)
 {
 	int sig = stop_signal;
 	const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
-	if (!o->out || (o->check && !o->dump))
+	if (o->mute) /* an MPI rank other than 0: OUTDIR is rank 0's */
+		fprintf(stderr, "wbake: stopped by %s\n", name);
+	else if (!o->out || (o->check && !o->dump))
 		fprintf(stderr, "wbake: stopped by %s; nothing was written\n",
 			name);
 	else if (existed)
@@ -494,6 +509,22 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	install_signals();
+#ifdef WB_MPI
+	/* bin-mpi/wbake: one bake over the ranks of mpirun (docs/mpi.md) */
+	struct wb_mpi mpi;
+	int started = 0; /* the ranks passed the start check together */
+	if (wb_mpi_init(&argc, &argv, &mpi)) {
+		fprintf(stderr, "wbake: MPI could not start\n");
+		return WB_EIO;
+	}
+	int writer = mpi.rank == 0;
+	if (!writer) { /* rank 0 speaks and writes for all */
+		o.mute = o.quiet = 1;
+		o.json = 0;
+	}
+#else
+	const int writer = 1;
+#endif
 
 	if (o.list_devices || o.opencl) {
 #ifndef WB_OPENCL
@@ -533,16 +564,35 @@ int main(int argc, char **argv)
 	if (!st && o.solver >= 0)
 		b.sc.sim.solver = (enum wb_solver_kind)o.solver;
 	/* claim OUTDIR now, so that a bad one fails before the solve */
-	if (!st && (!o.check || o.dump)) {
+	if (!st && (!o.check || o.dump) && writer) {
 		st = wb_outdir_open(&od, o.out, &d);
 		claimed = st == WB_OK;
 		existed = od.existed;
 	}
-	if (!st && o.dump)
+	if (!st && o.dump && writer)
 		st = dump_inputs(od.staging, r, &d);
 	if (!st && o.from)
 		st = wb_bake_warm(&b, o.from, &d);
-	print_diags(&d, 0, o.quiet);
+#ifdef WB_MPI
+	if (mpi.size > 1) {
+		/* every rank: the same build, scene, terrain and options, and
+		 * all started; the same verdict everywhere */
+		struct wb_mpi_id id;
+		enum wb_status mine = st;
+		if (!mine)
+			mine = wb_mpi_identify(&id, o.scene, b.hm.sha256, argc,
+					       argv, &d);
+		if (!mine && writer && b.r.ny < 2 * mpi.size)
+			mine = wb_fail(&d, WB_EINPUT, NULL,
+				       "%d MPI ranks for a grid of %d rows: each rank needs two rows at least",
+				       mpi.size, b.r.ny);
+		st = wb_mpi_check(&mpi, mine, mine ? NULL : &id, &d);
+		started = st == WB_OK;
+		if (mine != WB_OK)
+			o.mute = 0; /* this rank's own reasons */
+	}
+#endif
+	show_diags(&o, &d, 0);
 	if (st)
 		goto done;
 	if (stop_signal) {
@@ -564,7 +614,7 @@ int main(int argc, char **argv)
 		if (o.dump) {
 			int first = d.n;
 			st = wb_outdir_commit(&od, &d);
-			print_diags(&d, first, o.quiet);
+			show_diags(&o, &d, first);
 		}
 		goto done;
 	}
@@ -580,6 +630,19 @@ int main(int argc, char **argv)
 	so.opencl = o.opencl;
 	so.cl_device = o.cl_device;
 	so.cancel = &stop_signal;
+#ifdef WB_MPI
+	if (mpi.size > 1) {
+		/* rows to ranks by the work expected: the same per cell
+		 * (docs/mpi.md: the LBM costs the same wet or dry, the SWE
+		 * runs dense over several ranks), so equal rows */
+		st = wb_mpi_split(&mpi, r->ny, NULL, &d);
+		if (st)
+			goto done;
+		so.par = &mpi.par;
+		if (!o.threads)
+			so.threads = mpi.threads;
+	}
+#endif
 	if (!o.quiet)
 		fprintf(stderr, "%s: baking '%s' (%dx%d cells at %g m) with %s on %s\n",
 			scene_esc, sc->name, r->nx, r->ny, r->dx, pr.what,
@@ -587,9 +650,19 @@ int main(int argc, char **argv)
 			"all threads");
 	int first = d.n;
 	st = wb_bake_solve(&b, &so, &d);
+#ifdef WB_MPI
+	if (mpi.size > 1 && !o.quiet)
+		fprintf(stderr, "mpi: %d ranks, rank 0 on %s computed rows %d..%d of %d; it received %.4g MB per step in %.3g exchanges, which took %.1f %% of the solve (waiting for the other ranks included)\n",
+			mpi.size, mpi.host, mpi.par.row0[0], mpi.par.row0[1] - 1,
+			r->ny, mpi.par.bytes / 1e6 / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0),
+			(double)mpi.par.calls / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0),
+			b.rep.seconds > 0 ? 100.0 * mpi.par.secs / b.rep.seconds : 0.0);
+	if (!writer && st == WB_OK && !stop_signal)
+		goto done; /* rank 0 writes */
+#endif
 	if (pr.shown)
 		fputc('\n', stderr);
-	print_diags(&d, first, o.quiet);
+	show_diags(&o, &d, first);
 	if (st == WB_ECANCEL || stop_signal) {
 		exit_code = stopped(&o, existed);
 		goto done;
@@ -619,7 +692,7 @@ int main(int argc, char **argv)
 			pr.what, rep->lattice_speed, rep->lattice_speed_reason,
 			rep->h_deep, rep->h_flood, rep->rescales, rep->tau,
 			rep->viscosity, rep->viscosity_requested);
-	print_diags(&d, first, o.quiet);
+	show_diags(&o, &d, first);
 	if (o.require_steady && (!as.steady || as.filling)) {
 		fprintf(stderr, "wbake: --require-steady: the bake is %s\n",
 			!as.steady ? "not steady" : "not steady (the water is still rising)");
@@ -651,7 +724,7 @@ int main(int argc, char **argv)
 		st = wb_output_write(sc, r, &b.st, rep, &oo, &sum, &d);
 	}
 	if (st == WB_ECANCEL || (!st && stop_signal)) {
-		print_diags(&d, first, o.quiet);
+		show_diags(&o, &d, first);
 		exit_code = stopped(&o, existed);
 		goto done;
 	}
@@ -689,7 +762,7 @@ int main(int argc, char **argv)
 	}
 	if (!st)
 		st = wb_outdir_commit(&od, &d);
-	print_diags(&d, first, o.quiet);
+	show_diags(&o, &d, first);
 	if (!st && !o.quiet)
 		fprintf(stderr, "wrote %s (%lld bytes; pages: %ld data, %ld flat, %ld empty) and %s\n",
 			sum.pack_path, sum.pack_bytes, sum.pages_data,
@@ -706,7 +779,21 @@ done:
 		print_json(&o, &b.sc, &b.r,
 			   exit_code >= 0 ? (enum wb_status)exit_code : st, &d,
 			   &b.rep, &as, &sum, b.solved);
+	int rc_end = exit_code >= 0 ? exit_code : (int)st;
+#ifdef WB_MPI
+	if (mpi.size > 1 && rc_end && started) {
+		/* failed after the ranks started together: the others may
+		 * wait on this rank; end them all */
+		if (!writer)
+			print_diags(&d, 0, 0);
+		fprintf(stderr, "wbake: rank %d of %d (host %s) failed (exit %d); ending the bake on every rank\n",
+			mpi.rank, mpi.size, mpi.host, rc_end);
+		fflush(stderr);
+		wb_mpi_abort(&mpi, rc_end);
+	}
+	wb_mpi_finalize(&mpi);
+#endif
 	wb_bake_release(&b);
 	wb_diags_release(&d);
-	return exit_code >= 0 ? exit_code : (int)st;
+	return rc_end;
 }

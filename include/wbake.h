@@ -378,6 +378,8 @@ void wb_state_free(struct wb_state *s);
 typedef void (*wb_progress_fn)(void *user, long step, long max_steps,
 			       double residual);
 
+struct wb_par;
+
 struct wb_solve_opts {
 	int threads;         /* 0 = all cores */
 	long steps;          /* > 0: run exactly this many steps, no conv. stop */
@@ -389,6 +391,9 @@ struct wb_solve_opts {
 	   caller sets it) the solver stops within a few steps and returns
 	   WB_ECANCEL */
 	const volatile sig_atomic_t *cancel;
+	/* one bake over several processes (src/par.h, make MPI=1): this
+	   process's rows and the exchange hooks; NULL: one process */
+	struct wb_par *par;
 };
 
 /* How a bake's solver started (manifest solver.start). */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages wbake needs, when they are missing.
-# Usage: scripts/deps.sh [build|test|opencl|fuzz]...   (default: build)
+# Usage: scripts/deps.sh [build|test|opencl|fuzz|mpi]...   (default: build)
 #
 # Prerequisites: Debian 12, root or sudo, network to the Debian mirrors.
 # Does nothing when everything is present. Otherwise prints one line per
@@ -11,9 +11,10 @@ set -eu
 # The package sets, one variable each: add a package to the set that needs it.
 pkgs_compiler="gcc libc6-dev"                        # cc, ar, libgomp (OpenMP)
 pkgs_build="libpng-dev zlib1g-dev libcjson-dev libstb-dev"
-pkgs_test="libcmocka-dev chromium"
+pkgs_test="libcmocka-dev chromium openmpi-bin libopenmpi-dev" # + MPI (docs/mpi.md)
 pkgs_opencl="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"
 pkgs_fuzz="clang libclang-rt-14-dev"                 # libFuzzer, ASan, UBSan
+pkgs_mpi="openmpi-bin libopenmpi-dev"                # make MPI=1 (bin-mpi/wbake)
 
 # Which sets each argument wants, in install order.
 sets=""
@@ -24,7 +25,8 @@ for what in "${@:-build}"; do
 	test)   add compiler build test opencl fuzz ;;
 	opencl) add compiler build opencl ;;
 	fuzz)   add compiler build fuzz ;;
-	*) echo "deps.sh: unknown set '$what' (expected build, test, opencl or fuzz)" >&2; exit 1 ;;
+	mpi)    add compiler build mpi ;;
+	*) echo "deps.sh: unknown set '$what' (expected build, test, opencl, fuzz or mpi)" >&2; exit 1 ;;
 	esac
 done
 
@@ -35,6 +37,7 @@ describe() {
 	test)     echo "the test framework" ;;
 	opencl)   echo "OpenCL (PoCL on the CPU)" ;;
 	fuzz)     echo "clang and its sanitizer runtimes (fuzzers)" ;;
+	mpi)      echo "Open MPI (mpicc, mpirun)" ;;
 	*)        echo "$1" ;;
 	esac
 }

@@ -39,6 +39,7 @@
 
 #include "hydro.h"
 #include "lbm.h"
+#include "par.h"
 #include "solve.h"
 
 const int lbm_cx[LBM_Q] = { 0, 1, 1, 0, -1, -1, -1, 0, 1 };
@@ -1262,8 +1263,12 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 		int64_t ein, eout;
 		edge_flux(L, &ein, &eout);
 		const int H = L->H;
+		/* several processes (par.h): this one's rows, then the
+		   exchange of what the rows wrote */
+		int J0, J1;
+		wb_par_band(L->par, L->ny, &J0, &J1);
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
-		for (int jj = 1; jj < H - 1; jj++) {
+		for (int jj = J0 + 1; jj < J1 + 1; jj++) {
 			L->row_clamp[jj] = 0;
 			L->row_bad[jj] = 0;
 			L->row_in[jj] = 0;
@@ -1271,6 +1276,10 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 			lbm_kernel_row(L, jj);
 			specials_row(L, jj - 1);
 		}
+		if (L->par && (lbm_par_exchange(L) || L->par->failed))
+			return wb_fail(d, WB_EIO, NULL,
+				       "lbm: step %ld: exchange between processes failed",
+				       L->step + 1);
 		int bad = 0;
 		int64_t in = ein, out = eout;
 		for (int jj = 1; jj < H - 1; jj++) {
@@ -1377,8 +1386,10 @@ void lbm_macro(struct lbm *L, float *hout, float *uout, float *vout)
 	const float ghk = (float)(L->p.g / (L->p.e * L->p.e));
 	const float umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
 	const float fr2 = (float)(L->p.fr_max * L->p.fr_max);
+	int J0, J1; /* several processes: this one's rows (par.h) */
+	wb_par_band(L->par, L->ny, &J0, &J1);
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
-	for (int j = 0; j < L->ny; j++) {
+	for (int j = J0; j < J1; j++) {
 		for (int i = 0; i < L->nx; i++) {
 			int n = PIX(L, i, j);
 			float h = 0, Mx = 0, My = 0;
@@ -1434,13 +1445,15 @@ int64_t lbm_mass(const struct lbm *L)
 {
 	int32_t *const *A = L->f[L->cur];
 	int64_t v = 0;
-	for (int j = 0; j < L->ny; j++)
+	int J0, J1; /* several processes: theirs added (exact integers) */
+	wb_par_band(L->par, L->ny, &J0, &J1);
+	for (int j = J0; j < J1; j++)
 		for (int i = 0; i < L->nx; i++) {
 			int n = PIX(L, i, j);
 			for (int a = 0; a < LBM_Q; a++)
 				v += A[a][n];
 		}
-	return v;
+	return L->par ? (int64_t)wb_par_sum(L->par, v) : v;
 }
 
 double lbm_volume(const struct lbm *L)
@@ -1472,7 +1485,16 @@ static double rel_change(const struct lbm *L, const float *h, const float *u0,
 {
 	double num = 0, den = 0, hs = 0;
 	const float hthin = (float)(LBM_THIN * L->p.h_dry);
-	for (int j = 0; j < L->ny; j++) {
+	/* several processes (par.h): each its rows' partials, exchanged,
+	   then all added in row order */
+	int J0, J1;
+	wb_par_band(L->par, L->ny, &J0, &J1);
+	double *part = L->par ? malloc((size_t)L->ny * 3 * sizeof(double)) : NULL;
+	if (L->par && !part) {
+		L->par->failed = 1;
+		return 0;
+	}
+	for (int j = J0; j < J1; j++) {
 		double rn = 0, rd = 0, rh = 0;
 		for (int i = 0; i < L->nx; i++) {
 			size_t k = i + (size_t)j * L->nx;
@@ -1483,9 +1505,24 @@ static double rel_change(const struct lbm *L, const float *h, const float *u0,
 			rd += h[k] * ((double)u1[k] * u1[k] + (double)v1[k] * v1[k]);
 			rh += h[k];
 		}
+		if (part) {
+			part[3 * j] = rn;
+			part[3 * j + 1] = rd;
+			part[3 * j + 2] = rh;
+			continue;
+		}
 		num += rn;
 		den += rd;
 		hs += rh;
+	}
+	if (part) {
+		wb_par_rows(L->par, part, 3 * sizeof(double), 1, 0, 0);
+		for (int j = 0; j < L->ny; j++) {
+			num += part[3 * j];
+			den += part[3 * j + 1];
+			hs += part[3 * j + 2];
+		}
+		free(part);
 	}
 	den = MAXF(den, LBM_RES_FLOOR * LBM_RES_FLOOR * hs);
 	return den > 0 ? sqrt(num / den) : 0;
@@ -1515,11 +1552,12 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	enum wb_status st = lbm_init(&L, r, sim, o ? o->threads : 0, d);
 	if (st != WB_OK)
 		return st;
+	L.par = o ? o->par : NULL;
 	size_t n = (size_t)r->nx * r->ny;
 	/* window sums of h, u, v (sampled every 'every' steps), the last
 	 * window's means and the previous window's mean velocity */
-	float *h = malloc(n * sizeof(float)), *u = malloc(n * sizeof(float)),
-	      *v = malloc(n * sizeof(float)), *up = calloc(n, sizeof(float)),
+	float *h = calloc(n, sizeof(float)), *u = calloc(n, sizeof(float)),
+	      *v = calloc(n, sizeof(float)), *up = calloc(n, sizeof(float)),
 	      *vp = calloc(n, sizeof(float));
 	float *sh = calloc(n, sizeof(float)), *su = calloc(n, sizeof(float)),
 	      *sv = calloc(n, sizeof(float)), *mh = calloc(n, sizeof(float));
@@ -1609,6 +1647,16 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		memcpy(out->v, vp, n * sizeof(float));
 	} else {
 		lbm_macro(&L, out->h, out->u, out->v);
+	}
+	if (L.par) { /* several processes: each had its rows (par.h) */
+		wb_par_rows(L.par, out->h, sizeof(float), r->nx, 0, 0);
+		wb_par_rows(L.par, out->u, sizeof(float), r->nx, 0, 0);
+		wb_par_rows(L.par, out->v, sizeof(float), r->nx, 0, 0);
+		if (L.par->failed) {
+			st = wb_fail(d, WB_EIO, NULL,
+				     "lbm: exchange between processes failed");
+			goto done;
+		}
 	}
 	double dx2 = L.p.dx * L.p.dx;
 	rep->steps = L.step;

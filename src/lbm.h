@@ -227,6 +227,7 @@ struct lbm {
 	int64_t vol_in, vol_out; /* integer units (times unit dx^2 = m^3) */
 	long clamped;
 	double origin[2];
+	struct wb_par *par;   /* several processes (par.h); NULL: one */
 };
 
 /* Set up the context from the raster (initial water at rest). threads: 0 =

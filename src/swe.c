@@ -65,6 +65,7 @@ static inline double omp_get_wtime(void) { return 0; }
 #pragma GCC optimize("no-trapping-math")
 #endif
 
+#include "par.h"
 #include "solve.h"
 #include "swe.h"
 #include "util.h"
@@ -895,13 +896,19 @@ static long *list_rows(const struct swe_ctx *s, const struct swe_cell_list *l)
 double swe_grid_volume(const struct swe_ctx *s)
 {
 	double vol = 0.0;
-	for (int j = 0; j < s->ny; j++) {
+	int J0, J1; /* several processes: row sums exchanged (par.h) */
+	wb_par_band(s->par, s->ny, &J0, &J1);
+	for (int j = J0; j < J1; j++) {
 		double row = 0.0;
 		const float *h = s->h + P(s, 0, j);
 		for (int i = 0; i < s->nx; i++)
 			row += (double)h[i];
-		vol += row;
+		s->row_d[j] = row;
 	}
+	if (s->par)
+		wb_par_rows(s->par, s->row_d, sizeof(double), 1, 0, 0);
+	for (int j = 0; j < s->ny; j++)
+		vol += s->row_d[j];
 	return vol * s->dx * s->dx;
 }
 
@@ -1218,6 +1225,8 @@ static enum wb_status diverged(struct swe_ctx *s, struct wb_diags *d,
 			       const char *what, const float *f, int jrow)
 {
 	int bi = 0;
+	if (s->par) /* several processes: the row may be another's */
+		wb_par_rows(s->par, (void *)f, sizeof(float), s->W, 1, 1);
 	for (int i = 0; i <= s->nx; i++) {
 		float x = f[P(s, i, jrow)];
 		if (!isfinite(x)) {
@@ -1230,6 +1239,65 @@ static enum wb_status diverged(struct swe_ctx *s, struct wb_diags *d,
 
 /* MacCormack forward estimates of all faces into ut / vt (their boundary
  * faces hold the old values, their ghosts copy the edge faces). */
+/* ---- several processes (par.h) ---------------------------------------------
+ * A process computes the rows [J0, J1) of each row phase; par_sync then
+ * hands what the phase wrote in those rows (fields, per-row partials, the
+ * volume changes of the row actions) to the others, so that every process
+ * holds the one-process state again. Nonzero when the exchange failed. */
+enum { PAR_HEIGHT, PAR_MC, PAR_VELOCITY, PAR_FUSED, PAR_FOAM };
+
+static int par_sync(struct swe_ctx *s, int phase, struct row_out *ro)
+{
+	struct wb_par *p = s->par;
+	const long W = s->W;
+	const int ny = s->ny;
+	int e = 0;
+	if (phase == PAR_MC) {
+		e |= wb_par_rows(p, s->ut, sizeof(float), W, 1, 0);
+		e |= wb_par_rows(p, s->vt, sizeof(float), W, 1, 0);
+		return e;
+	}
+	if (phase == PAR_FUSED) {
+		/* the fused step reads two rows around each row it computes
+		   and the edge conditions the ring: only those go (halo mode;
+		   the unfused step's particles read everywhere: all rows) */
+		void *f[3] = { s->h1, s->u1, s->v1 };
+		e |= wb_par_halo(p, f, 3, sizeof(float), W, 1, 2);
+		e |= wb_par_ring(p, f, 3, sizeof(float), W, s->nx, ny);
+		e |= wb_par_rows(p, s->row_l, sizeof(long), 1, 0, 0);
+	}
+	if (phase == PAR_FOAM) {
+		void *f[1] = { s->foam };
+		e |= wb_par_halo(p, f, 1, sizeof(float), W, 1, 2);
+		e |= wb_par_ring(p, f, 1, sizeof(float), W, s->nx, ny);
+	}
+	if (phase == PAR_HEIGHT) {
+		e |= wb_par_rows(p, s->h1, sizeof(float), W, 1, 0);
+		e |= wb_par_rows(p, s->row_l, sizeof(long), 1, 0, 0);
+	}
+	if (phase == PAR_HEIGHT) {
+		e |= wb_par_rows(p, s->fu, sizeof(float), W, 1, 0);
+		e |= wb_par_rows(p, s->fv, sizeof(float), W, 1, 1);
+	}
+	if (phase == PAR_FUSED) {
+		if (s->src.n)
+			e |= wb_par_list(p, s->src_dv, sizeof(double), s->src_row);
+		if (s->fixed.n)
+			e |= wb_par_list(p, s->fix_dv, sizeof(double), s->fix_row);
+		if (s->sink.n)
+			e |= wb_par_list(p, s->sink_dv, sizeof(double), s->sink_row);
+	}
+	if (phase == PAR_VELOCITY) {
+		e |= wb_par_rows(p, s->u1, sizeof(float), W, 1, 0);
+		e |= wb_par_rows(p, s->v1, sizeof(float), W, 1, 0);
+	}
+	if (phase == PAR_VELOCITY || phase == PAR_FUSED) {
+		e |= wb_par_rows(p, ro, sizeof(*ro), 1, 0, 0);
+		e |= wb_par_rows(p, ro + ny, sizeof(*ro), 1, 0, 0);
+	}
+	return e;
+}
+
 static void mc_forward(struct swe_ctx *s, float k, const struct face_par *fp)
 {
 	const int nx = s->nx, ny = s->ny;
@@ -1241,8 +1309,10 @@ static void mc_forward(struct swe_ctx *s, float k, const struct face_par *fp)
 		s->vt[P(s, i, 0)] = s->v[P(s, i, 0)];
 		s->vt[P(s, i, ny)] = s->v[P(s, i, ny)];
 	}
+	int J0, J1;
+	wb_par_band(s->par, ny, &J0, &J1);
 #pragma omp parallel for schedule(static) num_threads(s->threads)
-	for (int j = 0; j < ny; j++) {
+	for (int j = J0; j < J1; j++) {
 		struct row_out tmp;
 		struct flux_rows frw;
 		memset(&frw, 0, sizeof(frw));
@@ -1252,6 +1322,8 @@ static void mc_forward(struct swe_ctx *s, float k, const struct face_par *fp)
 		if (j > 0)
 			v_fwd(s, j, 0, nx, k, fp, &frw, &tmp);
 	}
+	if (s->par)
+		s->par_err |= par_sync(s, PAR_MC, NULL);
 	fill_face_ghosts(s, s->ut, s->vt);
 }
 
@@ -1449,11 +1521,13 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 {
 	const int ny = s->ny;
 	const long W = s->W;
+	int J0, J1;
+	wb_par_band(s->par, ny, &J0, &J1);
 #pragma omp parallel num_threads(s->threads)
 	{
 		int t = omp_get_thread_num(), nt = omp_get_num_threads();
-		int j0 = (int)((long)ny * t / nt);
-		int j1 = (int)((long)ny * (t + 1) / nt);
+		int j0 = J0 + (int)((long)(J1 - J0) * t / nt);
+		int j1 = J0 + (int)((long)(J1 - J0) * (t + 1) / nt);
 		float *ring = s->ring + (size_t)t * 16 * W;
 #define FU(r) (ring + ((r) & 3) * W)
 #define FV(r) (ring + (4 + ((r) & 3)) * W)
@@ -1461,6 +1535,14 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 #define VT(r) (ring + (12 + ((r) & 3)) * W + 1)
 		if (j1 > j0) {
 			int j = j1 - 1;
+			flux_row(s, j, hmax, FU(j), FV(j));
+			flux_row(s, j + 1, hmax, FU(j + 1), FV(j + 1));
+			height_and_actions(s, j, k, FU(j), FV(j), FV(j + 1), rb);
+		}
+		if (t == 0 && J0 > 0 && J1 > J0) {
+			/* another process's last depth row, which this band's
+			   first faces read: computed here too (same bytes) */
+			int j = J0 - 1;
 			flux_row(s, j, hmax, FU(j), FV(j));
 			flux_row(s, j + 1, hmax, FU(j + 1), FV(j + 1));
 			height_and_actions(s, j, k, FU(j), FV(j), FV(j + 1), rb);
@@ -2015,6 +2097,13 @@ static void sparse_velocity(struct swe_ctx *s, float k,
 	}
 }
 
+static enum wb_status par_failed(struct swe_ctx *s, struct wb_diags *d)
+{
+	return wb_fail(d, WB_EIO, NULL,
+		       "swe: step %ld: exchange between processes failed",
+		       s->step + 1);
+}
+
 enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 {
 	const int nx = s->nx, ny = s->ny;
@@ -2076,6 +2165,10 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 		book_edges(s, hmax);
 		fill_face_ghosts(s, s->u, s->v);
 		fused_pass(s, k, hmax, &fp, mc, urow, vrow, ro, rb);
+		if (s->par && par_sync(s, PAR_FUSED, ro)) {
+			free(ro);
+			return par_failed(s, d);
+		}
 		for (int j = 0; j < ny; j++)
 			if (rb[j]) {
 				free(ro);
@@ -2086,9 +2179,15 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 		fill_ghosts(s, s->h1, 1);
 	} else {
 		/* 1. height integration */
+		int J0, J1;
+		wb_par_band(s->par, ny, &J0, &J1);
 #pragma omp parallel for schedule(static) num_threads(T)
-		for (int j = 0; j < ny; j++)
+		for (int j = J0; j < J1; j++)
 			rb[j] = height_row(s, j, 0, nx, k, hmax);
+		if (s->par && par_sync(s, PAR_HEIGHT, ro)) {
+			free(ro);
+			return par_failed(s, d);
+		}
 		for (int j = 0; j < ny; j++)
 			if (rb[j]) {
 				free(ro);
@@ -2107,7 +2206,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 			mc_forward(s, k, &fp);
 		const float *fu = s->fu, *fv = s->fv;
 #pragma omp parallel for schedule(static) num_threads(T)
-		for (int j = 0; j < ny; j++) {
+		for (int j = J0; j < J1; j++) {
 			struct flux_rows frw = {
 				fu + P(s, 0, j - 1), fu + P(s, 0, j),
 				fv + P(s, 0, j - 1), fv + P(s, 0, j),
@@ -2127,6 +2226,10 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 				vrow(s, j, 0, nx, k, &fp, &frw, &ro[ny + j]);
 			else
 				memset(&ro[ny], 0, sizeof(ro[ny]));
+		}
+		if (s->par && (s->par_err || par_sync(s, PAR_VELOCITY, ro))) {
+			free(ro);
+			return par_failed(s, d);
 		}
 	}
 	set_bc_faces(s, s->u, s->v, s->u1, s->v1, s->h1, &fp);
@@ -2160,6 +2263,9 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 
 	if (s->foam_on)
 		foam_step(s, s->h, s->u, s->v);
+	if (s->par && s->foam_on && !s->sp.on && fused &&
+	    par_sync(s, PAR_FOAM, NULL))
+		return par_failed(s, d);
 
 	s->t += dt;
 	s->t_cur += dt;
@@ -2174,8 +2280,12 @@ double swe_residual(struct swe_ctx *s)
 	const int nx = s->nx, ny = s->ny;
 	double *dn = s->row_d, *nn = s->row_d2;
 	int T = s->threads;
+	int J0, J1; /* several processes: row sums exchanged (par.h) */
+	wb_par_band(s->par, ny, &J0, &J1);
+	if (J1 == ny)
+		J1 = ny + 1;
 #pragma omp parallel for schedule(static) num_threads(T)
-	for (int j = 0; j <= ny; j++) {
+	for (int j = J0; j < J1; j++) {
 		double a = 0.0, b = 0.0;
 		long base = P(s, 0, j);
 		if (j < ny)
@@ -2191,6 +2301,10 @@ double swe_residual(struct swe_ctx *s)
 		}
 		dn[j] = a;
 		nn[j] = b;
+	}
+	if (s->par) {
+		wb_par_rows(s->par, dn, sizeof(double), 1, 0, 1);
+		wb_par_rows(s->par, nn, sizeof(double), 1, 0, 1);
 	}
 	double a = 0.0, b = 0.0;
 	for (int j = 0; j <= ny; j++) {
@@ -2318,8 +2432,10 @@ double swe_means_close(struct swe_means *m, const struct swe_ctx *s)
 	double *rh = malloc((size_t)ny * sizeof(double));
 	if (!rh)
 		return INFINITY;
+	int J0, J1; /* several processes: row sums exchanged (par.h) */
+	wb_par_band(s->par, ny, &J0, &J1);
 #pragma omp parallel for schedule(static) num_threads(s->threads)
-	for (int j = 0; j < ny; j++) {
+	for (int j = J0; j < J1; j++) {
 		double a = 0.0, b = 0.0, hh = 0.0;
 		for (int i = 0; i < nx; i++) {
 			long c = P(s, i, j), q = i + (long)j * nx;
@@ -2341,6 +2457,11 @@ double swe_means_close(struct swe_means *m, const struct swe_ctx *s)
 		rn[j] = a;
 		rd[j] = b;
 		rh[j] = hh;
+	}
+	if (s->par) {
+		wb_par_rows(s->par, rn, sizeof(double), 1, 0, 0);
+		wb_par_rows(s->par, rd, sizeof(double), 1, 0, 0);
+		wb_par_rows(s->par, rh, sizeof(double), 1, 0, 0);
 	}
 	double num = 0.0, den = 0.0, hs = 0.0;
 	for (int j = 0; j < ny; j++) {
@@ -2386,6 +2507,9 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	enum wb_status st = swe_init(&s, r, sim, T, d);
 	if (st)
 		return st;
+	s.par = o->par;
+	if (s.par && s.par->size > 1)
+		s.sp.on = 0; /* the dense path: the same bytes (docs/scale.md) */
 	/* as lbm_solve: defaults for unset limits, progress every
 	   min(window, 100) steps, no convergence stop before two windows */
 	long max = o->steps > 0 ? o->steps :
@@ -2470,6 +2594,24 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			     "(t = %.6g s): relative balance error %.3g",
 			     s.step, s.t, rep->balance_error);
 		goto done;
+	}
+	if (s.par) {
+		/* several processes: every row of the result to every rank */
+		const long W = s.W;
+		wb_par_rows(s.par, s.h, sizeof(float), W, 1, 0);
+		wb_par_rows(s.par, s.u, sizeof(float), W, 1, 0);
+		wb_par_rows(s.par, s.v, sizeof(float), W, 1, 1);
+		if (s.foam_on)
+			wb_par_rows(s.par, s.foam, sizeof(float), W, 1, 0);
+		if (means && M.windows > 0) {
+			wb_par_rows(s.par, M.mh, sizeof(float), s.nx, 0, 0);
+			wb_par_rows(s.par, M.mu, sizeof(float), s.nx, 0, 0);
+			wb_par_rows(s.par, M.mv, sizeof(float), s.nx, 0, 0);
+		}
+		if (s.par->failed) {
+			st = par_failed(&s, d);
+			goto done;
+		}
 	}
 	st = swe_export(&s, out, d);
 	if (st == WB_OK && means && M.windows > 0) {

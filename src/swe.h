@@ -171,6 +171,8 @@ struct swe_ctx {
 	/* divergence report */
 	long bad_cell;
 	struct swe_sparse sp;
+	struct wb_par *par;   /* several processes (par.h); NULL: one */
+	int par_err;          /* an exchange inside a pass failed */
 };
 
 /* swe.c */

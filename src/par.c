@@ -1,0 +1,232 @@
+/*
+ * par.c - row bands and the exchange helpers of par.h (no MPI here).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbm.h"
+#include "par.h"
+
+void wb_par_split(struct wb_par *p, int ny, const double *work)
+{
+	const int n = p->size;
+	p->ny = ny;
+	double tot = 0;
+	for (int j = 0; j < ny; j++)
+		tot += work ? work[j] : 1.0;
+	/* band r ends at the first row where the running sum reaches
+	 * (r + 1) / n of the total, leaving room for the bands after it */
+	double acc = 0;
+	int j = 0;
+	/* two rows at least per band (the halos are two rows deep) */
+	const int least = ny >= 2 * n ? 2 : ny >= n ? 1 : 0;
+	p->row0[0] = 0;
+	for (int r = 1; r < n; r++) {
+		double goal = tot * r / n;
+		int lo = p->row0[r - 1] + least;
+		int hi = ny - (n - r) * least;
+		while (j < ny && (j < lo || acc + (work ? work[j] : 1.0) <= goal) &&
+		       j < hi) {
+			acc += work ? work[j] : 1.0;
+			j++;
+		}
+		p->row0[r] = j;
+	}
+	p->row0[n] = ny;
+}
+
+int wb_par_rows(struct wb_par *p, void *base, size_t elsize, long row_elems,
+		int first, int extra)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	char *b = (char *)base + (size_t)first * row_elems * elsize;
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = (long)(p->row0[r] + (r == p->size ? extra : 0)) *
+			    row_elems;
+	int e = p->allgather(p->user, b, elsize, p->off);
+	p->failed |= e != 0;
+	return e;
+}
+
+int wb_par_list(struct wb_par *p, void *base, size_t elsize,
+		const long *row_start)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = row_start[p->row0[r]];
+	int e = p->allgather(p->user, base, elsize, p->off);
+	p->failed |= e != 0;
+	return e;
+}
+
+int wb_par_halo(struct wb_par *p, void *const *fields, int nf,
+		size_t elsize, long row_elems, int first, int hw)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	const int r = p->rank, j0 = p->row0[r], j1 = p->row0[r + 1];
+	const size_t rb = (size_t)row_elems * elsize, blk = (size_t)hw * rb,
+		     all = blk * (size_t)nf;
+	char *buf = j1 - j0 >= hw ? calloc(4, all) : NULL;
+	if (!buf) {
+		p->failed = 1;
+		return -1;
+	}
+	char *to_up = buf, *to_dn = buf + all, *from_up = buf + 2 * all,
+	     *from_dn = buf + 3 * all;
+	for (int q = 0; q < nf; q++) {
+		const char *b = (const char *)fields[q] + (size_t)first * rb;
+		memcpy(to_up + q * blk, b + (size_t)j0 * rb, blk);
+		memcpy(to_dn + q * blk, b + (size_t)(j1 - hw) * rb, blk);
+	}
+	int e = p->halo(p->user, to_up, to_dn, from_up, from_dn, all);
+	for (int q = 0; q < nf && !e; q++) {
+		char *b = (char *)fields[q] + (size_t)first * rb;
+		if (r > 0) /* band r - 1 has hw rows at least (wb_par_split) */
+			memcpy(b + (size_t)(j0 - hw) * rb, from_up + q * blk, blk);
+		if (r + 1 < p->size)
+			memcpy(b + (size_t)j1 * rb, from_dn + q * blk, blk);
+	}
+	free(buf);
+	p->failed |= e != 0;
+	return e;
+}
+
+long long wb_par_sum(struct wb_par *p, long long v)
+{
+	if (!p || p->size <= 1)
+		return v;
+	long long *all = calloc((size_t)p->size, sizeof(*all));
+	if (!all) {
+		p->failed = 1;
+		return v;
+	}
+	all[p->rank] = v;
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = r;
+	p->failed |= p->allgather(p->user, all, sizeof(*all), p->off) != 0;
+	long long t = 0;
+	for (int r = 0; r < p->size; r++)
+		t += all[r];
+	free(all);
+	return t;
+}
+
+/* The padded rows (or columns) of the ring: the ghost line and the two
+ * interior lines at each end (distinct, ascending); their count. */
+static int ring_lines(int n, int out[6])
+{
+	int c[6] = { 0, 1, 2, n - 1, n, n + 1 }, k = 0;
+	for (int q = 0; q < 6; q++)
+		if (c[q] >= 0 && c[q] <= n + 1 && (k == 0 || c[q] > out[k - 1]))
+			out[k++] = c[q];
+	return k;
+}
+
+/* Owner of padded row R: the band of interior row R - 1 (the ghost rows
+ * go with rows 0 and ny - 1). */
+static int owns(const struct wb_par *p, int r, int R, int ny)
+{
+	int j = R - 1 < 0 ? 0 : R - 1 >= ny ? ny - 1 : R - 1;
+	return j >= p->row0[r] && j < p->row0[r + 1];
+}
+
+int wb_par_ring(struct wb_par *p, void *const *fields, int nf,
+		size_t elsize, long W, int nx, int ny)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	int rows[6], nr = ring_lines(ny, rows), cols[6], nc = ring_lines(nx, cols);
+	/* a ring row: the row of every field; a column record: the ring
+	   columns of one row of every field */
+	const size_t fb = (size_t)W * elsize, rb = fb * (size_t)nf,
+		     cb = (size_t)nc * elsize * (size_t)nf;
+	char *buf = malloc((size_t)nr * rb + (size_t)ny * cb);
+	if (!buf) {
+		p->failed = 1;
+		return -1;
+	}
+	const int me = p->rank, j0 = p->row0[me], j1 = p->row0[me + 1];
+	/* whole padded rows: ownership is monotone in the row, so rank r's
+	   rows are a contiguous run of the list */
+	for (int k = 0; k < nr; k++)
+		if (owns(p, me, rows[k], ny))
+			for (int q = 0; q < nf; q++)
+				memcpy(buf + k * rb + q * fb,
+				       (char *)fields[q] + (size_t)rows[k] * fb, fb);
+	int k = 0;
+	for (int r = 0; r < p->size; r++) {
+		p->off[r] = k;
+		while (k < nr && owns(p, r, rows[k], ny))
+			k++;
+	}
+	p->off[p->size] = k;
+	int e = k != nr; /* cannot happen with non-empty bands */
+	if (!e)
+		e = p->allgather(p->user, buf, rb, p->off);
+	/* the columns of every interior row: by band */
+	char *cbuf = buf + (size_t)nr * rb;
+	for (int j = j0; j < j1; j++)
+		for (int q = 0; q < nf; q++)
+			for (int c = 0; c < nc; c++)
+				memcpy(cbuf + (size_t)j * cb + ((size_t)q * nc + c) * elsize,
+				       (char *)fields[q] + ((size_t)(j + 1) * W + cols[c]) * elsize,
+				       elsize);
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = p->row0[r];
+	e |= p->allgather(p->user, cbuf, cb, p->off);
+	for (int x = 0; x < nr && !e; x++)
+		for (int q = 0; q < nf; q++)
+			memcpy((char *)fields[q] + (size_t)rows[x] * fb,
+			       buf + x * rb + q * fb, fb);
+	for (int j = 0; j < ny && !e; j++)
+		for (int q = 0; q < nf; q++)
+			for (int c = 0; c < nc; c++)
+				memcpy((char *)fields[q] + ((size_t)(j + 1) * W + cols[c]) * elsize,
+				       cbuf + (size_t)j * cb + ((size_t)q * nc + c) * elsize,
+				       elsize);
+	free(buf);
+	p->failed |= e != 0;
+	return e;
+}
+
+/* After a step: the per-row partials to all; then, when a row went bad
+ * (the step checks the depth range and may rescale: rare), all rows of
+ * f and h; else the halo rows and the boundary ring, which are all the
+ * next step reads from other ranks. */
+int lbm_par_exchange(struct lbm *L)
+{
+	struct wb_par *p = L->par;
+	const int nb = !L->cur;
+	int e = 0;
+	e |= wb_par_rows(p, L->row_clamp, sizeof(long), 1, 1, 0);
+	e |= wb_par_rows(p, L->row_bad, sizeof(int), 1, 1, 0);
+	e |= wb_par_rows(p, L->row_in, sizeof(int64_t), 1, 1, 0);
+	e |= wb_par_rows(p, L->row_out, sizeof(int64_t), 1, 1, 0);
+	int bad = 0;
+	for (int j = 1; j <= L->ny; j++)
+		bad |= L->row_bad[j] != 0;
+	if (bad)
+		return e | lbm_par_full(L, nb);
+	/* one halo and one ring exchange for the 9 populations and h */
+	void *f[LBM_Q + 1];
+	for (int a = 0; a < LBM_Q; a++)
+		f[a] = L->f[nb][a];
+	f[LBM_Q] = L->h[nb];
+	e |= wb_par_halo(p, f, LBM_Q + 1, 4, L->W, 1, 1);
+	e |= wb_par_ring(p, f, LBM_Q + 1, 4, L->W, L->nx, L->ny);
+	return e;
+}
+
+int lbm_par_full(struct lbm *L, int which)
+{
+	struct wb_par *p = L->par;
+	int e = 0;
+	for (int a = 0; a < LBM_Q; a++)
+		e |= wb_par_rows(p, L->f[which][a], sizeof(int32_t), L->W, 1, 0);
+	e |= wb_par_rows(p, L->h[which], sizeof(float), L->W, 1, 0);
+	return e;
+}

@@ -1,0 +1,110 @@
+/*
+ * par.h - one bake over several processes: the row bands and the exchange
+ * hooks the solvers call (docs/mpi.md). No MPI type appears here: the
+ * library is the same with or without MPI; src/mpi_bake.c (make MPI=1) fills a
+ * struct wb_par with Open MPI behind it, and a NULL struct wb_par * (the
+ * default, wb_solve_opts.par) is one process.
+ *
+ * Decomposition: the interior rows 0 .. ny - 1 are cut into size bands,
+ * band r = rows [row0[r], row0[r + 1]), chosen by wb_par_split() from a
+ * per-row work estimate (the predicted water of the first guess). Every
+ * process holds the whole grid. In each phase of a step that computes rows
+ * (the solvers' row kernels, which read their neighbours), a process
+ * computes only the rows of its band; the phase's outputs - fields and the
+ * per-row partials of every reduction - are then exchanged (wb_par_rows,
+ * wb_par_list), so that each process again holds exactly the state one
+ * process would hold. Everything between those phases (edges, ghosts,
+ * particles, foam, reductions, the time step) runs the same code on the
+ * same bytes in every process, so it gives the same result everywhere.
+ * Equal bytes for any number of processes follow by construction: a row
+ * computes the same float operations whichever process computes it, and
+ * every reduction still adds its per-row partials in row order.
+ *
+ * Invariant the hooks rely on: a phase writes only into the rows it
+ * computes (per-row partials into slots of those rows).
+ */
+#ifndef WB_PAR_H
+#define WB_PAR_H
+
+#include <stddef.h>
+
+struct wb_par {
+	int rank, size;
+	int ny;        /* the grid's rows, as split */
+	int *row0;     /* size + 1 band starts (row0[size] = ny) */
+	/* Exchange: rank r owns elements [off[r], off[r + 1]) of buf
+	 * (elements of elsize bytes); afterwards every rank holds all of
+	 * them. 0 on success, -1 when the transport failed (the solver then
+	 * stops with WB_EIO). */
+	int (*allgather)(void *user, void *buf, size_t elsize, const long *off);
+	/* Halo: rank r sends to_up (bytes) to rank r - 1 and to_dn to
+	 * r + 1, and receives from_up from r - 1 and from_dn from r + 1
+	 * (where those ranks exist; else the buffer is left alone). */
+	int (*halo)(void *user, const void *to_up, const void *to_dn,
+		    void *from_up, void *from_dn, size_t bytes);
+	void *user;
+	int failed;    /* an exchange failed (the solver stops with WB_EIO) */
+	/* scratch for off (size + 1), owned by whoever made the struct */
+	long *off;
+	/* statistics: bytes this process received in exchanges, the
+	 * exchanges' count and wall time (s, waiting for the others too) */
+	double bytes;
+	long calls;
+	double secs;
+};
+
+/* Rows [*j0, *j1) this process computes: all rows when p is NULL. */
+static inline void wb_par_band(const struct wb_par *p, int ny, int *j0,
+			       int *j1)
+{
+	if (!p || p->size <= 1 || p->ny != ny) {
+		*j0 = 0;
+		*j1 = ny;
+		return;
+	}
+	*j0 = p->row0[p->rank];
+	*j1 = p->row0[p->rank + 1];
+}
+
+/* Cut ny rows into p->size bands of about equal work (work[j] >= 0 per
+ * row; NULL: equal) into p->row0, in a fixed way (the same on every
+ * rank). Each band gets at least two rows when ny >= 2 size. */
+void wb_par_split(struct wb_par *p, int ny, const double *work);
+
+/* Exchange rows of a row-major array: row j (0 .. ny - 1 + extra)
+ * starts at base + (j + first) * row_elems elements (first: padded rows
+ * above row 0; extra: rows past ny - 1 that the last band writes, as the
+ * south faces). No-op without p. */
+int wb_par_rows(struct wb_par *p, void *base, size_t elsize, long row_elems,
+		int first, int extra);
+
+/* Exchange a list ordered by rows: the entries of row j are
+ * [row_start[j], row_start[j + 1]). No-op without p. */
+int wb_par_list(struct wb_par *p, void *base, size_t elsize,
+		const long *row_start);
+
+/* hw halo rows each side of nf row-major arrays of the same layout (as
+ * wb_par_rows), in one exchange. */
+int wb_par_halo(struct wb_par *p, void *const *fields, int nf,
+		size_t elsize, long row_elems, int first, int hw);
+
+/* The boundary ring of nf padded fields (row j, column i at
+ * base[(i + 1) + (j + 1) * W]): the ghost rows and the interior rows 0,
+ * 1, ny - 2, ny - 1 whole, and the ghost columns and the interior columns
+ * 0, 1, nx - 2, nx - 1 of every row, from their owners to every rank:
+ * what the edge conditions (ghosts, boundary faces, edge fluxes) read
+ * and write. */
+int wb_par_ring(struct wb_par *p, void *const *fields, int nf,
+		size_t elsize, long W, int nx, int ny);
+
+/* The sum of every rank's v, added in rank order (exact for integers). */
+long long wb_par_sum(struct wb_par *p, long long v);
+
+/* The LBM step's exchange (lbm_step): f and h of the step just computed,
+ * the per-row partials. */
+struct lbm;
+int lbm_par_exchange(struct lbm *L);
+/* All rows of f[cur] / h[cur] to every rank (rare: a diverging step). */
+int lbm_par_full(struct lbm *L, int which);
+
+#endif

@@ -1,0 +1,119 @@
+#!/bin/sh
+# bin-mpi/wbake (make MPI=1, docs/mpi.md): one bake over 1, 2 and 3 MPI
+# ranks gives the same bytes - pack, manifest, state file - as one process
+# of bin/wbake, for both solvers: the LBM and the SWE with waterfall
+# particles (river sample, unfused step), the SWE's fused step and both
+# solvers' steady-state windows (a flat basin, no waterfalls, run to
+# convergence); ranks with other thread counts, several threads in a band.
+# Ranks that run another scene or another binary, or more ranks than the
+# rows allow, are refused at start (exit 2, rank and host named); a rank
+# stopped during the bake ends all of them (its exit status, rank and host
+# named) and OUTDIR keeps its previous output.
+# Oversubscribed (3 ranks on 2 cores), shared memory only, no network.
+. tests/cli/lib.inc
+MB=${MPI_BIN:-bin-mpi}/wbake
+if [ ! -x "$MB" ] || ! command -v mpirun >/dev/null 2>&1; then
+	echo "FAIL: $MB or mpirun missing (make MPI=1; scripts/deps.sh mpi)"
+	exit 1
+fi
+# Open MPI on one host: shared memory between the ranks, the runtime on
+# the loopback interface, no probing of the network or of ssh
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none \
+	OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_plm_rsh_agent=false \
+	OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
+# (make SAN=1 test: Open MPI keeps its start-up allocations to the end)
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+ROOT=""
+[ "$(id -u)" = 0 ] && ROOT=--allow-run-as-root
+mpi() { # mpi NP ARGS...: NP ranks of bin-mpi/wbake
+	n=$1; shift
+	timeout 300 mpirun $ROOT --oversubscribe -np "$n" "$MB" "$@"
+}
+same() { # same DESCRIPTION DIR1 DIR2: equal file sets, equal bytes
+	if ! diff -r "$2" "$3" >"$T/diff" 2>&1; then
+		echo "FAIL: $1: $3 differs from $2"
+		head -5 "$T/diff"
+		fails=$((fails + 1))
+	fi
+}
+
+# 1. the river: LBM and SWE (waterfall particles), fixed steps
+R=samples/river/scene.json
+for s in lbm swe; do
+	run 0 "$BIN/wbake" $R -o "$T/$s-1" --solver $s --steps 40 --threads 1 --quiet
+	for n in 1 2 3; do
+		[ $s = swe ] && [ $n = 1 ] && continue
+		run 0 mpi $n $R -o "$T/$s-m$n" --solver $s --steps 40 --threads 1 --quiet
+		same "river $s, $n ranks" "$T/$s-1" "$T/$s-m$n"
+	done
+done
+# other thread counts per rank (--threads may differ between ranks)
+run 0 timeout 300 mpirun $ROOT --oversubscribe \
+	-np 1 "$MB" $R -o "$T/swe-t2" --solver swe --steps 40 --threads 2 --quiet : \
+	-np 1 "$MB" $R -o "$T/swe-t2" --solver swe --steps 40 --threads 1 --quiet
+same "river swe, 2 ranks of 2 and 1 threads" "$T/swe-1" "$T/swe-t2"
+check "the river's pack holds water" test -s "$T/lbm-m3/river.wtp"
+
+# 2. a flat basin (no waterfalls: the SWE's fused step) with a spring and
+#    a river, run to a steady state in windows of 50 steps
+mkdir -p "$T/flat"
+head -c $((72 * 60 * 2)) /dev/zero >"$T/flat/terrain.r16"
+cat >"$T/flat/scene.json" <<'EOF'
+{ "name": "flat", "version": 1,
+  "terrain": { "heightmap": "terrain.r16", "format": "r16", "size": [72, 60],
+               "metres_per_pixel": 1, "height_scale": 10 },
+  "boundaries": { "west": "wall", "east": "wall", "north": "wall", "south": "open" },
+  "initial_water": "dry",
+  "materials": [ { "id": 1, "name": "w", "kind": "river" } ],
+  "sources": [
+    { "type": "spring", "name": "s", "point": [20, 10], "radius": 3, "discharge": 0.4, "material": "w" },
+    { "type": "river", "name": "r", "width": 6, "discharge": 0.8, "material": "w",
+      "path": [[50, 2], [45, 30], [50, 59]] } ],
+  "simulation": { "solver": "swe", "manning": 0.03, "max_steps": 300, "window": 50 } }
+EOF
+F=$T/flat/scene.json
+for s in swe lbm; do
+	run 0 "$BIN/wbake" $F -o "$T/f$s-1" --solver $s --threads 1 --quiet
+	for n in 2 3; do
+		run 0 mpi $n $F -o "$T/f$s-m$n" --solver $s --threads 1 --quiet
+		same "flat $s to steady, $n ranks" "$T/f$s-1" "$T/f$s-m$n"
+	done
+done
+check "the flat bake kept its window residuals" grep -q '"residual"' "$T/fswe-1/manifest.json"
+# a basin large enough for two SWE threads per band (one per 128 Ki
+# cells): the fused step's thread blocks inside the bands
+head -c $((640 * 440 * 2)) /dev/zero >"$T/flat/big.r16"
+sed 's/terrain.r16/big.r16/; s/\[72, 60\]/[640, 440]/; s/"point": \[20, 10\]/"point": [200, 100]/; s/\[\[50, 2\], \[45, 30\], \[50, 59\]\]/[[500, 2], [450, 200], [500, 439]]/' \
+	"$F" >"$T/flat/big.json"
+run 0 "$BIN/wbake" "$T/flat/big.json" -o "$T/big-1" --steps 20 --threads 2 --quiet
+run 0 mpi 3 "$T/flat/big.json" -o "$T/big-m3" --steps 20 --threads 2 --quiet
+same "large basin swe, 3 ranks of 2 threads" "$T/big-1" "$T/big-m3"
+
+# 3. ranks that differ are refused at start, every rank with exit 2
+sed 's/"discharge": 0.4/"discharge": 0.5/' "$F" >"$T/flat/other.json"
+run 2 timeout 120 mpirun $ROOT --oversubscribe -np 1 "$MB" $F -o "$T/x" --quiet : \
+	-np 1 "$MB" "$T/flat/other.json" -o "$T/x" --quiet
+expect_err_has "rank 1 of 2 (host $(hostname)): its scene file differs from rank 0's"
+check "a refused bake writes nothing" test ! -e "$T/x"
+cp "$MB" "$T/wbake-other" && printf 'x' >>"$T/wbake-other"
+run 2 timeout 120 mpirun $ROOT --oversubscribe -np 2 "$MB" $F -o "$T/x" --quiet : \
+	-np 1 "$T/wbake-other" $F -o "$T/x" --quiet
+expect_err_has "rank 2 of 3 (host $(hostname)): its wbake binary differs from rank 0's"
+
+# more ranks than the rows allow (two rows each): refused at start
+head -c $((8 * 5 * 2)) /dev/zero >"$T/flat/small.r16"
+sed 's/terrain.r16/small.r16/; s/\[72, 60\]/[8, 5]/; s/"point": \[20, 10\]/"point": [4, 2]/; s/\[\[50, 2\], \[45, 30\], \[50, 59\]\]/[[2, 0], [2, 4]]/' \
+	"$F" >"$T/flat/small.json"
+run 2 mpi 3 "$T/flat/small.json" -o "$T/x" --quiet
+expect_err_has "error: 3 MPI ranks for a grid of 5 rows: each rank needs two rows at least"
+check "a refused bake writes nothing" test ! -e "$T/x"
+
+# 4. a rank stopped in the middle of the bake (SIGTERM to rank 1 only)
+#    ends every rank with its status; the previous output stays
+cp -r "$T/lbm-1" "$T/prev"
+A="$R -o $T/lbm-1 --steps 1000000 --threads 1 --quiet"
+run 143 timeout 120 mpirun $ROOT --oversubscribe -np 1 "$MB" $A : \
+	-np 1 sh -c "$MB $A & p=\$!; sleep 2; kill -TERM \$p; wait \$p"
+expect_err_has "wbake: rank 1 of 2 (host $(hostname)) failed (exit 143); ending the bake on every rank"
+same "the previous output after a failed rank" "$T/prev" "$T/lbm-1"
+finish

@@ -1,0 +1,315 @@
+/*
+ * test_par.c - the row bands and exchange helpers of src/par.h without
+ * MPI: wb_par_split's bands (contiguous, two rows at least, work within
+ * one row's weight of the even share), and wb_par_rows / wb_par_list /
+ * wb_par_halo / wb_par_ring against a transport that simulates N ranks in
+ * one process (one thread and one copy of the field per rank; an exchange
+ * pulls the owners' elements from their copies). After each exchange a rank must hold the
+ * true values exactly where the helper promises them (every row; the halo
+ * rows; the ring's rows and columns) and keep its own band untouched;
+ * elsewhere it keeps what it had. MPI itself: tests/cli/wbake_mpi.sh.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "par.h"
+
+#define NMAX 8
+
+/* ---- wb_par_split ------------------------------------------------------- */
+
+static void check_split(int n, int ny, const double *work)
+{
+	int row0[NMAX + 1];
+	long off[NMAX + 1];
+	struct wb_par p;
+	memset(&p, 0, sizeof(p));
+	p.size = n;
+	p.row0 = row0;
+	p.off = off;
+	wb_par_split(&p, ny, work);
+	assert_int_equal(row0[0], 0);
+	assert_int_equal(row0[n], ny);
+	double tot = 0, wmax = 0;
+	for (int j = 0; j < ny; j++) {
+		double w = work ? work[j] : 1.0;
+		tot += w;
+		wmax = w > wmax ? w : wmax;
+	}
+	for (int r = 0; r < n; r++) {
+		assert_true(row0[r + 1] - row0[r] >= 2); /* ny >= 2 n here */
+		double bw = 0;
+		for (int j = row0[r]; j < row0[r + 1]; j++)
+			bw += work ? work[j] : 1.0;
+		/* the greedy cut: within one row's work of the even share,
+		   unless the two-row minimum forced the band */
+		if (row0[r + 1] - row0[r] > 2)
+			assert_true(bw <= tot / n + wmax + 1e-9);
+	}
+}
+
+static void test_split_bands(void **state)
+{
+	(void)state;
+	double w[1000];
+	for (int n = 1; n <= NMAX; n++) {
+		int sizes[] = { 2 * n, 2 * n + 1, 37, 1000 };
+		for (int k = 0; k < 4; k++) {
+			int ny = sizes[k];
+			check_split(n, ny, NULL);
+			for (int j = 0; j < ny; j++) /* wet middle, dry ends */
+				w[j] = (j > ny / 3 && j < ny / 2) ? 4.0 : 0.25;
+			check_split(n, ny, w);
+			for (int j = 0; j < ny; j++) /* all the water in one row */
+				w[j] = j == ny - 1 ? 100.0 : 0.0;
+			check_split(n, ny, w);
+		}
+	}
+	/* equal work: band sizes differ by one row at most */
+	int row0[NMAX + 1];
+	long off[NMAX + 1];
+	struct wb_par p = { .size = 7, .row0 = row0, .off = off };
+	wb_par_split(&p, 100, NULL);
+	for (int r = 0; r < 7; r++) {
+		int len = row0[r + 1] - row0[r];
+		assert_true(len == 14 || len == 15);
+	}
+}
+
+/* ---- a transport of N simulated ranks ------------------------------------
+ * One OpenMP thread per rank; an exchange registers the caller's buffer,
+ * waits for all (an orphaned barrier), pulls the owners' elements from
+ * their buffers and waits again before anyone may change them. */
+
+struct world {
+	int n;
+	struct wb_par p[NMAX];
+	int row0[NMAX + 1];
+	long off[NMAX][NMAX + 1];
+	char *reg[NMAX];
+	const void *up[NMAX], *dn[NMAX]; /* halo buffers sent up / down */
+};
+
+struct link {
+	struct world *w;
+	int rank;
+};
+
+static int fake_gather(void *user, void *buf, size_t elsize, const long *off)
+{
+	struct link *l = user;
+	struct world *w = l->w;
+	w->reg[l->rank] = buf;
+#pragma omp barrier
+	for (int q = 0; q < w->n; q++)
+		if (q != l->rank)
+			memcpy((char *)buf + off[q] * elsize,
+			       w->reg[q] + off[q] * elsize,
+			       (size_t)(off[q + 1] - off[q]) * elsize);
+#pragma omp barrier
+	return 0;
+}
+
+static int fake_halo(void *user, const void *to_up, const void *to_dn,
+		     void *from_up, void *from_dn, size_t bytes)
+{
+	struct link *l = user;
+	struct world *w = l->w;
+	const int r = l->rank;
+	w->up[r] = to_up;
+	w->dn[r] = to_dn;
+#pragma omp barrier
+	if (r > 0) /* what the rank above sent down */
+		memcpy(from_up, w->dn[r - 1], bytes);
+	if (r + 1 < w->n)
+		memcpy(from_dn, w->up[r + 1], bytes);
+#pragma omp barrier
+	return 0;
+}
+
+static void world_init(struct world *w, struct link *links, int n, int ny)
+{
+	memset(w, 0, sizeof(*w));
+	w->n = n;
+	for (int r = 0; r < n; r++) {
+		struct wb_par *p = &w->p[r];
+		p->rank = r;
+		p->size = n;
+		p->row0 = w->row0;
+		p->off = w->off[r];
+		p->allgather = fake_gather;
+		p->halo = fake_halo;
+		links[r].w = w;
+		links[r].rank = r;
+		p->user = &links[r];
+	}
+	wb_par_split(&w->p[0], ny, NULL);
+	for (int r = 1; r < n; r++)
+		w->p[r].ny = ny;
+}
+
+enum { X_ROWS, X_HALO, X_RING, X_LIST };
+
+/* Every rank's exchange of kind x at once; nonzero when one failed or
+ * the ranks did not all run. */
+static int exchange(struct world *w, int x, void **buf, const long *start,
+		    int W, int nx, int ny)
+{
+	int rc[NMAX] = { 0 }, ran = 0;
+#pragma omp parallel num_threads(w->n) reduction(+ : ran)
+	{
+		int r = omp_get_thread_num();
+		if (omp_get_num_threads() == w->n) {
+			struct wb_par *p = &w->p[r];
+			ran = 1;
+			rc[r] = x == X_ROWS ? wb_par_rows(p, buf[r], sizeof(float), W, 1, 0) :
+				x == X_HALO ? wb_par_halo(p, &buf[r], 1, sizeof(float), W, 1, 2) :
+				x == X_RING ? wb_par_ring(p, &buf[r], 1, sizeof(float), W, nx, ny) :
+					      wb_par_list(p, buf[r], sizeof(double), start);
+		}
+	}
+	int e = ran != w->n;
+	for (int r = 0; r < w->n; r++)
+		e |= rc[r];
+	return e;
+}
+
+/* The padded field (nx + 2) x (ny + 2): true value of padded (I, J). */
+static float truth(int I, int J)
+{
+	return (float)(1000 * J + I + 1);
+}
+
+/* Rank r's copy: the truth in its band's padded rows (ghost rows with the
+ * first / last band), -r - 1 elsewhere. */
+static float *rank_copy(const struct world *w, int r, int W, int ny)
+{
+	float *f = malloc((size_t)W * (ny + 2) * sizeof(float));
+	assert_non_null(f);
+	for (int J = 0; J < ny + 2; J++) {
+		int j = J - 1 < 0 ? 0 : J - 1 >= ny ? ny - 1 : J - 1;
+		int mine = j >= w->row0[r] && j < w->row0[r + 1];
+		for (int I = 0; I < W; I++)
+			f[(size_t)J * W + I] = mine ? truth(I, J) : (float)(-r - 1);
+	}
+	return f;
+}
+
+static void test_exchanges(void **state)
+{
+	(void)state;
+	for (int n = 2; n <= 5; n++) {
+		const int nx = 9, ny = 23, W = nx + 2;
+		struct world w;
+		struct link links[NMAX];
+		world_init(&w, links, n, ny);
+		float *f[NMAX];
+		/* every row */
+		for (int r = 0; r < n; r++)
+			f[r] = rank_copy(&w, r, W, ny);
+		assert_int_equal(exchange(&w, X_ROWS, (void **)f, NULL, W, nx, ny), 0);
+		for (int r = 0; r < n; r++)
+			for (int J = 1; J <= ny; J++)
+				for (int I = 0; I < W; I++)
+					assert_true(f[r][J * W + I] == truth(I, J));
+		/* halos of two rows: those rows true, the rest as before */
+		for (int r = 0; r < n; r++) {
+			free(f[r]);
+			f[r] = rank_copy(&w, r, W, ny);
+		}
+		assert_int_equal(exchange(&w, X_HALO, (void **)f, NULL, W, nx, ny), 0);
+		for (int r = 0; r < n; r++) {
+			int j0 = w.row0[r], j1 = w.row0[r + 1];
+			for (int j = 0; j < ny; j++) {
+				int want = j >= j0 - 2 && j < j1 + 2;
+				for (int I = 0; I < W; I++) {
+					float v = f[r][(j + 1) * W + I];
+					if (want)
+						assert_true(v == truth(I, j + 1));
+					else
+						assert_true(v == (float)(-r - 1));
+				}
+			}
+		}
+		/* the ring: ghost and two interior lines at each end, whole
+		   rows and the columns of every row */
+		for (int r = 0; r < n; r++) {
+			free(f[r]);
+			f[r] = rank_copy(&w, r, W, ny);
+		}
+		assert_int_equal(exchange(&w, X_RING, (void **)f, NULL, W, nx, ny), 0);
+		for (int r = 0; r < n; r++) {
+			int j0 = w.row0[r], j1 = w.row0[r + 1];
+			for (int J = 0; J < ny + 2; J++)
+				for (int I = 0; I < W; I++) {
+					int j = J - 1 < 0 ? 0 : J - 1 >= ny ? ny - 1 : J - 1;
+					int mine = j >= j0 && j < j1;
+					int ring = J <= 2 || J >= ny - 1 || I <= 2 ||
+						   I >= nx - 1;
+					float v = f[r][(size_t)J * W + I];
+					if (mine || ring)
+						assert_true(v == truth(I, J));
+					else
+						assert_true(v == (float)(-r - 1));
+				}
+		}
+		for (int r = 0; r < n; r++)
+			free(f[r]);
+		/* a list ordered by rows: 0..3 entries per row */
+		long start[24];
+		start[0] = 0;
+		for (int j = 0; j < ny; j++)
+			start[j + 1] = start[j] + j % 4;
+		double *l[NMAX];
+		size_t bytes = (size_t)start[ny] * sizeof(double);
+		for (int r = 0; r < n; r++) {
+			l[r] = malloc(bytes);
+			assert_non_null(l[r]);
+			for (int j = 0; j < ny; j++)
+				for (long e = start[j]; e < start[j + 1]; e++)
+					l[r][e] = j >= w.row0[r] && j < w.row0[r + 1] ?
+							  (double)e : -1.0;
+		}
+		assert_int_equal(exchange(&w, X_LIST, (void **)l, start, W, nx, ny), 0);
+		for (int r = 0; r < n; r++) {
+			for (long e = 0; e < start[ny]; e++)
+				assert_true(l[r][e] == (double)e);
+			free(l[r]);
+		}
+	}
+}
+
+static void test_one_process(void **state)
+{
+	(void)state;
+	/* no struct wb_par: all rows, nothing exchanged, sums are v */
+	int j0, j1;
+	wb_par_band(NULL, 17, &j0, &j1);
+	assert_int_equal(j0, 0);
+	assert_int_equal(j1, 17);
+	float x = 3;
+	assert_int_equal(wb_par_rows(NULL, &x, sizeof(x), 1, 0, 0), 0);
+	void *f[1] = { &x };
+	assert_int_equal(wb_par_halo(NULL, f, 1, sizeof(x), 1, 0, 2), 0);
+	assert_int_equal(wb_par_ring(NULL, f, 1, sizeof(x), 1, 1, 1), 0);
+	assert_true(wb_par_sum(NULL, 42) == 42);
+	assert_true(x == 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_split_bands),
+		cmocka_unit_test(test_exchanges),
+		cmocka_unit_test(test_one_process),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
