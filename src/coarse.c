@@ -29,14 +29,10 @@
 int wb_coarse_levels(int setting, int nx, int ny, int warm)
 {
 	int side = nx < ny ? nx : ny, l = 0;
-	if (setting >= 0) {
-		while (l < setting && l < WB_COARSE_MAX && (side >> (l + 1)) >= 8)
-			l++;
-		return l;
-	}
-	if (warm)
-		return 0;
-	while (l < 2 && (side >> (l + 1)) >= WB_COARSE_AUTO_MIN)
+	(void)warm;
+	if (setting < 0)
+		return 0; /* "auto": see coarse.h */
+	while (l < setting && l < WB_COARSE_MAX && (side >> (l + 1)) >= 8)
 		l++;
 	return l;
 }

@@ -18,18 +18,15 @@
 /* Grids of a coarse-to-fine start are at factors 2^L, L = levels..1. */
 #define WB_COARSE_MAX 3
 #define WB_COARSE_FACTOR_MAX (1 << WB_COARSE_MAX)
-/* simulation.coarse_levels "auto": the coarsest grid keeps at least this
- * many cells along its shorter side, and the finest grid needs at least
- * twice as many for one level to be used (below that, a coarse solve
- * costs about as much as it saves: docs/hydrology.md, Measured) */
-#define WB_COARSE_AUTO_MIN 256
-
 /* The number of coarse levels simulation.coarse_levels asks for on an
  * nx x ny grid: 'setting' >= 0 is taken as it is (at most WB_COARSE_MAX,
  * and never so many that the coarsest grid has fewer than 8 cells along
- * a side); < 0 ("auto") is 0 for a warm start ('warm' nonzero: the saved
- * state is already the fine solution) and otherwise the most levels that
- * keep WB_COARSE_AUTO_MIN cells along the shorter side, at most 2. */
+ * a side, warm start or not); < 0 ("auto") is 0 today: on every scene
+ * measured (docs/hydrology.md, "Coarse-to-fine, measured") a coarse start
+ * left the full-resolution steps where the first guess puts them, since
+ * what remains after the guess is the full-resolution circulation of
+ * lakes, which no coarser grid has. 'warm' (nonzero for a warm start) is
+ * for a rule that needs it. */
 int wb_coarse_levels(int setting, int nx, int ny, int warm);
 
 /* Restrict fine raster f by factor k (>= 2) into *c (allocated here; free
