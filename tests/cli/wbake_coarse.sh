@@ -1,6 +1,7 @@
 # Coarse-to-fine (simulation.coarse_levels, docs/hydrology.md): a bake with
 # coarse levels prints one line per level in its log and lists the levels
-# in the manifest (solver.levels); "auto" uses none on a small grid; a run
+# in the manifest (solver.levels), the same on OpenCL as on the CPU;
+# "auto" uses none; a run
 # of a fixed step count uses none; a bad value is an error naming the key
 # and its line.
 . tests/cli/lib.inc
@@ -20,9 +21,18 @@ expect_err_has "lbm: coarse level 2x ("
 # the manifest: factor 4 then 2, each with its steps
 check "manifest lists the levels" sh -c "tr -d ' \t\n' < '$T/a/manifest.json' |
 	grep -Eq '\"levels\":\[\{\"factor\":4,\"nx\":[0-9]+,\"ny\":[0-9]+,\"dx_m\":[0-9.]+,\"steps\":[1-9][0-9]*,[^]]*\{\"factor\":2,[^]]*\"steps\":[1-9]'"
-# auto on the lake sample (small): no level
+# the same on OpenCL (PoCL in make test): the LBM's fixed-point
+# distributions give the same bytes, coarse levels included
+CLW=${CL_BIN:-bin-cl}/wbake
+if [ -x "$CLW" ]; then
+	run 0 $CLW "$T/two.json" -o "$T/acl" --quiet --device opencl
+	check "OpenCL: the same pack as the CPU" cmp -s "$T/a/lake.wtp" "$T/acl/lake.wtp"
+	check "OpenCL: the same manifest levels" sh -c "tr -d ' \t\n' < '$T/a/manifest.json' | grep -o '\"levels\":\[[^]]*\]' > '$T/l1' &&
+		tr -d ' \t\n' < '$T/acl/manifest.json' | grep -o '\"levels\":\[[^]]*\]' > '$T/l2' && test -s '$T/l1' && cmp -s '$T/l1' '$T/l2'"
+fi
+# auto: no level
 run 0 $W $S -o "$T/b" --steps 50 --quiet
-check "no levels by default on a small grid" sh -c "tr -d ' \t\n' < '$T/b/manifest.json' | grep -q '\"levels\":\[\]'"
+check "no levels by default" sh -c "tr -d ' \t\n' < '$T/b/manifest.json' | grep -q '\"levels\":\[\]'"
 # --steps: none either, even when asked
 run 0 $W "$T/two.json" -o "$T/c" --steps 50
 check "no coarse level with --steps" sh -c "! grep -q 'coarse level' '$T/err'"
