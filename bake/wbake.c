@@ -670,6 +670,16 @@ int main(int argc, char **argv)
 	if (st)
 		goto done;
 	const struct wb_solve_report *rep = &b.rep;
+	for (int l = 0; !o.quiet && l < rep->n_levels; l++) {
+		/* coarse-to-fine: what each coarse grid did (src/coarse.h) */
+		const struct wb_level_report *lr = &rep->level[l];
+		char lres[32];
+		fmt_residual(lres, sizeof lres, lr->residual, "%.3g");
+		fprintf(stderr, "%s: coarse level %dx (%dx%d cells at %g m): %s after %ld steps (%.1f s), residual %s\n",
+			pr.what, lr->factor, lr->nx, lr->ny, lr->dx,
+			lr->converged ? "steady" : "stopped", lr->steps,
+			lr->seconds, lres);
+	}
 	first = d.n;
 	wb_output_assess(sc, r, rep, &b.st, o.steps, &as, &d);
 	if (!o.quiet) {

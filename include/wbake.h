@@ -198,6 +198,10 @@ struct wb_sim {
 	double foam_diffusion, foam_dissipation;
 	int maccormack;        /* SWE: MacCormack advection instead of SL */
 	int initial;           /* enum wb_initial: how the solver starts */
+	/* simulation.coarse_levels: grids 2^L coarser solved first
+	   (src/coarse.h, docs/hydrology.md); -1 "auto" (the scene default),
+	   0 none. A zeroed struct wb_sim means none. */
+	int coarse_levels;
 };
 
 /* simulation.initial: the solver's start (docs/hydrology.md) */
@@ -321,6 +325,10 @@ struct wb_raster {
 	double origin[2];
 	float *z;             /* terrain elevation (m) */
 	float *h0;            /* initial water depth (m), >= 0 */
+	float *u0, *v0;       /* initial velocity (m/s) at cell centres, NULL:
+				 at rest (wb_raster_alloc leaves them NULL;
+				 the SWE solver reads them, the LBM starts at
+				 rest) */
 	float *src;           /* water added per unit area (m/s); < 0 sinks */
 	float *block_bot;     /* blocker bottom elevation (m), +INF if none */
 	float *block_top;     /* blocker top elevation (m), -INF if none */
@@ -404,6 +412,18 @@ enum wb_start {
 };
 #define WB_RES_HISTORY 1024 /* = WB_HIST_MAX of src/bake.h */
 
+/* One coarse level of a coarse-to-fine start (manifest solver.levels) */
+struct wb_level_report {
+	int factor;          /* cells of the solver grid per coarse cell side */
+	int nx, ny;
+	double dx;           /* m */
+	long steps;
+	int converged;
+	double residual;     /* last window's; NAN when not measured */
+	double seconds;      /* wall time of the level's solve */
+};
+#define WB_LEVELS_MAX 4
+
 struct wb_solve_report {
 	long steps;
 	int converged;
@@ -436,6 +456,10 @@ struct wb_solve_report {
 	/* residual after each convergence window, as the solver reported it
 	   (step at which it was reported); the first n_windows <=
 	   WB_RES_HISTORY entries */
+	/* coarse-to-fine (src/coarse.h): the coarse levels solved before this
+	   run, coarsest first (n_levels 0: none); filled by wb_bake_solve */
+	int n_levels;
+	struct wb_level_report level[WB_LEVELS_MAX];
 	int n_windows;
 	long win_step[WB_RES_HISTORY];
 	double win_residual[WB_RES_HISTORY];

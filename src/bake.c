@@ -5,8 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bake.h"
+#include "coarse.h"
 #ifdef WB_OPENCL
 #include "cl.h"
 #endif
@@ -153,14 +155,138 @@ static void hist_progress(void *user, long step, long max_steps,
 		t->user(t->user_data, step, max_steps, residual);
 }
 
+/* The scene's solver on raster r, on the CPU or the OpenCL device. */
+static enum wb_status run_solver(const struct wb_raster *r,
+				 const struct wb_sim *sim,
+				 const struct wb_solve_opts *o,
+				 struct wb_state *out, struct wb_solve_report *rep,
+				 struct wb_diags *d)
+{
+	int swe = sim->solver == WB_SOLVER_SWE;
+	if (o->opencl) {
+#ifdef WB_OPENCL
+		return swe ? cl_swe_solve(r, sim, o, out, rep, d) :
+			     cl_lbm_solve(r, sim, o, out, rep, d);
+#else
+		return wb_fail(d, WB_EUSAGE, NULL,
+			       "OpenCL requested, but this build has no OpenCL path (make OPENCL=1)");
+#endif
+	}
+	return swe ? swe_solve(r, sim, o, out, rep, d) :
+		     lbm_solve(r, sim, o, out, rep, d);
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Coarse-to-fine (coarse.h): solve the start (h, u, v on the fine grid,
+ * nx*ny each) on grids 2^levels .. 2 times coarser, each level starting
+ * from the one before carried over with the volume (and the momentum) of
+ * every coarse cell kept, and replace h, u, v with the last level's state
+ * carried to the fine grid. A coarse level runs the scene's simulation
+ * with the window and the step cap divided by its factor (its time step
+ * is about that much longer, so a window spans the same simulated time)
+ * and need not converge. A level that fails (diverges) leaves h, u, v as
+ * they were and ends the coarse levels with a warning; cancellation and
+ * out of memory are returned. */
+static enum wb_status coarse_to_fine(struct wb_bake *b, int levels,
+				     const struct wb_solve_opts *o, float *h,
+				     float *u, float *v, struct wb_diags *d)
+{
+	struct wb_raster prev, cr;
+	struct wb_state ps, cs;
+	enum wb_status st = WB_OK;
+	int pk = 0;
+	memset(&prev, 0, sizeof(prev));
+	memset(&ps, 0, sizeof(ps));
+	memset(&cs, 0, sizeof(cs));
+	for (int l = levels; l >= 1; l--) {
+		int k = 1 << l;
+		if (wb_coarse_restrict(&b->r, k, &cr) != WB_OK ||
+		    !(cr.u0 = malloc((size_t)cr.nx * cr.ny * sizeof(float))) ||
+		    !(cr.v0 = malloc((size_t)cr.nx * cr.ny * sizeof(float)))) {
+			wb_raster_free(&cr);
+			st = wb_fail(d, WB_EIO, NULL, "coarse level: out of memory");
+			goto out;
+		}
+		if (!ps.h) {
+			wb_coarse_restrict_depth(&b->r, k, h, &cr, cr.h0);
+			wb_coarse_restrict_velocity(&b->r, k, h, u, v, &cr,
+						    cr.u0, cr.v0);
+		} else {
+			wb_coarse_prolong(&prev, ps.h, pk / k, &cr, cr.h0);
+			wb_coarse_prolong_velocity(&prev, ps.u, ps.v, pk / k, &cr,
+						   cr.h0, cr.u0, cr.v0);
+		}
+		struct wb_sim sim = b->sc.sim;
+		long w = sim.window > 0 ? sim.window : 200;
+		sim.window = w / k > 0 ? w / k : 1;
+		if (sim.max_steps > 0)
+			sim.max_steps = sim.max_steps / k > 0 ? sim.max_steps / k : 1;
+		if (sim.dt > 0)
+			sim.dt *= k;
+		struct wb_solve_opts co = *o;
+		co.steps = 0;
+		struct wb_solve_report rep;
+		struct wb_diags cd;
+		wb_diags_init(&cd);
+		memset(&rep, 0, sizeof(rep));
+		double t0 = wall_s();
+		st = run_solver(&cr, &sim, &co, &cs, &rep, &cd);
+		if ((st == WB_ESIM || st == WB_EINPUT) && cd.n > 0) {
+			char msg[1024];
+			wb_diag_format(&cd.v[cd.n - 1], msg, sizeof(msg));
+			wb_diag_add(d, WB_SEV_WARNING, NULL, "simulation.coarse_levels", 0, 0,
+				    "the %dx coarser grid failed (%s); the bake starts at full resolution without it",
+				    k, msg);
+		}
+		wb_diags_release(&cd);
+		if (st != WB_OK) {
+			wb_raster_free(&cr);
+			wb_state_free(&cs);
+			wb_state_free(&ps);
+			if (st == WB_ESIM || st == WB_EINPUT)
+				st = WB_OK; /* h, u, v untouched */
+			goto out;
+		}
+		struct wb_level_report *lr = &b->rep.level[b->rep.n_levels++];
+		lr->factor = k;
+		lr->nx = cr.nx;
+		lr->ny = cr.ny;
+		lr->dx = cr.dx;
+		lr->steps = rep.steps;
+		lr->converged = rep.converged;
+		lr->residual = rep.residual;
+		lr->seconds = wall_s() - t0;
+		wb_raster_free(&prev);
+		wb_state_free(&ps);
+		prev = cr;
+		ps = cs;
+		memset(&cs, 0, sizeof(cs));
+		pk = k;
+	}
+	if (ps.h) {
+		wb_coarse_prolong(&prev, ps.h, pk, &b->r, h);
+		wb_coarse_prolong_velocity(&prev, ps.u, ps.v, pk, &b->r, h, u, v);
+	}
+out:
+	wb_raster_free(&prev);
+	wb_state_free(&ps);
+	return st;
+}
+
 enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 			     struct wb_diags *d)
 {
 	enum wb_status st;
-	int swe = b->sc.sim.solver == WB_SOLVER_SWE;
 	size_t n = (size_t)b->r.nx * b->r.ny;
 	wb_state_free(&b->st);
 	memset(&b->rep, 0, sizeof(b->rep));
+	struct wb_level_report lv[WB_LEVELS_MAX];
 	/* the start: warm state, first guess or the scene's water. The first
 	 * guess is made in every case: the state file keeps it, so that a
 	 * later warm start can carry over a changed discharge */
@@ -194,6 +320,42 @@ enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 		start = b->guess_h;
 		how = WB_START_HYDROLOGY;
 	}
+	/* coarse-to-fine: the start solved on coarser grids first (not for
+	 * runs of a fixed step count, which test the solver itself) */
+	int levels = o->steps > 0 ? 0 :
+		     wb_coarse_levels(b->sc.sim.coarse_levels, b->r.nx, b->r.ny,
+				      b->warm.h != NULL);
+	float *su = NULL, *sv = NULL; /* the start's velocity, or none */
+	if (levels > 0) {
+		float *cf = malloc(n * sizeof(float));
+		su = calloc(n, sizeof(float));
+		sv = calloc(n, sizeof(float));
+		if (!cf || !su || !sv) {
+			free(cf);
+			free(su);
+			free(sv);
+			if (start != b->guess_h)
+				free(start);
+			return wb_fail(d, WB_EIO, NULL, "out of memory");
+		}
+		for (size_t k = 0; k < n; k++) {
+			cf[k] = start ? start[k] : scene_h0 ? scene_h0[k] : 0.0f;
+			if (start == b->guess_h) {
+				su[k] = b->guess_u[k];
+				sv[k] = b->guess_v[k];
+			}
+		}
+		if (start != b->guess_h)
+			free(start);
+		start = cf;
+		st = coarse_to_fine(b, levels, o, start, su, sv, d);
+		if (st != WB_OK) {
+			free(start);
+			free(su);
+			free(sv);
+			return st;
+		}
+	}
 	/* the residual of every window, for the report and the manifest */
 	struct wb_residual_hist *h = &b->hist;
 	h->n = 0;
@@ -209,36 +371,35 @@ enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 	memset(&rep, 0, sizeof(rep));
 	if (start)
 		b->r.h0 = start;
-	if (o->opencl) {
-#ifdef WB_OPENCL
-		st = swe ? cl_swe_solve(&b->r, &b->sc.sim, &oo, &b->st, &rep, d) :
-			   cl_lbm_solve(&b->r, &b->sc.sim, &oo, &b->st, &rep, d);
-#else
-		st = wb_fail(d, WB_EUSAGE, NULL,
-			     "OpenCL requested, but this build has no OpenCL path (make OPENCL=1)");
-#endif
-	} else {
-		st = swe ? swe_solve(&b->r, &b->sc.sim, &oo, &b->st, &rep, d) :
-			   lbm_solve(&b->r, &b->sc.sim, &oo, &b->st, &rep, d);
-	}
+	b->r.u0 = su;
+	b->r.v0 = sv;
+	st = run_solver(&b->r, &b->sc.sim, &oo, &b->st, &rep, d);
 	/* LBM stops at a converged window without a progress call */
 	if (st == WB_OK && oo.progress == hist_progress && rep.converged)
 		hist_add(h, rep.steps, rep.residual, 1);
-	double v0 = 0, vs = 0;
+	double v0 = 0, vs = 0, vg = 0;
 	for (size_t k = 0; k < n; k++) {
 		v0 += scene_h0 ? scene_h0[k] : 0;
 		vs += b->r.h0 ? b->r.h0[k] : 0;
+		vg += b->guess_h[k];
 	}
 	b->r.h0 = scene_h0;
+	b->r.u0 = b->r.v0 = NULL;
+	free(su);
+	free(sv);
 	if (start != b->guess_h)
 		free(start);
+	int nl = b->rep.n_levels;
+	memcpy(lv, b->rep.level, sizeof(lv));
 	b->rep = rep;
+	b->rep.n_levels = nl;
+	memcpy(b->rep.level, lv, sizeof(lv));
 	b->rep.start = how;
 	b->rep.start_volume = vs * b->r.dx * b->r.dx;
 	if (how == WB_START_HYDROLOGY) {
 		b->rep.guess_lake_cells = b->guess.lake_cells;
 		b->rep.guess_channel_cells = b->guess.channel_cells;
-		b->rep.guess_volume = (vs - v0) * b->r.dx * b->r.dx;
+		b->rep.guess_volume = (vg - v0) * b->r.dx * b->r.dx;
 	}
 	b->rep.n_windows = h->n < WB_RES_HISTORY ? h->n : WB_RES_HISTORY;
 	for (int w = 0; w < b->rep.n_windows; w++) {

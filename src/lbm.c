@@ -698,7 +698,7 @@ static void edge_flux(const struct lbm *L, int64_t *in, int64_t *out)
 /* Initial state at rest: equilibrium plus the bed-slope terms, so that
  * still water is still from the first step; fixed point with the rest
  * population as the integer remainder. */
-static void init_state(struct lbm *L)
+static void init_state(struct lbm *L, const struct wb_raster *r)
 {
 	int32_t *const *A = L->f[L->cur];
 	const float *hA = L->h[L->cur];
@@ -709,8 +709,15 @@ static void init_state(struct lbm *L)
 	for (int j = 0; j < L->ny; j++)
 		for (int i = 0; i < L->nx; i++) {
 			int n = PIX(L, i, j);
-			float feq[LBM_Q];
-			lbm_feq(hA[n], 0, 0, ghk * hA[n], feq);
+			float feq[LBM_Q], U = 0, V = 0;
+			/* a start with velocity (r->u0/v0: coarse-to-fine,
+			 * src/bake.c), in lattice units */
+			if (r->u0 && r->v0 && hA[n] > hd) {
+				size_t k = i + (size_t)j * L->nx;
+				U = (float)(r->u0[k] / L->p.e);
+				V = (float)(r->v0[k] / L->p.e);
+			}
+			lbm_feq(hA[n], U, V, ghk * hA[n], feq);
 			int64_t tot = fx_round(hA[n] * inv), out = 0;
 			for (int a = 1; a < LBM_Q; a++) {
 				int y = n + lbm_cx[a] + lbm_cy[a] * L->W;
@@ -907,7 +914,7 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 	L->cur = 0;
 	lbm_kernel_params(L, &L->kp);
 	lbm_fill_ghosts(L); /* ghost depths for the link rule */
-	init_state(L);
+	init_state(L, r);
 	/* ramp inflow and level edges over four passes of a gravity wave
 	 * across the domain (smoothstep): with two, linear, the start-up
 	 * surge of the subcritical bump went transcritical over the crest

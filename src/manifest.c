@@ -205,6 +205,22 @@ char *manifest_json(const struct wb_manifest_in *in)
 			e |= put_int(fg, "channel_cells", rep->guess_channel_cells);
 			e |= put_f(fg, "added_m3", rep->guess_volume);
 		}
+		cJSON *lvs = cJSON_AddArrayToObject(sol, "levels");
+		e |= !lvs;
+		for (int l = 0; lvs && rep && l < rep->n_levels; l++) {
+			const struct wb_level_report *lr = &rep->level[l];
+			cJSON *o = cJSON_CreateObject();
+			e |= !o || !cJSON_AddItemToArray(lvs, o);
+			if (!o)
+				break;
+			e |= put_int(o, "factor", lr->factor);
+			e |= put_int(o, "nx", lr->nx);
+			e |= put_int(o, "ny", lr->ny);
+			e |= put_f(o, "dx_m", lr->dx);
+			e |= put_int(o, "steps", lr->steps);
+			e |= !cJSON_AddBoolToObject(o, "converged", lr->converged);
+			e |= put_e(o, "residual", lr->residual);
+		}
 		cJSON *wins = cJSON_AddArrayToObject(sol, "windows");
 		e |= !wins;
 		for (int w = 0; wins && rep && w < rep->n_windows; w++) {

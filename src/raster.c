@@ -397,6 +397,8 @@ void wb_raster_free(struct wb_raster *r)
 		return;
 	free(r->z);
 	free(r->h0);
+	free(r->u0);
+	free(r->v0);
 	free(r->src);
 	free(r->block_bot);
 	free(r->block_top);

@@ -1105,6 +1105,7 @@ static void sim_defaults(struct wb_sim *s)
 	s->foam_diffusion = 0.05;
 	s->foam_dissipation = 0.2;
 	s->maccormack = 1;
+	s->coarse_levels = -1; /* "auto" */
 }
 
 /* "auto" or a positive number. */
@@ -1191,6 +1192,23 @@ static void parse_sim(struct ctx *c, const cJSON *s, struct wb_scene *sc)
 	if (ini >= 0)
 		sim->initial = ini == 1 ? WB_INIT_SCENE : WB_INIT_HYDROLOGY;
 	parse_keep_dry(c, member(s, "keep_dry"), sc);
+	/* coarse_levels: "auto" or 0..WB_COARSE_MAX (src/coarse.h) */
+	const cJSON *cl = member(s, "coarse_levels");
+	if (cl && cJSON_IsString(cl)) {
+		if (strcmp(cl->valuestring, "auto") != 0)
+			ERR(c, "simulation.coarse_levels",
+			    "expected \"auto\" or a whole number in [0, 3], found \"%.*s\"",
+			    cut(cl->valuestring, 60), cl->valuestring);
+	} else if (cl) {
+		long lv;
+		if (!cJSON_IsNumber(cl)) {
+			char f[96];
+			found(cl, f, sizeof(f));
+			ERR(c, "simulation.coarse_levels",
+			    "expected \"auto\" or a whole number in [0, 3], found %s", f);
+		} else if (get_int(c, s, "simulation", "coarse_levels", OPT, 0, 3, &lv) > 0)
+			sim->coarse_levels = (int)lv;
+	}
 	const cJSON *f = member(s, "foam");
 	if (f && expect_object(c, f, "simulation.foam")) {
 		const char *p = "simulation.foam";

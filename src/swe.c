@@ -1054,6 +1054,19 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 	apply_fixed(s, s->h);
 	s->vol_in = s->vol_out = 0.0;
 	fill_ghosts(s, s->h, 1);
+	/* a start with velocity (r->u0/v0, coarse-to-fine: src/bake.c):
+	 * a face between two wet cells takes their mean */
+	if (r->u0 && r->v0) {
+		const float wd = (float)fmax(sim->dry_depth, 1e-9);
+		for (int j = 0; j < s->ny; j++)
+			for (int i = 0; i < s->nx; i++) {
+				long q = i + (long)j * s->nx, c = P(s, i, j);
+				if (i > 0 && s->h[c] > wd && s->h[c - 1] > wd)
+					s->u[c] = 0.5f * (r->u0[q - 1] + r->u0[q]);
+				if (j > 0 && s->h[c] > wd && s->h[c - s->W] > wd)
+					s->v[c] = 0.5f * (r->v0[q - s->nx] + r->v0[q]);
+			}
+	}
 	/* inflow faces start at their velocity */
 	{
 		struct face_par fp = { 0.0f, (float)fmax(sim->dry_depth, 1e-9),
