@@ -2295,22 +2295,26 @@ enum wb_status swe_export(const struct swe_ctx *s, struct wb_state *out,
 	out->nx = nx;
 	out->ny = ny;
 	out->dx = s->dx;
-	out->h = malloc(n * sizeof(float));
-	out->u = malloc(n * sizeof(float));
-	out->v = malloc(n * sizeof(float));
+	/* zeroed (for large grids: pages the kernel backs on first write) and
+	   written where a value is not +0, so the state's memory follows the
+	   water */
+	out->h = calloc(n, sizeof(float));
+	out->u = calloc(n, sizeof(float));
+	out->v = calloc(n, sizeof(float));
 	if (s->foam_on)
-		out->foam = malloc(n * sizeof(float));
+		out->foam = calloc(n, sizeof(float));
 	if (!out->h || !out->u || !out->v || (s->foam_on && !out->foam))
 		goto oom;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
 			long c = P(s, i, j);
 			size_t q = (size_t)i + (size_t)j * nx;
-			out->h[q] = s->h[c];
-			out->u[q] = 0.5f * (s->u[c] + s->u[c + 1]);
-			out->v[q] = 0.5f * (s->v[c] + s->v[c + W]);
+			setf(&out->h[q], s->h[c]);
+			setf(&out->u[q], 0.5f * (s->u[c] + s->u[c + 1]));
+			setf(&out->v[q], 0.5f * (s->v[c] + s->v[c + W]));
 			if (out->foam)
-				out->foam[q] = s->foam[c];
+				setf(&out->foam[q], s->foam[c]);
 		}
 	if (swe_falls_export(s, out))
 		goto oom;
@@ -2666,9 +2670,11 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		/* as lbm_solve: a run to convergence returns the last window's
 		   mean depth and flow (foam and waterfalls as they are) */
 		size_t n = (size_t)s.nx * s.ny;
-		memcpy(out->h, M.mh, n * sizeof(float));
-		memcpy(out->u, M.mu, n * sizeof(float));
-		memcpy(out->v, M.mv, n * sizeof(float));
+		for (size_t q = 0; q < n; q++) {
+			setf(&out->h[q], M.mh[q]);
+			setf(&out->u[q], M.mu[q]);
+			setf(&out->v[q], M.mv[q]);
+		}
 	}
 done:
 	rep->seconds = omp_get_wtime() - t0;
