@@ -2204,10 +2204,8 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 				   &s->fu, &s->fv, &s->ut, &s->vt, &s->foam1,
 				   s->n_falls > 0 ? NULL : &s->h1 };
 		for (size_t q = 0; q < sizeof(drop) / sizeof(drop[0]); q++)
-			if (drop[q]) {
-				free(*drop[q]);
-				*drop[q] = NULL;
-			}
+			if (drop[q])
+				swe_field_drop(s, drop[q]);
 	}
 	c->t_upload = now_s() - t0;
 	*out = c;

@@ -77,14 +77,18 @@ static int maps_alloc(struct wb_maps *m, int nx, int ny, double dx, int foam)
 	m->nx = nx;
 	m->ny = ny;
 	m->dx = dx;
+	/* the fields that are 0 where dry come zeroed (for large maps, pages
+	   the kernel backs only where a wet pixel is written): memory
+	   follows the water; height (the dry sentinel) and distance are
+	   written everywhere */
 	m->height = malloc(n * sizeof(float));
-	m->u = malloc(n * sizeof(float));
-	m->v = malloc(n * sizeof(float));
-	m->material = malloc(n);
+	m->u = calloc(n, sizeof(float));
+	m->v = calloc(n, sizeof(float));
+	m->material = calloc(n, 1);
 	m->distance = malloc(n * sizeof(float));
-	m->depth = malloc(n * sizeof(float));
+	m->depth = calloc(n, sizeof(float));
 	if (foam)
-		m->foam = malloc(n * sizeof(float));
+		m->foam = calloc(n, sizeof(float));
 	if (!m->height || !m->u || !m->v || !m->material || !m->distance ||
 	    !m->depth || (foam && !m->foam)) {
 		maps_free(m);
@@ -203,31 +207,37 @@ int maps_signed_distance(const uint8_t *wet, int nx, int ny, double dx,
 	/* larger than any real squared distance, small enough that the
 	 * parabola arithmetic stays exact */
 	double big = 4.0 * ((double)nx * nx + (double)ny * ny) + 4.0;
+	/* one buffer, two passes: the distance to the dry pixels gives the
+	 * wet pixels' values, then the distance to the wet ones the dry
+	 * pixels' (8 bytes per pixel less at the peak of the map stage) */
 	double *dd = malloc(n * sizeof(double));
-	double *dw = malloc(n * sizeof(double));
-	if (!dd || !dw || edt_2d(wet, 0, nx, ny, threads, big, dd) ||
-	    edt_2d(wet, 1, nx, ny, threads, big, dw)) {
-		free(dd);
-		free(dw);
+	if (!dd)
 		return -1;
-	}
 	float fmax = (float)dmax;
+	for (int pass = 0; pass < 2; pass++) {
+		if (edt_2d(wet, pass, nx, ny, threads, big, dd)) {
+			free(dd);
+			return -1;
+		}
 #pragma omp parallel for num_threads(nthreads(threads)) schedule(static)
-	for (int j = 0; j < ny; j++) {
-		for (int i = 0; i < nx; i++) {
-			size_t k = (size_t)j * nx + i;
-			double s;
-			if (wet[k])
-				s = dd[k] >= big ? dmax : (sqrt(dd[k]) - 0.5) * dx;
-			else
-				s = dw[k] >= big ? -dmax
-						 : -(sqrt(dw[k]) - 0.5) * dx;
-			float f = (float)s;
-			out[k] = f > fmax ? fmax : f < -fmax ? -fmax : f;
+		for (int j = 0; j < ny; j++) {
+			for (int i = 0; i < nx; i++) {
+				size_t k = (size_t)j * nx + i;
+				if ((wet[k] != 0) != (pass == 0))
+					continue;
+				double s;
+				if (pass == 0)
+					s = dd[k] >= big ? dmax
+							 : (sqrt(dd[k]) - 0.5) * dx;
+				else
+					s = dd[k] >= big ? -dmax
+							 : -(sqrt(dd[k]) - 0.5) * dx;
+				float f = (float)s;
+				out[k] = f > fmax ? fmax : f < -fmax ? -fmax : f;
+			}
 		}
 	}
 	free(dd);
-	free(dw);
 	return 0;
 }
 
@@ -295,8 +305,13 @@ int maps_material(const struct wb_scene *sc, const uint8_t *wet,
 			}
 		}
 	}
-	for (size_t k = 0; k < n; k++)
-		out[k] = !wet[k] ? 0 : label[k] ? bid[label[k]] : fallback;
+	/* dry pixels: 0, stored only where out does not hold it yet (the
+	   zeroed maps: memory follows the water) */
+	for (size_t k = 0; k < n; k++) {
+		uint8_t o = !wet[k] ? 0 : label[k] ? bid[label[k]] : fallback;
+		if (out[k] != o)
+			out[k] = o;
+	}
 	free(label);
 	free(dist);
 	free(queue);
@@ -359,11 +374,13 @@ enum wb_status maps_build(const struct wb_scene *sc, const struct wb_raster *r,
 				w = 0;
 			wet[k] = (uint8_t)w;
 			m->height[k] = w ? z[k] + h[k] : WB_DRY_HEIGHT;
-			m->u[k] = w ? u[k] : 0.0f;
-			m->v[k] = w ? v[k] : 0.0f;
-			m->depth[k] = w ? h[k] : 0.0f;
+			if (!w)
+				continue; /* u, v, depth, foam: the zeros */
+			m->u[k] = u[k];
+			m->v[k] = v[k];
+			m->depth[k] = h[k];
 			if (fo) {
-				float f = w && isfinite(fo[k]) ? fo[k] : 0.0f;
+				float f = isfinite(fo[k]) ? fo[k] : 0.0f;
 				m->foam[k] = f < 0 ? 0 : f > 1 ? 1 : f;
 			}
 		}
@@ -432,13 +449,8 @@ enum wb_status maps_downsample(const struct wb_maps *s, int threads,
 			}
 			size_t o = (size_t)j * nx + i;
 			m->distance[o] = (float)(dist / nc);
-			if (!nw) {
+			if (!nw) { /* u, v, depth, material, foam: the zeros */
 				m->height[o] = WB_DRY_HEIGHT;
-				m->u[o] = m->v[o] = 0;
-				m->depth[o] = 0;
-				m->material[o] = 0;
-				if (m->foam)
-					m->foam[o] = 0;
 				continue;
 			}
 			m->height[o] = (float)(hs / nw);

@@ -44,11 +44,13 @@
  * through per-row partials summed serially: byte-identical for any thread
  * count.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -87,9 +89,37 @@ static inline double omp_get_wtime(void) { return 0; }
  * are many kernel variants). */
 #define SWE_INLINE static inline __attribute__((always_inline))
 
+/* Grid fields come straight from mmap: zero pages that the kernel backs
+ * with memory only on their first write, whatever malloc's thresholds
+ * (a calloc'd block reused from the heap would be cleared, i.e. written,
+ * in full). The sparse step writes only where water is or was, so the
+ * resident memory follows the water (docs/scale.md "Memory"). Freed with
+ * ffree and the same n. */
 static float *falloc(long n)
 {
-	return calloc((size_t)n, sizeof(float));
+	if (n <= 0)
+		return NULL;
+	void *p = mmap(NULL, (size_t)n * sizeof(float), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void ffree(float *p, long n)
+{
+	if (p)
+		munmap(p, (size_t)n * sizeof(float));
+}
+
+/* *p = x, storing only when the bits differ: the boundary passes write
+ * one value per row at both ends of the row, and a store of the +0 a page
+ * already reads would make the kernel back that page with memory. */
+SWE_INLINE void setf(float *p, float x)
+{
+	uint32_t a, b;
+	memcpy(&a, p, sizeof(a));
+	memcpy(&b, &x, sizeof(b));
+	if (a != b)
+		*p = x;
 }
 
 SWE_INLINE float maxf(float a, float b)
@@ -206,12 +236,12 @@ static void fill_ghosts(const struct swe_ctx *s, float *f, int is_h)
 		long gw = P(s, -1, j), ge = P(s, nx, j);
 		float iw = f[P(s, 0, j)], ie = f[P(s, nx - 1, j)];
 		if (E[WB_WEST].kind == WB_EDGE_PERIODIC) {
-			f[gw] = ie;
-			f[ge] = iw;
+			setf(&f[gw], ie);
+			setf(&f[ge], iw);
 			continue;
 		}
-		f[gw] = is_h ? ghost_depth(s, &E[WB_WEST], iw, s->H[gw]) : iw;
-		f[ge] = is_h ? ghost_depth(s, &E[WB_EAST], ie, s->H[ge]) : ie;
+		setf(&f[gw], is_h ? ghost_depth(s, &E[WB_WEST], iw, s->H[gw]) : iw);
+		setf(&f[ge], is_h ? ghost_depth(s, &E[WB_EAST], ie, s->H[ge]) : ie);
 	}
 	for (int i = -1; i <= nx; i++) {
 		/* i = -1 and nx are corners: copy the row's (ghost) end */
@@ -219,14 +249,14 @@ static void fill_ghosts(const struct swe_ctx *s, float *f, int is_h)
 		long gn = P(s, i, -1), gs = P(s, i, ny);
 		float in = f[P(s, i, 0)], is = f[P(s, i, ny - 1)];
 		if (E[WB_NORTH].kind == WB_EDGE_PERIODIC) {
-			f[gn] = is;
-			f[gs] = in;
+			setf(&f[gn], is);
+			setf(&f[gs], in);
 			continue;
 		}
-		f[gn] = is_h && inside ?
-				ghost_depth(s, &E[WB_NORTH], in, s->H[gn]) : in;
-		f[gs] = is_h && inside ?
-				ghost_depth(s, &E[WB_SOUTH], is, s->H[gs]) : is;
+		setf(&f[gn], is_h && inside ?
+			     ghost_depth(s, &E[WB_NORTH], in, s->H[gn]) : in);
+		setf(&f[gs], is_h && inside ?
+			     ghost_depth(s, &E[WB_SOUTH], is, s->H[gs]) : is);
 	}
 }
 
@@ -268,27 +298,27 @@ static void set_bc_faces(struct swe_ctx *s, const float *uold,
 	int ncl = 0;
 	for (int j = 0; j < ny; j++) {
 		long fw = P(s, 0, j), fe = P(s, nx, j);
-		un[fw] = bc_face(s, &E[WB_WEST], 1, uold[fw],
-				 nx > 1 ? un[fw + 1] : uold[fw + 1], fw - 1, fw,
-				 h[fw - 1], h, fp, &ncl);
+		setf(&un[fw], bc_face(s, &E[WB_WEST], 1, uold[fw],
+				      nx > 1 ? un[fw + 1] : uold[fw + 1],
+				      fw - 1, fw, h[fw - 1], h, fp, &ncl));
 		if (E[WB_WEST].kind == WB_EDGE_PERIODIC)
-			un[fe] = un[fw];
+			setf(&un[fe], un[fw]);
 		else
-			un[fe] = bc_face(s, &E[WB_EAST], -1, uold[fe],
-					 nx > 1 ? un[fe - 1] : uold[fe - 1],
-					 fe - 1, fe, h[fe], h, fp, &ncl);
+			setf(&un[fe], bc_face(s, &E[WB_EAST], -1, uold[fe],
+					      nx > 1 ? un[fe - 1] : uold[fe - 1],
+					      fe - 1, fe, h[fe], h, fp, &ncl));
 	}
 	for (int i = 0; i < nx; i++) {
 		long fn = P(s, i, 0), fs = P(s, i, ny);
-		vn[fn] = bc_face(s, &E[WB_NORTH], 1, vold[fn],
-				 ny > 1 ? vn[fn + W] : vold[fn + W], fn - W, fn,
-				 h[fn - W], h, fp, &ncl);
+		setf(&vn[fn], bc_face(s, &E[WB_NORTH], 1, vold[fn],
+				      ny > 1 ? vn[fn + W] : vold[fn + W],
+				      fn - W, fn, h[fn - W], h, fp, &ncl));
 		if (E[WB_NORTH].kind == WB_EDGE_PERIODIC)
-			vn[fs] = vn[fn];
+			setf(&vn[fs], vn[fn]);
 		else
-			vn[fs] = bc_face(s, &E[WB_SOUTH], -1, vold[fs],
-					 ny > 1 ? vn[fs - W] : vold[fs - W],
-					 fs - W, fs, h[fs], h, fp, &ncl);
+			setf(&vn[fs], bc_face(s, &E[WB_SOUTH], -1, vold[fs],
+					      ny > 1 ? vn[fs - W] : vold[fs - W],
+					      fs - W, fs, h[fs], h, fp, &ncl));
 	}
 	s->clamped += ncl;
 }
@@ -700,8 +730,8 @@ static void fill_face_ghosts(const struct swe_ctx *s, float *u, float *v)
 		u[P(s, i, ny)] = g[WB_SOUTH] * u[P(s, i, ny - 1)];
 	}
 	for (int j = 0; j <= ny; j++) {
-		v[P(s, -1, j)] = g[WB_WEST] * v[P(s, 0, j)];
-		v[P(s, nx, j)] = g[WB_EAST] * v[P(s, nx - 1, j)];
+		setf(&v[P(s, -1, j)], g[WB_WEST] * v[P(s, 0, j)]);
+		setf(&v[P(s, nx, j)], g[WB_EAST] * v[P(s, nx - 1, j)]);
 	}
 }
 
@@ -747,7 +777,8 @@ static void wall_drag(struct swe_ctx *s)
 		int col = side == WB_WEST ? 0 : nx - 1;
 		for (int j = 1; j < ny; j++) {
 			long c = P(s, col, j);
-			s->v[c] = wall_drag1(s->v[c], h[c - W], h[c], cw, eps);
+			setf(&s->v[c],
+			     wall_drag1(s->v[c], h[c - W], h[c], cw, eps));
 		}
 	}
 }
@@ -1030,7 +1061,8 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 					       i, j);
 			}
 			s->H[c] = r->z[q];
-			s->h[c] = r->h0[q] > 0 ? r->h0[q] : 0.0f;
+			if (r->h0[q] > 0) /* else the calloc'd +0 */
+				s->h[c] = r->h0[q];
 			if (r->block_bot && r->block_bot[q] < INFINITY) {
 				s->bb[c] = r->block_bot[q];
 				s->has_blk = 1;
@@ -1071,11 +1103,18 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 	{
 		struct face_par fp = { 0.0f, (float)fmax(sim->dry_depth, 1e-9),
 				       INFINITY, 0.0f };
-		memcpy(s->u1, s->u, (size_t)nc * sizeof(float));
-		memcpy(s->v1, s->v, (size_t)nc * sizeof(float));
+		/* u, v, u1, v1 are all +0 here; set_bc_faces writes only
+		   the boundary faces, copied back (no dense copy: memory
+		   follows the water) */
 		set_bc_faces(s, s->u, s->v, s->u1, s->v1, s->h, &fp);
-		memcpy(s->u, s->u1, (size_t)nc * sizeof(float));
-		memcpy(s->v, s->v1, (size_t)nc * sizeof(float));
+		for (int j = 0; j < s->ny; j++) {
+			setf(&s->u[P(s, 0, j)], s->u1[P(s, 0, j)]);
+			setf(&s->u[P(s, s->nx, j)], s->u1[P(s, s->nx, j)]);
+		}
+		for (int i = 0; i < s->nx; i++) {
+			setf(&s->v[P(s, i, 0)], s->v1[P(s, i, 0)]);
+			setf(&s->v[P(s, i, s->ny)], s->v1[P(s, i, s->ny)]);
+		}
 		s->clamped = 0;
 	}
 	if (swe_falls_find(s))
@@ -1105,17 +1144,25 @@ oom:
 		       r->nx, r->ny);
 }
 
+void swe_field_drop(struct swe_ctx *s, float **f)
+{
+	ffree(*f, s->ncell);
+	*f = NULL;
+}
+
 void swe_release(struct swe_ctx *s)
 {
 	if (!s)
 		return;
 	float **f[] = { &s->h, &s->h1, &s->H, &s->u, &s->v, &s->u1, &s->v1,
 			&s->ut, &s->vt, &s->usnap, &s->vsnap, &s->bb, &s->fu, &s->fv,
-			&s->foam, &s->foam1, &s->mod_tu, &s->mod_tv };
+			&s->foam, &s->foam1 };
 	for (size_t n = 0; n < sizeof(f) / sizeof(f[0]); n++) {
-		free(*f[n]);
+		ffree(*f[n], s->ncell);
 		*f[n] = NULL;
 	}
+	free(s->mod_tu);
+	free(s->mod_tv);
 	free(s->row_d);
 	free(s->row_d2);
 	free(s->row_l);
@@ -1627,13 +1674,14 @@ static int sparse_init(struct swe_ctx *s)
 	b->phalo = calloc(n, 1);
 	b->wet = calloc(n, 1);
 	b->film = calloc(n, sizeof(float));
+	b->nz = calloc(n, 1);
 	b->runs = malloc((size_t)b->nby * 2 * (size_t)(b->nbx + 1) * 2 *
 			 sizeof(int));
 	b->nrun = calloc((size_t)b->nby * 2, sizeof(int));
 	b->strip = malloc((size_t)s->threads * 6 * (size_t)(b->nbx + 1) *
 			  sizeof(int));
 	if (!b->always || !b->act || !b->halo || !b->pact || !b->phalo ||
-	    !b->wet || !b->film || !b->runs || !b->nrun || !b->strip)
+	    !b->wet || !b->film || !b->nz || !b->runs || !b->nrun || !b->strip)
 		return -1;
 	const struct swe_cell_list *L[] = { &s->src, &s->fixed, &s->mod_u,
 					    &s->mod_v };
@@ -1655,6 +1703,7 @@ static void sparse_release(struct swe_sparse *b)
 	free(b->phalo);
 	free(b->wet);
 	free(b->film);
+	free(b->nz);
 	free(b->runs);
 	free(b->nrun);
 	free(b->strip);
@@ -1741,6 +1790,28 @@ static float block_hmax(const struct swe_ctx *s, int bi, int bj)
 	return m;
 }
 
+/* Memory follows the water: the fields are calloc'd (pages the kernel
+ * maps on first write), and the block transitions write only what differs,
+ * so a page that never held water is never written and costs no memory. */
+
+/* dst[0..n) = src[0..n), writing only when the bytes differ. */
+static void copy_if_diff(float *dst, const float *src, size_t n)
+{
+	if (memcmp(dst, src, n * sizeof(float)) != 0)
+		memcpy(dst, src, n * sizeof(float));
+}
+
+/* f[0..n) = +0, writing only when a bit is set. */
+static void zero_if_set(float *f, size_t n)
+{
+	const uint32_t *b = (const uint32_t *)(const void *)f;
+	uint32_t acc = 0;
+	for (size_t k = 0; k < n; k++)
+		acc |= b[k];
+	if (acc)
+		memset(f, 0, n * sizeof(float));
+}
+
 /* Zero fields f[0..nf) over the block (ghosts of edge blocks included). */
 static void block_zero(const struct swe_ctx *s, int bi, int bj, float **f,
 		       int nf)
@@ -1751,9 +1822,21 @@ static void block_zero(const struct swe_ctx *s, int bi, int bj, float **f,
 		if (!f[q])
 			continue;
 		for (int j = j0; j < j1; j++)
-			memset(f[q] + P(s, i0, j), 0,
-			       (size_t)(i1 - i0) * sizeof(float));
+			zero_if_set(f[q] + P(s, i0, j), (size_t)(i1 - i0));
 	}
+}
+
+/* A depth of the block (ghosts of edge blocks included) other than +-0. */
+static int block_nonzero(const struct swe_ctx *s, int bi, int bj)
+{
+	int i0, i1, j0, j1;
+	block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+	const uint32_t *h = (const uint32_t *)(const void *)s->h;
+	uint32_t acc = 0;
+	for (int j = j0; j < j1; j++)
+		for (long c = P(s, i0, j); c < P(s, i1, j); c++)
+			acc |= h[c] & 0x7fffffffu;
+	return acc != 0;
 }
 
 /* Column runs of the blocks set in 'set' along band bj into out (pairs);
@@ -1862,10 +1945,12 @@ static void sparse_activity(struct swe_ctx *s)
 			int i0, i1, j0, j1;
 			block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
 			for (int j = j0; j < j1; j++)
-				memcpy(s->h1 + P(s, i0, j), s->h + P(s, i0, j),
-				       (size_t)(i1 - i0) * sizeof(float));
+				copy_if_diff(s->h1 + P(s, i0, j),
+					     s->h + P(s, i0, j),
+					     (size_t)(i1 - i0));
 			block_zero(s, bi, bj, fa, 2);
 			b->film[q] = block_hmax(s, bi, bj);
+			b->nz[q] = (uint8_t)block_nonzero(s, bi, bj);
 		}
 		if (b->phalo[q] && !b->halo[q])
 			block_zero(s, bi, bj, fh, 4);
@@ -2175,6 +2260,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 			if (!s->sp.act[q])
 				ro[0].hmax = maxf(ro[0].hmax, s->sp.film[q]);
 	} else if (fused) {
+		s->sp.first = 1; /* block sets not kept: rescan when back */
 		book_edges(s, hmax);
 		fill_face_ghosts(s, s->u, s->v);
 		fused_pass(s, k, hmax, &fp, mc, urow, vrow, ro, rb);
@@ -2191,6 +2277,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 		book_actions(s);
 		fill_ghosts(s, s->h1, 1);
 	} else {
+		s->sp.first = 1;
 		/* 1. height integration */
 		int J0, J1;
 		wb_par_band(s->par, ny, &J0, &J1);
@@ -2341,22 +2428,26 @@ enum wb_status swe_export(const struct swe_ctx *s, struct wb_state *out,
 	out->nx = nx;
 	out->ny = ny;
 	out->dx = s->dx;
-	out->h = malloc(n * sizeof(float));
-	out->u = malloc(n * sizeof(float));
-	out->v = malloc(n * sizeof(float));
+	/* zeroed (for large grids: pages the kernel backs on first write) and
+	   written where a value is not +0, so the state's memory follows the
+	   water */
+	out->h = calloc(n, sizeof(float));
+	out->u = calloc(n, sizeof(float));
+	out->v = calloc(n, sizeof(float));
 	if (s->foam_on)
-		out->foam = malloc(n * sizeof(float));
+		out->foam = calloc(n, sizeof(float));
 	if (!out->h || !out->u || !out->v || (s->foam_on && !out->foam))
 		goto oom;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
 			long c = P(s, i, j);
 			size_t q = (size_t)i + (size_t)j * nx;
-			out->h[q] = s->h[c];
-			out->u[q] = 0.5f * (s->u[c] + s->u[c + 1]);
-			out->v[q] = 0.5f * (s->v[c] + s->v[c + W]);
+			setf(&out->h[q], s->h[c]);
+			setf(&out->u[q], 0.5f * (s->u[c] + s->u[c + 1]));
+			setf(&out->v[q], 0.5f * (s->v[c] + s->v[c + W]));
 			if (out->foam)
-				out->foam[q] = s->foam[c];
+				setf(&out->foam[q], s->foam[c]);
 		}
 	if (swe_falls_export(s, out))
 		goto oom;
@@ -2388,6 +2479,11 @@ int swe_means_init(struct swe_means *m, const struct swe_ctx *s, long window)
 	memset(m, 0, sizeof(*m));
 	m->every = swe_sample_every(window);
 	long n = (long)s->nx * s->ny;
+	long nb = (long)((s->nx + SWE_BLOCK - 1) / SWE_BLOCK) *
+		  ((s->ny + SWE_BLOCK - 1) / SWE_BLOCK);
+	m->blk = calloc((size_t)nb, 1);
+	m->ncell = s->ncell;
+	m->n = n;
 	m->sh = falloc(s->ncell);
 	m->su = falloc(s->ncell);
 	m->sv = falloc(s->ncell);
@@ -2396,31 +2492,117 @@ int swe_means_init(struct swe_means *m, const struct swe_ctx *s, long window)
 	m->mv = falloc(n);
 	m->pu = falloc(n);
 	m->pv = falloc(n);
-	return m->sh && m->su && m->sv && m->mh && m->mu && m->mv && m->pu &&
-	       m->pv ? 0 : -1;
+	return m->blk && m->sh && m->su && m->sv && m->mh && m->mu && m->mv &&
+	       m->pu && m->pv ? 0 : -1;
 }
 
 void swe_means_release(struct swe_means *m)
 {
-	float *f[] = { m->sh, m->su, m->sv, m->mh, m->mu, m->mv, m->pu, m->pv };
+	ffree(m->sh, m->ncell);
+	ffree(m->su, m->ncell);
+	ffree(m->sv, m->ncell);
+	float *f[] = { m->mh, m->mu, m->mv, m->pu, m->pv };
 	for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++)
-		free(f[k]);
+		ffree(f[k], m->n);
+	free(m->blk);
 	memset(m, 0, sizeof(*m));
 }
 
+/* The block sets of the sparse step are up to date (an activity pass ran
+ * and no dense step since). */
+static int means_sparse(const struct swe_ctx *s)
+{
+	return s->sp.on && !s->sp.first;
+}
+
+/* A bit other than a sign in h, u or v of the block (ghost ring of edge
+ * blocks included): read only, so the pages of dry land stay unbacked. */
+static int block_bits(const struct swe_ctx *s, int bi, int bj)
+{
+	int i0, i1, j0, j1;
+	block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+	const uint32_t *h = (const uint32_t *)(const void *)s->h;
+	const uint32_t *u = (const uint32_t *)(const void *)s->u;
+	const uint32_t *v = (const uint32_t *)(const void *)s->v;
+	uint32_t acc = 0;
+	for (int j = j0; j < j1; j++)
+		for (long c = P(s, i0, j); c < P(s, i1, j); c++)
+			acc |= (h[c] | u[c] | v[c]) & 0x7fffffffu;
+	return acc != 0;
+}
+
 /* Add the current depth and face velocities to the sums (element by
- * element: the same bytes for any thread count). */
+ * element: the same bytes for any thread count). Sparse: only the blocks
+ * whose h, u, v can hold a bit other than a sign (the halo, the sleeping
+ * blocks with films, the edge blocks where the dense boundary passes
+ * wrote such a bit) are added; everywhere else the dense step would add +-0
+ * to a sum that starts at +0, which leaves it as it is. A block's box
+ * includes the ghost ring of edge blocks, so every padded element is in
+ * exactly one box. */
 void swe_means_sample(struct swe_means *m, const struct swe_ctx *s)
 {
 	const long W = s->W;
+	const struct swe_sparse *b = &s->sp;
+	if (!means_sparse(s)) {
+		long nb = (long)((s->nx + SWE_BLOCK - 1) / SWE_BLOCK) *
+			  ((s->ny + SWE_BLOCK - 1) / SWE_BLOCK);
+		for (long q = 0; q < nb; q++)
+			m->blk[q] |= 1;
 #pragma omp parallel for schedule(static) num_threads(s->threads)
-	for (int j = 0; j < s->ny + 2; j++)
-		for (long c = j * W; c < (j + 1) * W; c++) {
-			m->sh[c] += s->h[c];
-			m->su[c] += s->u[c];
-			m->sv[c] += s->v[c];
-		}
+		for (int j = 0; j < s->ny + 2; j++)
+			for (long c = j * W; c < (j + 1) * W; c++) {
+				m->sh[c] += s->h[c];
+				m->su[c] += s->u[c];
+				m->sv[c] += s->v[c];
+			}
+		m->nsamp++;
+		return;
+	}
+	const int nbx = b->nbx, nby = b->nby;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(b->nthr)
+	for (long q = 0; q < b->nblk; q++) {
+		int bi = (int)(q % nbx), bj = (int)(q / nbx);
+		int edge = bi == 0 || bj == 0 || bi == nbx - 1 || bj == nby - 1;
+		if (!(b->halo[q] || b->act[q] || b->nz[q] ||
+		      (edge && block_bits(s, bi, bj))))
+			continue;
+		m->blk[q] |= 1;
+		int i0, i1, j0, j1;
+		block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+		for (int j = j0; j < j1; j++)
+			for (long c = P(s, i0, j); c < P(s, i1, j); c++) {
+				m->sh[c] += s->h[c];
+				m->su[c] += s->u[c];
+				m->sv[c] += s->v[c];
+			}
+	}
 	m->nsamp++;
+}
+
+/* Cells i0 .. i1 - 1 of row j of the window close (see below). */
+static void means_close_run(struct swe_means *m, const struct swe_ctx *s,
+			    int j, int i0, int i1, float w, float thin,
+			    double *a, double *b, double *hh)
+{
+	const int nx = s->nx;
+	const long W = s->W;
+	for (int i = i0; i < i1; i++) {
+		long c = P(s, i, j), q = i + (long)j * nx;
+		float h = m->sh[c] * w;
+		float uc = 0.5f * (m->su[c] + m->su[c + 1]) * w;
+		float vc = 0.5f * (m->sv[c] + m->sv[c + W]) * w;
+		m->mh[q] = h;
+		m->mu[q] = h > thin ? uc : 0.0f;
+		m->mv[q] = h > thin ? vc : 0.0f;
+		if (!(h > thin))
+			continue;
+		double du = (double)m->mu[q] - m->pu[q];
+		double dv = (double)m->mv[q] - m->pv[q];
+		*a += h * (du * du + dv * dv);
+		*b += h * ((double)m->mu[q] * m->mu[q] +
+			   (double)m->mv[q] * m->mv[q]);
+		*hh += h;
+	}
 }
 
 /* Close the window: means at cell centres (films thinner than
@@ -2428,13 +2610,19 @@ void swe_means_sample(struct swe_means *m, const struct swe_ctx *s)
  * change of the mean velocity against the window before,
  *   sqrt( sum h |du|^2 / max(sum h |u|^2, SWE_RES_FLOOR^2 sum h) )
  * over the cells deeper than the film limit (h: the new mean depth), or
- * INFINITY for the first window. Row sums added serially. */
+ * INFINITY for the first window. Row sums added serially.
+ * Sparse: only the blocks sampled in this window or in one of the two
+ * before are visited (elsewhere the sums are +0, so the means are 0 and
+ * nothing is added, and mh / mu hold the zeros the dense pass would
+ * write); a row's cells are still visited in ascending order and the rows
+ * summed in order, so the sums are the dense sums, bit for bit. */
 double swe_means_close(struct swe_means *m, const struct swe_ctx *s)
 {
 	const int nx = s->nx, ny = s->ny;
-	const long W = s->W;
 	const float w = 1.0f / (float)m->nsamp;
 	const float thin = (float)(SWE_THIN * fmax(s->sim.dry_depth, 1e-9));
+	const int nbx = (nx + SWE_BLOCK - 1) / SWE_BLOCK;
+	const int nby = (ny + SWE_BLOCK - 1) / SWE_BLOCK;
 	float *t = m->pu;
 	m->pu = m->mu;
 	m->mu = t;
@@ -2447,25 +2635,23 @@ double swe_means_close(struct swe_means *m, const struct swe_ctx *s)
 		return INFINITY;
 	int J0, J1; /* several processes: row sums exchanged (par.h) */
 	wb_par_band(s->par, ny, &J0, &J1);
+	const uint8_t *blk = m->blk;
+	/* sums filled by a dense step or by another back end (OpenCL): every
+	   block */
+	const uint8_t any = means_sparse(s) ? 7 : 0;
 #pragma omp parallel for schedule(static) num_threads(s->threads)
 	for (int j = J0; j < J1; j++) {
 		double a = 0.0, b = 0.0, hh = 0.0;
-		for (int i = 0; i < nx; i++) {
-			long c = P(s, i, j), q = i + (long)j * nx;
-			float h = m->sh[c] * w;
-			float uc = 0.5f * (m->su[c] + m->su[c + 1]) * w;
-			float vc = 0.5f * (m->sv[c] + m->sv[c + W]) * w;
-			m->mh[q] = h;
-			m->mu[q] = h > thin ? uc : 0.0f;
-			m->mv[q] = h > thin ? vc : 0.0f;
-			if (!(h > thin))
+		const uint8_t *band = blk + (long)(j / SWE_BLOCK) * nbx;
+		for (int bi = 0; bi < nbx; bi++) {
+			if (any && !(band[bi] & any))
 				continue;
-			double du = (double)m->mu[q] - m->pu[q];
-			double dv = (double)m->mv[q] - m->pv[q];
-			a += h * (du * du + dv * dv);
-			b += h * ((double)m->mu[q] * m->mu[q] +
-				  (double)m->mv[q] * m->mv[q]);
-			hh += h;
+			int i0 = bi * SWE_BLOCK;
+			while (bi + 1 < nbx && (!any || (band[bi + 1] & any)))
+				bi++;
+			int i1 = (bi + 1) * SWE_BLOCK < nx ?
+					 (bi + 1) * SWE_BLOCK : nx;
+			means_close_run(m, s, j, i0, i1, w, thin, &a, &b, &hh);
 		}
 		rn[j] = a;
 		rd[j] = b;
@@ -2483,9 +2669,23 @@ double swe_means_close(struct swe_means *m, const struct swe_ctx *s)
 		hs += rh[j];
 	}
 	free(rh);
-	memset(m->sh, 0, (size_t)s->ncell * sizeof(float));
-	memset(m->su, 0, (size_t)s->ncell * sizeof(float));
-	memset(m->sv, 0, (size_t)s->ncell * sizeof(float));
+	/* clear the sums where a sample went (ghost ring of edge blocks
+	   included, as sampled) */
+	for (int bj = 0; bj < nby; bj++)
+		for (int bi = 0; bi < nbx; bi++) {
+			uint8_t *f = m->blk + (long)bj * nbx + bi;
+			if (!any || (*f & 1)) {
+				int i0, i1, j0, j1;
+				block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+				size_t len = (size_t)(i1 - i0) * sizeof(float);
+				for (int j = j0; j < j1; j++) {
+					memset(m->sh + P(s, i0, j), 0, len);
+					memset(m->su + P(s, i0, j), 0, len);
+					memset(m->sv + P(s, i0, j), 0, len);
+				}
+			}
+			*f = (uint8_t)((*f << 1) & 6);
+		}
 	m->nsamp = 0;
 	if (m->windows++ == 0)
 		return INFINITY;
@@ -2631,9 +2831,11 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		/* as lbm_solve: a run to convergence returns the last window's
 		   mean depth and flow (foam and waterfalls as they are) */
 		size_t n = (size_t)s.nx * s.ny;
-		memcpy(out->h, M.mh, n * sizeof(float));
-		memcpy(out->u, M.mu, n * sizeof(float));
-		memcpy(out->v, M.mv, n * sizeof(float));
+		for (size_t q = 0; q < n; q++) {
+			setf(&out->h[q], M.mh[q]);
+			setf(&out->u[q], M.mu[q]);
+			setf(&out->v[q], M.mv[q]);
+		}
 	}
 done:
 	rep->seconds = omp_get_wtime() - t0;

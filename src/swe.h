@@ -100,6 +100,10 @@ struct swe_sparse {
 	uint8_t *pact, *phalo; /* the previous step's */
 	uint8_t *wet;
 	float *film;          /* largest depth of a sleeping block (<= eps) */
+	uint8_t *nz;          /* a sleeping block holds a depth other than
+				 +-0 (a film): swe_means_sample adds it; set
+				 when it leaves the active set, constant
+				 while it sleeps */
 	int *runs;            /* per band: halo runs then active runs, pairs
 				 (ia, ib) of columns, at most nbx + 1 each */
 	int *nrun;            /* per band: [2 b] halo runs, [2 b + 1] active */
@@ -196,12 +200,19 @@ double swe_grid_volume(const struct swe_ctx *s);
 enum wb_status swe_export(const struct swe_ctx *s, struct wb_state *out,
 			  struct wb_diags *d);
 void swe_release(struct swe_ctx *s);
+/* Free one of the context's grid fields (&s->u1, ...; they come from mmap,
+ * not malloc) and set it to NULL; swe_release skips NULLs. */
+void swe_field_drop(struct swe_ctx *s, float **f);
 
 /* Window means of the steady-state test (swe_solve; docs/swe.md "Steady
  * state"): the depth and the face velocities are summed every 'every'
  * steps; at the end of each window their means go to cell centres. */
 struct swe_means {
 	long every, nsamp, windows;
+	long ncell, n;         /* sizes of the padded sums and of the means */
+	uint8_t *blk;          /* per block: bit 0 sampled in this window,
+				  bits 1, 2 in the one / two before (where
+				  the sums and means can be nonzero) */
 	float *sh, *su, *sv;   /* padded sums over the window's samples */
 	float *mh, *mu, *mv;   /* last window's means, nx * ny, cell centres */
 	float *pu, *pv;        /* the window before's mean velocity */

@@ -22,6 +22,14 @@
  *                                              wet_dense_mcells (target 0.7)
  *   bench world_peak_rss <v> MiB               peak resident memory of this
  *                                              process (getrusage)
+ *   bench world_sparse_rss <v> MiB             resident growth over swe_init
+ *                                              and the sparse spin-up
+ *   bench world_dense_rss <v> MiB              the same after the dense
+ *                                              steps (every page written)
+ *   bench world_sparse_bytes_per_active_cell   sparse growth / cells of the
+ *                                              active blocks (B)
+ *   bench world_dense_bytes_per_cell <v> B     dense growth / cells
+ *   bench world_mem_per_active_vs_dense <v>    their ratio (target 1.5)
  *
  * Usage: bench_world [SCENE [SPINUP [STEPS [threads]]]]. The scene comes
  * from 'mkterrain world SIZE DIR' (make bench generates
@@ -35,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <omp.h>
 
@@ -98,6 +107,18 @@ static double time_steps(struct swe_ctx *s, int steps, int reps, double *cells,
 	return best;
 }
 
+/* Resident bytes now (/proc/self/statm; -1 where missing). */
+static double rss_now(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f)
+		return -1;
+	long size = 0, res = 0;
+	int n = fscanf(f, "%ld %ld", &size, &res);
+	fclose(f);
+	return n == 2 ? (double)res * (double)sysconf(_SC_PAGESIZE) : -1;
+}
+
 static double peak_mib(void)
 {
 	struct rusage ru;
@@ -131,6 +152,7 @@ int main(int argc, char **argv)
 	struct wb_sim sim = sc.sim;
 	sim.solver = WB_SOLVER_SWE;
 	struct swe_ctx s;
+	double rss0 = rss_now();
 	if (swe_init(&s, &r, &sim, threads, &d) != WB_OK) {
 		fprintf(stderr, "bench_world: swe_init failed\n");
 		return 1;
@@ -143,6 +165,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	double tspin = omp_get_wtime() - ts0;
+	/* the context's resident memory with the sparse step (the raster
+	   and the scene were loaded before rss0) */
+	double rss_sparse = rss_now() - rss0;
+	double act_spin = active_cells(&s);
 	/* the dense step on a fully wet grid with the world's physics
 	   (MacCormack, friction, foam, dry depth: the same per-cell work),
 	   its batches interleaved with the world's sparse ones, so that both
@@ -179,6 +205,7 @@ int main(int argc, char **argv)
 	s.sp.on = 0;
 	double tdn = time_steps(&s, steps > 4 ? steps / 4 : 1, 3, NULL, &d);
 	double ncell = (double)s.nx * s.ny;
+	double rss_dense = rss_now() - rss0; /* every page written now */
 	double rss_world = peak_mib();
 	swe_release(&s);
 	wb_raster_free(&r);
@@ -198,5 +225,19 @@ int main(int argc, char **argv)
 	printf("bench wet_sparse_mcells %.1f Mcells/s\n", wet[1]);
 	printf("bench world_active_vs_dense %.2f ratio\n", act_mc / wet[0]);
 	printf("bench world_peak_rss %.0f MiB\n", rss_world);
+	if (rss0 >= 0) {
+		/* the SWE context's resident bytes: sparse after the spin-up
+		   per cell of its active blocks, dense (after the dense
+		   steps, which write every page) per cell */
+		double bs = rss_sparse / act_spin, bd = rss_dense / ncell;
+		printf("bench world_sparse_rss %.0f MiB\n",
+		       rss_sparse / 1048576.0);
+		printf("bench world_dense_rss %.0f MiB\n",
+		       rss_dense / 1048576.0);
+		printf("bench world_sparse_bytes_per_active_cell %.0f B\n", bs);
+		printf("bench world_dense_bytes_per_cell %.0f B\n", bd);
+		printf("bench world_mem_per_active_vs_dense %.2f ratio\n",
+		       bs / bd);
+	}
 	return 0;
 }

@@ -125,6 +125,12 @@ static void compare_run_x(const struct wb_raster *r, const struct wb_sim *sim,
 		drop_particles(&dn);
 		drop_particles(&sp);
 	}
+	/* window means (the steady-state test of swe_solve): the sparse
+	   sample and close visit only the blocks that can hold water */
+	struct swe_means mdn, msp;
+	assert_int_equal(swe_means_init(&mdn, &dn, 30), 0);
+	assert_int_equal(swe_means_init(&msp, &sp, 30), 0);
+	long nwin = 0;
 	memset(st, 0, sizeof(*st));
 	st->nblk = sp.sp.nblk;
 	st->act_min = sp.sp.nblk;
@@ -140,7 +146,30 @@ static void compare_run_x(const struct wb_raster *r, const struct wb_sim *sim,
 			st->particles = sp.P.n;
 		if (k % every == 0 || k == steps)
 			assert_same_state(&dn, &sp, what, k);
+		if (k % 3 == 0) {
+			swe_means_sample(&mdn, &dn);
+			swe_means_sample(&msp, &sp);
+		}
+		if (k % 30 == 0) {
+			double ma = swe_means_close(&mdn, &dn);
+			double mb = swe_means_close(&msp, &sp);
+			assert_memory_equal(&ma, &mb, sizeof(ma));
+			size_t n = (size_t)sp.nx * sp.ny * sizeof(float);
+			size_t np = (size_t)sp.ncell * sizeof(float);
+			assert_memory_equal(mdn.mh, msp.mh, n);
+			assert_memory_equal(mdn.mu, msp.mu, n);
+			assert_memory_equal(mdn.mv, msp.mv, n);
+			assert_memory_equal(mdn.pu, msp.pu, n);
+			assert_memory_equal(mdn.pv, msp.pv, n);
+			assert_memory_equal(mdn.sh, msp.sh, np);
+			assert_memory_equal(mdn.su, msp.su, np);
+			assert_memory_equal(mdn.sv, msp.sv, np);
+			nwin++;
+		}
 	}
+	assert_true(nwin > 0 || steps < 30);
+	swe_means_release(&mdn);
+	swe_means_release(&msp);
 	/* the residual and the volume are sums over the grid in a fixed
 	   order: the same too */
 	double va = swe_grid_volume(&dn), vb = swe_grid_volume(&sp);
@@ -333,6 +362,46 @@ static void test_drying(void **state)
 	wb_raster_free(&r);
 }
 
+/* Films (depths at most the dry depth) in blocks far from the water:
+ * they never wake, but their depths count in the window means, which the
+ * sparse sample must add (compare_run compares the means). */
+static void test_films(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	const int nx = 256, ny = 224;
+	raster(&r, nx, ny, 1.0);
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			size_t q = (size_t)i + (size_t)j * nx;
+			r.z[q] = (float)(1.0 - 0.001 * i - 0.002 * j);
+			int film = i >= 70 && i < 90 && j >= 70 && j < 90;
+			int pool = i >= 200 && i < 230 && j >= 170 && j < 200;
+			r.h0[q] = film ? 0.5e-4f : pool ? 0.8f : 0.0f;
+		}
+	struct wb_sim sim = sim_plain(); /* dry depth 1e-4 */
+	struct wb_diags d;
+	wb_diags_init(&d);
+	/* the film's block (2, 2) sleeps and is marked as holding water */
+	struct swe_ctx s;
+	assert_int_equal(swe_init(&s, &r, &sim, 1, &d), WB_OK);
+	for (int k = 0; k < 40; k++)
+		assert_int_equal(swe_step(&s, &d), WB_OK);
+	long qf = 2L * s.sp.nbx + 2;
+	assert_false(s.sp.act[qf]);
+	assert_false(s.sp.halo[qf]);
+	assert_true(s.sp.nz[qf]);
+	assert_false(s.sp.nz[0]); /* dry corner */
+	swe_release(&s);
+	wb_diags_release(&d);
+	for (int t = 1; t <= 2; t++) {
+		struct run_stats st;
+		compare_run(&r, &sim, t, 200, 50, "films", &st);
+		assert_true(st.act_max < st.nblk / 2);
+	}
+	wb_raster_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -343,6 +412,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_spreading),
 		cmocka_unit_test(test_spreading_mc_blocker),
 		cmocka_unit_test(test_drying),
+		cmocka_unit_test(test_films),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,137 @@
+/*
+ * test_sparse_mem.c - memory of the block-sparse SWE step follows the water
+ * (src/swe.c, docs/scale.md "Memory").
+ *
+ * The fields are calloc'd; the sparse step, the boundary passes and the
+ * window means write only where water is or was, so the pages of dry land
+ * are never backed by memory. Measured as the growth of the resident set
+ * (/proc/self/statm) while a small pool in a large dry grid is stepped and
+ * its window means are taken; the same run with the dense step must grow
+ * by about the whole arrays (so the measurement can see the difference).
+ * Linux only (skipped where /proc/self/statm is missing or under ASan,
+ * whose allocator may touch what it hands out).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "swe.h"
+#include "wbake.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define NO_RSS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NO_RSS 1
+#endif
+#endif
+
+/* Resident bytes of this process, or -1. */
+static double rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f)
+		return -1;
+	long size = 0, res = 0;
+	int n = fscanf(f, "%ld %ld", &size, &res);
+	fclose(f);
+	return n == 2 ? (double)res * (double)sysconf(_SC_PAGESIZE) : -1;
+}
+
+/* RSS growth (bytes) over init, 'steps' steps with means sampled every 5
+ * steps and closed every 50, of a 'n' x 'n' dry grid with a 64 x 64 pool;
+ * *fields: bytes of the context's and the means' grid arrays. */
+static double run_growth(const struct wb_raster *r, int dense, int steps,
+			 double *fields, long *act)
+{
+	struct wb_sim sim;
+	memset(&sim, 0, sizeof(sim));
+	sim.solver = WB_SOLVER_SWE;
+	sim.dry_depth = 1e-3;
+	sim.manning = 0.03;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	double r0 = rss_bytes();
+	struct swe_ctx s;
+	assert_int_equal(swe_init(&s, r, &sim, 2, &d), WB_OK);
+	s.sp.on = !dense;
+	struct swe_means m;
+	assert_int_equal(swe_means_init(&m, &s, 50), 0);
+	for (int k = 1; k <= steps; k++) {
+		assert_int_equal(swe_step(&s, &d), WB_OK);
+		if (k % 5 == 0)
+			swe_means_sample(&m, &s);
+		if (k % 50 == 0)
+			swe_means_close(&m, &s);
+	}
+	double grown = rss_bytes() - r0;
+	/* what the dense step and sample write: h h1 H u v u1 v1 bb fu fv
+	   sh su sv (padded) */
+	*fields = 13.0 * s.ncell * sizeof(float);
+	*act = s.sp.n_act;
+	swe_means_release(&m);
+	swe_release(&s);
+	wb_diags_release(&d);
+	return grown;
+}
+
+static void test_memory_follows_water(void **state)
+{
+	(void)state;
+#ifdef NO_RSS
+	skip();
+#endif
+	if (rss_bytes() < 0)
+		skip();
+	/* a wide grid: a row spans 4 pages, so a pool of ~130 columns
+	   backs about one of them (rows are the pages' grain) */
+	const int n = 4096, ny = 1024;
+	struct wb_raster r;
+	assert_int_equal(wb_raster_alloc(&r, n, ny, 1.0), WB_OK);
+	for (int e = 0; e < 4; e++) {
+		r.edges[e].kind = WB_EDGE_WALL;
+		r.edges[e].free_slip = 1;
+	}
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < n; i++) {
+			size_t q = (size_t)i + (size_t)j * n;
+			double x = i - 2100.0, y = j - 500.0;
+			r.z[q] = (float)(1e-4 * (x * x + y * y));
+			r.h0[q] = fabs(x) < 32 && fabs(y) < 32 ? 0.5f : 0.0f;
+		}
+	double fs, fd;
+	long act;
+	long act_d;
+	double gs = run_growth(&r, 0, 200, &fs, &act);
+	double gd = run_growth(&r, 1, 20, &fd, &act_d);
+	assert_true(act > 0);
+	printf("grid %dx%d: written arrays %.0f MiB; resident growth sparse "
+	       "%.1f MiB (%ld blocks active of %ld), dense %.1f MiB\n", n, ny,
+	       fs / 1048576.0, gs / 1048576.0, act,
+	       (long)((n + 31) / 32) * ((ny + 31) / 32), gd / 1048576.0);
+	/* sparse: the terrain and the blocker bottoms (2 of the 13 arrays),
+	   and about a quarter of the rows' pages of the others where water
+	   is */
+	assert_true(gs < 0.35 * fs);
+	/* dense: every page of the 13 */
+	assert_true(gd > 0.8 * fd);
+	wb_raster_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_memory_follows_water),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
