@@ -1930,9 +1930,12 @@ static void sparse_activity(struct swe_ctx *s)
 		memset(b->phalo, 1, (size_t)b->nblk);
 	}
 	b->first = 0;
-	dilate(b, b->wet, b->act);
+	/* a block with a source, held level or modifier counts as wet: it
+	   can wet a cell on its edge within this step, and the faces that
+	   cell shares with the next block open in the same step */
 	for (long q = 0; q < b->nblk; q++)
-		b->act[q] |= b->always[q];
+		b->wet[q] |= b->always[q];
+	dilate(b, b->wet, b->act);
 	dilate(b, b->act, b->halo);
 	float *fa[] = { s->u1, s->v1 };
 	float *fh[] = { s->fu, s->fv, s->ut, s->vt };

@@ -402,6 +402,29 @@ static void test_films(void **state)
 	wb_raster_free(&r);
 }
 
+/* A spring on the last column and row of a dry block, strong enough to
+ * wet its cell in one step: the faces it shares with the next blocks open
+ * in the step that wets it, so those blocks must be stepped although no
+ * block around them was wet when the step began. */
+static void test_source_edge(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	const int nx = 96, ny = 96;
+	raster(&r, nx, ny, 1.0);
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++)
+			r.z[(size_t)i + (size_t)j * nx] = 0.001f * i;
+	r.src[31 + (size_t)31 * nx] = 2.0f;
+	struct wb_sim sim = sim_plain();
+	sim.manning = 0.02;
+	for (int t = 1; t <= 2; t++) {
+		struct run_stats st;
+		compare_run(&r, &sim, t, 200, 1, "spring on a block edge", &st);
+	}
+	wb_raster_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -413,6 +436,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_spreading_mc_blocker),
 		cmocka_unit_test(test_drying),
 		cmocka_unit_test(test_films),
+		cmocka_unit_test(test_source_edge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
