@@ -158,7 +158,8 @@ $(BUILD)/fuzz/replay_main.o: fuzz/replay_main.c
 # clauses, keeps those warnings.
 FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fopenmp=libgomp \
 	-Wall -Wextra -Wno-unused-parameter -Wno-unused-variable -Wno-unused-function \
-	-fsanitize=fuzzer-no-link,address,undefined -Iinclude -Isrc -I/usr/include/cjson
+	-fsanitize=fuzzer-no-link,address,undefined -Iinclude -Isrc -I/usr/include/cjson \
+	-MMD -MP
 build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (fuzz)")
