@@ -119,6 +119,17 @@ static int rh_pop(struct rheap *h, int *cell)
 	return 0;
 }
 
+/* A cell likely to be popped soon (the last key of the lowest non-empty
+ * bucket: the next pop's bucket when it holds one key), or -1. Only a
+ * prefetch hint. */
+static int rh_peek(const struct rheap *h)
+{
+	for (int b = 0; b < RH_BUCKETS; b++)
+		if (h->n[b])
+			return (int)(uint32_t)h->b[b][h->n[b] - 1];
+	return -1;
+}
+
 static void rh_free(struct rheap *h)
 {
 	for (int b = 0; b < RH_BUCKETS; b++)
@@ -190,6 +201,16 @@ static int flood(const float *z, int nx, int ny, const unsigned char *outlet,
 		if (visit)
 			visit[nv] = c;
 		nv++;
+		/* fetch the rows of the next cell while this one is done: the
+		 * front jumps across the grid, memory latency dominates */
+		int nxt = pit_head < pit_tail ? pit[pit_head] : rh_peek(&h);
+		if (nxt >= 0) {
+			__builtin_prefetch(&w[nxt]);
+			if (nxt >= nx)
+				__builtin_prefetch(&w[nxt - nx]);
+			if (nxt + (long)nx < n)
+				__builtin_prefetch(&w[nxt + nx]);
+		}
 		const float lc = w[c].lev;
 		const int cx = c % nx, cy = c / nx;
 		for (int k = 0; k < 8; k++) {
