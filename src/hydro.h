@@ -56,6 +56,15 @@ int hydro_receivers(const float *z, int nx, int ny,
 		    const unsigned char *outlet, const float *outlet_level,
 		    const float *level, int *rcv, int *order);
 
+/* hydro_fill_levels and hydro_receivers in one flood (the receivers on
+ * flats need the flood's tree, so hydro_receivers floods again): level,
+ * rcv and order are bit for bit what the two calls give. order may be
+ * NULL. Returns 0 or -1 (OOM). */
+int hydro_fill_receivers(const float *z, int nx, int ny,
+			 const unsigned char *outlet,
+			 const float *outlet_level, float *level, int *rcv,
+			 int *order);
+
 /* ---- the solvers' first guess (hydro_guess.c) --------------------------- */
 
 struct wb_raster;

@@ -170,7 +170,8 @@ int hydro_first_guess(const struct wb_raster *r,
 				}
 			}
 		}
-	if (hydro_fill_levels(zf, nx, ny, out, ol, lv))
+	/* the receivers of step 4 come from the same flood */
+	if (hydro_fill_receivers(zf, nx, ny, out, ol, lv, rcv, order))
 		goto fail;
 
 	/* 2. where the water goes */
@@ -227,9 +228,7 @@ int hydro_first_guess(const struct wb_raster *r,
 		}
 	}
 
-	/* 4. route and accumulate, donors first */
-	if (hydro_receivers(zf, nx, ny, out, ol, lv, rcv, order))
-		goto fail;
+	/* 4. route and accumulate, donors first (rcv, order: step 1) */
 	for (long k = n - 1; k >= 0; k--) {
 		int i = order[k];
 		if (q[i] < 0)
