@@ -304,6 +304,7 @@ void lbm_release(struct lbm *L)
 	free(L->row_bad);
 	free(L->row_in);
 	free(L->row_out);
+	lbm_fv_free(L);
 	memset(L, 0, sizeof(*L));
 }
 
@@ -907,6 +908,24 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 	lbm_kernel_params(L, &L->kp);
 	lbm_fill_ghosts(L); /* ghost depths for the link rule */
 	init_state(L);
+	/* the hybrid: the CPU layout only (the OpenCL kernels have no FV
+	 * update; docs/lbm.md) */
+	L->hybrid = align != 0;
+	L->fv_on = LBM_FV_ON;
+	L->fv_off = LBM_FV_OFF;
+	L->fv_margin = LBM_FV_MARGIN;
+	if (L->hybrid) {
+		if (lbm_fv_alloc(L) != 0) {
+			lbm_release(L);
+			return wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
+		}
+		for (size_t q = 0; q < L->ncell; q++)
+			if (L->c[q] < LBM_BIG)
+				L->fvf[q] = 4; /* blockers, solids: never FV */
+		for (int q = 0; q < L->nsp; q++)
+			L->fvf[L->sp[q].n] = 4;
+		lbm_fv_mark(L);
+	}
 	/* ramp inflow and level edges over four passes of a gravity wave
 	 * across the domain (smoothstep): with two, linear, the start-up
 	 * surge of the subcritical bump went transcritical over the crest
@@ -944,6 +963,7 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 struct lbm_kin {
 	const int32_t *A[LBM_Q];
 	const float *hA, *z, *c;
+	const float *fv; /* 1 in cells of the hybrid's FV update, or NULL */
 	int W;
 };
 
@@ -1029,6 +1049,7 @@ void lbm_kernel_row(struct lbm *L, int jj)
 	in.hA = L->h[L->cur];
 	in.z = L->z;
 	in.c = L->c;
+	in.fv = L->nfv > 0 ? L->fvm : NULL;
 	in.W = W;
 	out.hB = L->h[!L->cur];
 	long nclamp = 0;
@@ -1074,6 +1095,7 @@ void lbm_kernel_row(struct lbm *L, int jj)
 		tin.hA = th_;
 		tin.z = tz;
 		tin.c = tc;
+		tin.fv = NULL;
 		tin.W = TW;
 		tout.hB = thB;
 		vm8 cl = { 0 }, bd = { 0 };
@@ -1085,7 +1107,8 @@ void lbm_kernel_row(struct lbm *L, int jj)
 			for (int a = 0; a < LBM_Q; a++)
 				out.B[a][n0 + i + l] = tB[a][l];
 			out.hB[n0 + i + l] = thB[l];
-			nclamp += cl[l] != 0;
+			nclamp += cl[l] != 0 &&
+				  !(in.fv && in.fv[n0 + i + l] > 0.5f);
 			nbad += bd[l] != 0;
 		}
 	}
@@ -1271,6 +1294,7 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 			lbm_kernel_row(L, jj);
 			specials_row(L, jj - 1);
 		}
+		lbm_fv_update(L);
 		int bad = 0;
 		int64_t in = ein, out = eout;
 		for (int jj = 1; jj < H - 1; jj++) {
@@ -1295,6 +1319,7 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 		L->cur = !L->cur;
 		L->step++;
 		L->time += L->p.dt;
+		lbm_fv_mark(L);
 		if (bad && hmax > LBM_H_RESCALE * lbm_depth_for(&L->p) * 0.999) {
 			lbm_rescale(L, hmax, d);
 			lbm_kernel_params(L, &L->kp);
@@ -1404,6 +1429,18 @@ void lbm_macro(struct lbm *L, float *hout, float *uout, float *vout)
 			if (!(h > hd))
 				sc = 0;
 			size_t k = i + (size_t)j * L->nx;
+			if (L->nfv > 0 && L->fvix[n] >= 0) {
+				/* a cell of the FV update: its own state */
+				float fh, fu, fv;
+				lbm_fv_state(L, n, &fh, &fu, &fv);
+				if (hout)
+					hout[k] = fh;
+				if (uout)
+					uout[k] = fu;
+				if (vout)
+					vout[k] = fv;
+				continue;
+			}
 			if (hout)
 				hout[k] = MAXF(h, 0.0f);
 			if (uout)

@@ -95,6 +95,13 @@
  * initial h_deep leaves the fixed-point range: diverged */
 #define LBM_H_RESCALE 3.0
 #define LBM_H_RANGE 12.0
+/* Hybrid (lbm_fv.c): cells above Froude LBM_FV_ON (staying while above
+ * LBM_FV_OFF), dilated by LBM_FV_MARGIN cells, take a finite-volume
+ * update; its sub-steps keep (|u| + c) dt / dx below LBM_FV_CFL. */
+#define LBM_FV_ON 0.8
+#define LBM_FV_OFF 0.6
+#define LBM_FV_MARGIN 3
+#define LBM_FV_CFL 0.45
 #define LBM_POS 2.0         /* populations sent toward cells shallower than
 			       2 h_dry are kept >= 0 */
 
@@ -227,6 +234,19 @@ struct lbm {
 	int64_t vol_in, vol_out; /* integer units (times unit dx^2 = m^3) */
 	long clamped;
 	double origin[2];
+	/* hybrid (lbm_fv.c): 0 = pure LBM (the Froude clamp holds every
+	 * supercritical cell) */
+	int hybrid;
+	double fv_on, fv_off; /* Froude thresholds (LBM_FV_ON, LBM_FV_OFF) */
+	int fv_margin;        /* LBM_FV_MARGIN */
+	uint8_t *fvf;       /* per padded cell: 1 FV, 2 core, 4 never FV */
+	float *fvm;         /* per padded cell: 1.0f in FV cells (kernel) */
+	int32_t *fvl;       /* the FV cells, ascending padded index */
+	int32_t *fvix;      /* per padded cell: index in fvl, or -1 */
+	int nfv;
+	double *fvw;        /* work, per FV cell */
+	int fvw_n;
+	long fv_cells;      /* cell-steps advanced by the FV update */
 };
 
 /* Set up the context from the raster (initial water at rest). threads: 0 =
@@ -283,6 +303,19 @@ void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d);
 /* The depth the lattice speed p->e is chosen for: g h = LBM_GH_RATIO e^2
  * (water LBM_H_RESCALE times deeper makes lbm_step re-choose e). */
 double lbm_depth_for(const struct lbm_params *p);
+
+/* The hybrid (lbm_fv.c). lbm_fv_alloc: the per-cell arrays (-1: out of
+ * memory); lbm_fv_free releases them (NULL ok). lbm_fv_mark chooses the
+ * FV cells of the next step from the current state; lbm_fv_update
+ * replaces their result in f[!cur] / h[!cur] after the kernel and the
+ * specials (exact integer mass, see lbm_fv.c). */
+int lbm_fv_alloc(struct lbm *L);
+void lbm_fv_free(struct lbm *L);
+void lbm_fv_mark(struct lbm *L);
+void lbm_fv_update(struct lbm *L);
+/* Depth and velocity (m, m/s) of FV cell n: its own state (its
+ * populations less the bed terms), not the pulled LBM moments. */
+void lbm_fv_state(const struct lbm *L, int n, float *h, float *u, float *v);
 
 /* Macroscopic fields at the current time (depth m, velocity m/s), nx*ny
  * unpadded arrays of the caller; u, v may be NULL. */
