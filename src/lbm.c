@@ -1294,9 +1294,11 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 			lbm_kernel_row(L, jj);
 			specials_row(L, jj - 1);
 		}
-		lbm_fv_update(L);
+		int64_t eadj = 0;
+		lbm_fv_update(L, &eadj);
 		int bad = 0;
-		int64_t in = ein, out = eout;
+		int64_t in = ein + (eadj > 0 ? eadj : 0),
+			out = eout + (eadj < 0 ? -eadj : 0);
 		for (int jj = 1; jj < H - 1; jj++) {
 			L->clamped += L->row_clamp[jj];
 			bad |= L->row_bad[jj] != 0;

@@ -308,11 +308,13 @@ double lbm_depth_for(const struct lbm_params *p);
  * memory); lbm_fv_free releases them (NULL ok). lbm_fv_mark chooses the
  * FV cells of the next step from the current state; lbm_fv_update
  * replaces their result in f[!cur] / h[!cur] after the kernel and the
- * specials (exact integer mass, see lbm_fv.c). */
+ * specials (exact integer mass, see lbm_fv.c); *edge_adj: the change
+ * to the water that crossed inflow and level edges this step as
+ * edge_flux counted it (the FV cells take the HLL flux there). */
 int lbm_fv_alloc(struct lbm *L);
 void lbm_fv_free(struct lbm *L);
 void lbm_fv_mark(struct lbm *L);
-void lbm_fv_update(struct lbm *L);
+void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
 /* Depth and velocity (m, m/s) of FV cell n: its own state (its
  * populations less the bed terms), not the pulled LBM moments. */
 void lbm_fv_state(const struct lbm *L, int n, float *h, float *u, float *v);

@@ -57,7 +57,7 @@
 
 /* per-FV-cell work: h, qx, qy (state), dh, dqx, dqy (sub-step sums),
  * kinetic mass per sub-step, mass flux sums east and south (m) */
-enum { W_H, W_QX, W_QY, W_DH, W_DQX, W_DQY, W_KIN, W_FE, W_FS, W_N };
+enum { W_H, W_QX, W_QY, W_DH, W_DQX, W_DQY, W_FZ, W_FE, W_FS, W_N };
 
 static inline int link_open_fv(float hx, float zx, float cx, float hy,
 			       float zy, float cy, float hd)
@@ -112,6 +112,22 @@ static int interior(const struct lbm *L, int n)
 {
 	int i = n % L->W, j = n / L->W;
 	return i >= 1 && j >= 1 && i <= L->nx && j <= L->ny;
+}
+
+/* Ghost x of an inflow or level edge (a closure's populations), corners
+ * that continue one included. */
+static inline int zou_ghost(const struct lbm *L, int x)
+{
+	if (interior(L, x))
+		return 0;
+	if (L->gkind[x] == LBM_G_ZOU)
+		return 1;
+	int i = x % L->W, j = x / L->W;
+	int cx = i == 0 ? 0 : i == L->nx + 1 ? 1 : -1;
+	int cy = j == 0 ? 0 : j == L->H - 1 ? 2 : -1;
+	if (cx < 0 || cy < 0 || L->gkind[x] == LBM_G_SOLID)
+		return 0;
+	return L->ckind[cx | cy] == LBM_G_ZOU;
 }
 
 /* FV index of cell x (a periodic ghost stands for its partner), or -1. */
@@ -301,6 +317,44 @@ static void hll(double g, double hL, double qL, double pL, double zL,
 	*corrR = 0.5 * g * (hR * hR - hr * hr);
 }
 
+/* The state beyond an inflow / level edge (ghost x of FV cell y, whose
+ * state is wy): an inflow by discharge or velocity brings its discharge
+ * (ramped as the LBM closure) at the given depth, or at y's depth when
+ * none is given; a held level, its depth with y's velocity. */
+static void zou_state(const struct lbm *L, const double *wy, int y, int x,
+		      double *h, double *qx, double *qy)
+{
+	const int inx = y % L->W - x % L->W, iny = y / L->W - x / L->W;
+	const int s = inx > 0 ? WB_WEST : inx < 0 ? WB_EAST :
+		      iny > 0 ? WB_NORTH : WB_SOUTH;
+	const struct wb_edge *e = &L->edges[s];
+	const double ramp = lbm_ramp(L), hy = MAXD(wy[W_H], 0);
+	double zb = L->z[y], hg = hy;
+	if (e->kind == WB_EDGE_INFLOW && e->has_level)
+		hg = MAXD(e->level - zb, 0);
+	else if (e->kind == WB_EDGE_INFLOW && e->depth > 0)
+		hg = e->depth;
+	if (e->kind == WB_EDGE_INFLOW && hg != hy)
+		hg = L->ginit[x] + (hg - L->ginit[x]) * ramp;
+	double qn;
+	if (!isnan(L->gq[x])) {
+		qn = L->gq[x] * ramp;
+	} else if (!isnan(L->gvel[x])) {
+		qn = L->gvel[x] * ramp * hg;
+	} else { /* a held level */
+		hg = L->ginit[x] + (L->gspec[x] - L->ginit[x]) * ramp;
+		double un = hy > 0 ? (inx ? wy[W_QX] : wy[W_QY]) / hy : 0;
+		double ut = hy > 0 ? (inx ? wy[W_QY] : wy[W_QX]) / hy : 0;
+		*h = hg;
+		*qx = inx ? un * hg : ut * hg;
+		*qy = inx ? ut * hg : un * hg;
+		return;
+	}
+	*h = hg;
+	*qx = inx ? inx * qn : 0;
+	*qy = inx ? 0 : iny * qn;
+}
+
 /* The state of neighbour x of FV cell y seen through the axis face in
  * direction a: depth, momentum (m^2/s), bed. */
 static void nb_state(const struct lbm *L, const double *w, int y, int x,
@@ -317,10 +371,8 @@ static void nb_state(const struct lbm *L, const double *w, int y, int x,
 	if (!interior(L, x)) {
 		int k = L->gkind[x];
 		solid |= k == LBM_G_SOLID;
-		if (!solid && k == LBM_G_ZOU) { /* the closure's depth, y's flow */
-			*h = L->h[L->cur][x];
-			*qx = wy[W_H] > 0 ? wy[W_QX] / wy[W_H] * *h : 0;
-			*qy = wy[W_H] > 0 ? wy[W_QY] / wy[W_H] * *h : 0;
+		if (!solid && k == LBM_G_ZOU) {
+			zou_state(L, wy, y, x, h, qx, qy);
 			*z = L->z[x];
 			return;
 		}
@@ -341,8 +393,9 @@ static void nb_state(const struct lbm *L, const double *w, int y, int x,
 	*z = L->z[x];
 }
 
-void lbm_fv_update(struct lbm *L)
+void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 {
+	*edge_adj = 0;
 	const int nf = L->nfv;
 	if (nf == 0)
 		return;
@@ -378,6 +431,7 @@ void lbm_fv_update(struct lbm *L)
 		wy[W_QY] = my * e;
 		wy[W_FE] = wy[W_FS] = 0;
 		int64_t km = 0;
+		wy[W_FZ] = 0;
 		for (int a = 1; a < LBM_Q; a++) {
 			int x = y + lbm_cx[a] + lbm_cy[a] * Wd;
 			if (fv_of(L, x) >= 0)
@@ -385,9 +439,17 @@ void lbm_fv_update(struct lbm *L)
 			if (!link_open_fv(hA[y], L->z[y], L->c[y], hA[x], L->z[x],
 					  L->c[x], hd))
 				continue;
-			km += (int64_t)A[lbm_opp[a]][x] - A[a][y] +
-			      (int64_t)lrintf(bed_t(hA[y], L->z[y], hA[x], L->z[x]) *
-					      L->kGi[a]);
+			int64_t ex = (int64_t)A[lbm_opp[a]][x] - A[a][y] +
+				     (int64_t)lrintf(bed_t(hA[y], L->z[y], hA[x],
+							   L->z[x]) * L->kGi[a]);
+			if (zou_ghost(L, x)) {
+				/* an inflow / level edge: the HLL flux of the
+				 * edge face replaces the closure's populations;
+				 * the books (edge_flux counted these) follow */
+				*edge_adj -= ex;
+				continue;
+			}
+			km += ex;
 		}
 		kin[k] = km;
 		double hp = MAXD(h, 0);
@@ -440,6 +502,23 @@ void lbm_fv_update(struct lbm *L)
 				}
 				double F[3], cL, cR;
 				hll(g, hl, ql, pl, zl, hr, qr, pr, zr, hthin, F, &cL, &cR);
+				if (!xfv && zou_ghost(L, x) && interior(L, y) &&
+				    (!isnan(L->gq[x]) || !isnan(L->gvel[x]))) {
+					/* an inflow: its discharge enters as given,
+					 * with the momentum flux of the depth it
+					 * enters at (the given depth where the
+					 * inflow is at or above critical, else the
+					 * cell's) */
+					double hb = MAXD(wy[W_H], hthin);
+					if (qnx * qnx >= 0.98 * g * hx * hx * hx && hx > hthin)
+						hb = hx;
+					double ub = qnx / hb;
+					F[0] = qnx;
+					F[1] = qnx * ub + 0.5 * g * hb * hb;
+					F[2] = 0;
+					cL = cR = 0.5 * g * (wy[W_H] * wy[W_H] - hb * hb);
+					(void)cL;
+				}
 				/* y's update: outflow through a face on its plus side */
 				double Fy1 = sgn > 0 ? F[1] + cL : F[1] + cR;
 				double dqn = sgn > 0 ? -r * Fy1 : r * Fy1;
@@ -450,6 +529,11 @@ void lbm_fv_update(struct lbm *L)
 				} else {
 					wy[W_DQY] += dqn;
 					wy[W_DQX] += dqt;
+				}
+				if (!xfv && zou_ghost(L, x)) { /* edge face: mass */
+					double fm = sgn > 0 ? -r * F[0] : r * F[0];
+					wy[W_DH] += fm;
+					wy[W_FZ] += fm;
 				}
 				if (xfv) { /* FV neighbour: mass and its momentum */
 					double *wx = w + (size_t)ix * W_N;
@@ -483,7 +567,9 @@ void lbm_fv_update(struct lbm *L)
 		int64_t m = 0;
 		for (int a = 0; a < LBM_Q; a++)
 			m += A[a][y];
-		mnew[k] += m;
+		int64_t fz = llrint(w[(size_t)k * W_N + W_FZ] / un);
+		mnew[k] += m + fz;
+		*edge_adj += fz;
 	}
 	for (int k = 0; k < nf; k++) {
 		const int y = L->fvl[k];
