@@ -302,6 +302,10 @@ static void hll(double g, double hL, double qL, double pL, double zL,
 	double fr[3] = { hr * uR, hr * uR * uR + 0.5 * g * hr * hr, hr * uR * vR };
 	double Ul[3] = { hl, hl * uL, hl * vL }, Ur[3] = { hr, hr * uR, hr * vR };
 	double sL = MIND(uL - cL, uR - cR), sR = MAXD(uL + cL, uR + cR);
+	if (hr <= 0) /* a dry side: the front runs at u + 2c (Toro) */
+		sL = uL - cL, sR = uL + 2 * cL;
+	else if (hl <= 0)
+		sL = uR - 2 * cR, sR = uR + cR;
 	if (hl <= 0 && hr <= 0) {
 		F[0] = F[1] = F[2] = 0;
 	} else if (sL >= 0) {
@@ -414,7 +418,7 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	const float hd = (float)L->p.h_dry;
 	const double un = L->unit, e = L->p.e, g = L->p.g, dx = L->p.dx,
 		     dt = L->p.dt;
-	const double hthin = LBM_THIN * L->p.h_dry;
+	const double hthin = LBM_THIN * L->p.h_dry, hdd = L->p.h_dry;
 	const int Wd = L->W;
 	int64_t *kin = calloc((size_t)nf, sizeof(int64_t));
 	if (!kin)
@@ -454,8 +458,8 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		kin[k] = km;
 		double hp = MAXD(h, 0);
 		double c = sqrt(g * hp);
-		double u = hp > hthin ? fabs(wy[W_QX]) / hp : 0,
-		       v = hp > hthin ? fabs(wy[W_QY]) / hp : 0;
+		double u = hp > hdd ? fabs(wy[W_QX]) / hp : 0,
+		       v = hp > hdd ? fabs(wy[W_QY]) / hp : 0;
 		smax = MAXD(smax, MAXD(u, v) + c);
 	}
 	/* sub-steps: (|u| + c) dts / dx <= LBM_FV_CFL (the neighbours' speeds
@@ -501,7 +505,7 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 					hr = wy[W_H], qr = qny, pr = qty, zr = L->z[y];
 				}
 				double F[3], cL, cR;
-				hll(g, hl, ql, pl, zl, hr, qr, pr, zr, hthin, F, &cL, &cR);
+				hll(g, hl, ql, pl, zl, hr, qr, pr, zr, hdd, F, &cL, &cR);
 				if (!xfv && zou_ghost(L, x) && interior(L, y) &&
 				    (!isnan(L->gq[x]) || !isnan(L->gvel[x]))) {
 					/* an inflow: its discharge enters as given,
@@ -607,8 +611,8 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		const double *wy = w + (size_t)k * W_N;
 		float h = (float)MAXD(wy[W_H], 0.0);
 		float U = 0, V = 0;
-		if (wy[W_H] > hd) {
-			double hh = MAXD(wy[W_H], hthin);
+		if (wy[W_H] > hd) { /* the state's own velocity, films too */
+			double hh = wy[W_H];
 			U = (float)(wy[W_QX] / (hh * e));
 			V = (float)(wy[W_QY] / (hh * e));
 		}
