@@ -776,6 +776,10 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 		return st;
 	}
 	struct lbm *L = &c->L;
+	/* the kernels have no FV update of the hybrid (docs/lbm.md): pure
+	 * LBM, the Froude clamp holds supercritical cells */
+	lbm_fv_free(L);
+	L->hybrid = 0;
 	c->N = (int)L->ncell;
 	c->cur = 0;
 	const size_t N = L->ncell, fb = N * sizeof(float);

@@ -908,9 +908,9 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 	lbm_kernel_params(L, &L->kp);
 	lbm_fill_ghosts(L); /* ghost depths for the link rule */
 	init_state(L);
-	/* the hybrid: the CPU layout only (the OpenCL kernels have no FV
-	 * update; docs/lbm.md) */
-	L->hybrid = align != 0;
+	/* the hybrid (lbm_fv.c); the OpenCL back end, whose kernels have no
+	 * FV update yet, turns it off (lbm_fv_free, hybrid = 0) */
+	L->hybrid = 1;
 	L->fv_on = LBM_FV_ON;
 	L->fv_off = LBM_FV_OFF;
 	L->fv_margin = LBM_FV_MARGIN;
@@ -1547,6 +1547,15 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			 const struct wb_solve_opts *o, struct wb_state *out,
 			 struct wb_solve_report *rep, struct wb_diags *d)
 {
+	return lbm_solve_hybrid(r, sim, o, out, rep, d, 1);
+}
+
+enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
+				const struct wb_sim *sim,
+				const struct wb_solve_opts *o, struct wb_state *out,
+				struct wb_solve_report *rep, struct wb_diags *d,
+				int hybrid)
+{
 	double t0 = now_s();
 	struct lbm L;
 	memset(out, 0, sizeof(*out));
@@ -1554,6 +1563,10 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	enum wb_status st = lbm_init(&L, r, sim, o ? o->threads : 0, d);
 	if (st != WB_OK)
 		return st;
+	if (!hybrid) {
+		lbm_fv_free(&L);
+		L.hybrid = 0;
+	}
 	size_t n = (size_t)r->nx * r->ny;
 	/* window sums of h, u, v (sampled every 'every' steps), the last
 	 * window's means and the previous window's mean velocity */
@@ -1676,6 +1689,12 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 				 rep->vol_final) / scale : 0;
 	rep->clamped = L.clamped;
 	rep->bytes_per_cell = LBM_BYTES_PER_CELL;
+	if (L.fv_cells > 0)
+		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
+			    "lbm: %ld cell-steps (%.3g %% of the wet and dry cell-steps) were advanced by the finite-volume update of the hybrid (supercritical flow, spilling fronts)",
+			    L.fv_cells,
+			    100.0 * (double)L.fv_cells /
+				    ((double)L.step * L.nx * L.ny));
 	if (rep->balance_error > 1e-3) {
 		st = wb_fail(d, WB_ESIM, NULL,
 			     "lbm: mass balance does not close after %ld steps: initial %g + in %g - out %g != final %g m^3",

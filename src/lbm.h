@@ -319,6 +319,15 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
  * populations less the bed terms), not the pulled LBM moments. */
 void lbm_fv_state(const struct lbm *L, int n, float *h, float *u, float *v);
 
+/* lbm_solve (solve.h) with the hybrid on (1, what lbm_solve does) or off
+ * (0: pure LBM, the Froude clamp holds supercritical cells, as the OpenCL
+ * back end runs it). */
+enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
+				const struct wb_sim *sim,
+				const struct wb_solve_opts *o, struct wb_state *out,
+				struct wb_solve_report *rep, struct wb_diags *d,
+				int hybrid);
+
 /* Macroscopic fields at the current time (depth m, velocity m/s), nx*ny
  * unpadded arrays of the caller; u, v may be NULL. */
 void lbm_macro(struct lbm *L, float *h, float *u, float *v);
