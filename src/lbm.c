@@ -922,8 +922,10 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 		for (size_t q = 0; q < L->ncell; q++)
 			if (L->c[q] < LBM_BIG)
 				L->fvf[q] = 4; /* blockers, solids: never FV */
-		for (int q = 0; q < L->nsp; q++)
-			L->fvf[L->sp[q].n] = 4;
+		for (int q = 0; q < L->nsp; q++) /* held levels, drains and
+						      modifiers stay LBM */
+			if (L->sp[q].flags || L->sp[q].mk > 0)
+				L->fvf[L->sp[q].n] = 4;
 		lbm_fv_mark(L);
 	}
 	/* ramp inflow and level edges over four passes of a gravity wave
@@ -1292,10 +1294,16 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 			L->row_in[jj] = 0;
 			L->row_out[jj] = 0;
 			lbm_kernel_row(L, jj);
-			specials_row(L, jj - 1);
+			if (!L->nfv)
+				specials_row(L, jj - 1);
 		}
 		int64_t eadj = 0;
 		lbm_fv_update(L, &eadj);
+		if (L->nfv) { /* sources and sinks of FV cells act on its result */
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+			for (int jj = 1; jj < H - 1; jj++)
+				specials_row(L, jj - 1);
+		}
 		int bad = 0;
 		int64_t in = ein + (eadj > 0 ? eadj : 0),
 			out = eout + (eadj < 0 ? -eadj : 0);

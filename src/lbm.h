@@ -101,6 +101,7 @@
 #define LBM_FV_ON 0.8
 #define LBM_FV_OFF 0.6
 #define LBM_FV_MARGIN 3
+#define LBM_FV_FILM 0.1 /* films (h < LBM_THIN h_dry) above this Froude */
 #define LBM_FV_CFL 0.45
 #define LBM_POS 2.0         /* populations sent toward cells shallower than
 			       2 h_dry are kept >= 0 */

@@ -9,15 +9,18 @@
  * whatever e and tau, so supercritical reaches diverge or must be clamped.
  *
  * Which cells (lbm_fv_mark, after every step, from the stored state):
- * the core is every wet, open-sky cell (no blocker, not solid, no source,
- * sink, held level or modifier) whose Froude number exceeds LBM_FV_ON, or
- * exceeds LBM_FV_OFF and was core after the previous step (hysteresis);
+ * the core is every wet, open-sky cell (no blocker, not solid, no held
+ * level, drain or modifier) whose Froude number exceeds LBM_FV_ON, or
+ * exceeds LBM_FV_OFF and was core after the previous step (hysteresis),
+ * every wet cell next to a dry cell below its surface (a spilling
+ * front), and every film (h < LBM_THIN h_dry) above Froude LBM_FV_FILM;
  * the FV cells are the core dilated by LBM_FV_MARGIN cells (dry cells
  * included, so that a supercritical front always runs into FV cells),
  * less the cells that cannot be FV.
  *
- * The update (lbm_fv_update, after the kernel and the specials of the
- * step, which computed every cell; for FV cells that result is replaced):
+ * The update (lbm_fv_update, after the kernel, which computed every cell,
+ * and before the sources and sinks of the step; for FV cells the
+ * kernel's result is replaced):
  *   mass: exact integers. Through every link to a cell that is not FV
  *     (an LBM cell or a ghost), the FV cell exchanges exactly what the
  *     LBM streaming moves through that link (the population each side
@@ -233,7 +236,10 @@ void lbm_fv_mark(struct lbm *L)
 				/* Fr^2 = |M|^2 e^2 / (h^2 g h), M and h in units */
 				double M2 = ((double)x * x + (double)y * y);
 				double fr2 = M2 * e * e * un * un / (h * h * g * h);
-				if (fr2 > off2) { /* without the bed terms */
+				if (fr2 > off2 ||
+				    (h < LBM_THIN * hd &&
+				     fr2 > LBM_FV_FILM * LBM_FV_FILM)) {
+					/* without the bed terms */
 					double hh, mx, my;
 					cell_moments(L, n, &hh, &mx, &my);
 					fr2 = (mx * mx + my * my) * e * e / (h * h * g * h);
@@ -242,6 +248,9 @@ void lbm_fv_mark(struct lbm *L)
 					fl = 2;
 				else if (spills(L, n))
 					fl = 2;
+				else if (h < LBM_THIN * hd &&
+					 fr2 > LBM_FV_FILM * LBM_FV_FILM)
+					fl = 2; /* a moving film */
 			}
 			L->fvf[n] = fl;
 		}
