@@ -241,6 +241,8 @@ struct lbm {
 	double fv_on, fv_off; /* Froude thresholds (LBM_FV_ON, LBM_FV_OFF) */
 	int fv_margin;        /* LBM_FV_MARGIN */
 	uint8_t *fvf;       /* per padded cell: 1 FV, 2 core, 4 never FV */
+	uint8_t *fvh;       /* per padded cell: work of the dilation */
+	int *fvrow;         /* 2 H: core cells per row, then core rows near */
 	float *fvm;         /* per padded cell: 1.0f in FV cells (kernel) */
 	int32_t *fvl;       /* the FV cells, ascending padded index */
 	int32_t *fvix;      /* per padded cell: index in fvl, or -1 */

@@ -86,10 +86,12 @@ static inline float bed_t(float hx, float zx, float hy, float zy)
 int lbm_fv_alloc(struct lbm *L)
 {
 	L->fvf = calloc(L->ncell, 1);
+	L->fvh = calloc(L->ncell, 1);
 	L->fvm = calloc(L->ncell, sizeof(float));
 	L->fvix = malloc(L->ncell * sizeof(int32_t));
 	L->fvl = malloc(L->ncell * sizeof(int32_t));
-	if (!L->fvf || !L->fvm || !L->fvix || !L->fvl)
+	L->fvrow = calloc(2 * (size_t)L->H, sizeof(int));
+	if (!L->fvf || !L->fvh || !L->fvm || !L->fvix || !L->fvl || !L->fvrow)
 		return -1;
 	for (size_t k = 0; k < L->ncell; k++)
 		L->fvix[k] = -1;
@@ -100,13 +102,16 @@ int lbm_fv_alloc(struct lbm *L)
 void lbm_fv_free(struct lbm *L)
 {
 	free(L->fvf);
+	free(L->fvh);
 	free(L->fvm);
 	free(L->fvix);
 	free(L->fvl);
+	free(L->fvrow);
 	free(L->fvw);
-	L->fvf = NULL;
+	L->fvf = L->fvh = NULL;
 	L->fvm = NULL;
 	L->fvix = L->fvl = NULL;
+	L->fvrow = NULL;
 	L->fvw = NULL;
 	L->nfv = 0;
 }
@@ -203,85 +208,158 @@ static int spills(const struct lbm *L, int n)
 	return 0;
 }
 
+/* The candidate flags of one row (lbm_fv_mark), cells 1 .. nx of the
+ * row at offset o; restrict pointers so that it vectorises. */
+static void cand_row(const uint32_t *const *A, int o,
+		     const float *restrict hn, const float *restrict hc,
+		     const float *restrict hs, uint8_t *restrict cf, int nx,
+		     float kf, float hdu, float thin_u, float t_off,
+		     float t_film, float hdf, int all)
+{
+	const uint32_t *restrict a0 = A[0] + o, *restrict a1 = A[1] + o,
+		       *restrict a2 = A[2] + o, *restrict a3 = A[3] + o,
+		       *restrict a4 = A[4] + o, *restrict a5 = A[5] + o,
+		       *restrict a6 = A[6] + o, *restrict a7 = A[7] + o,
+		       *restrict a8 = A[8] + o;
+	for (int i = 1; i <= nx; i++) {
+		const uint32_t p15 = a1[i] + a2[i] + a8[i],
+			       m15 = a4[i] + a5[i] + a6[i];
+		const uint32_t p37 = a2[i] + a3[i] + a4[i],
+			       m37 = a6[i] + a7[i] + a8[i];
+		const float mf = (float)(int32_t)(a0[i] + p15 + m15 + a3[i] + a7[i]);
+		const float X = (float)(int32_t)(p15 - m15),
+			    Y = (float)(int32_t)(p37 - m37);
+		const float lhs = (X * X + Y * Y) * kf;
+		const float thr = mf < thin_u ? t_film : t_off;
+		const int fast = lhs > thr * (mf * mf * mf);
+		const int drynb = (hn[i - 1] <= hdf) | (hn[i] <= hdf) |
+				  (hn[i + 1] <= hdf) | (hc[i - 1] <= hdf) |
+				  (hc[i + 1] <= hdf) | (hs[i - 1] <= hdf) |
+				  (hs[i] <= hdf) | (hs[i + 1] <= hdf);
+		cf[i] = (uint8_t)((mf > hdu) & (fast | drynb | all));
+	}
+}
+
 /* Mark the FV cells for the next step from the current state. */
 void lbm_fv_mark(struct lbm *L)
 {
 	if (!L->hybrid)
 		return;
 	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
 	const double e = L->p.e, g = L->p.g, un = L->unit;
 	const double on2 = L->fv_on * L->fv_on, off2 = L->fv_off * L->fv_off;
+	const double film2 = LBM_FV_FILM * LBM_FV_FILM;
 	const double hd = L->p.h_dry;
-	const int W = L->W, R = L->fv_margin;
-	/* core (bit 2), from the previous core (bit 2 before) */
-	for (int j = 1; j <= L->ny; j++)
-		for (int i = 1; i <= L->nx; i++) {
-			int n = i + j * W;
-			int was = (L->fvf[n] & 2) != 0;
-			uint8_t fl = 0;
-			if (L->fvf[n] & 4) { /* cannot be FV */
-				L->fvf[n] = 4;
+	const int W = L->W, R = L->fv_margin, nx = L->nx, ny = L->ny;
+	uint8_t *fvf = L->fvf, *fvh = L->fvh;
+	/* candidates (fvh, a superset of the core): wet cells whose raw
+	 * Froude number (populations with their bed terms) passes 0.99 of the
+	 * lowest threshold that can apply, or that have a dry neighbour (a
+	 * spill); branch-free, in single precision, so that it vectorises */
+	const float kf = (float)(e * e / (un * g));
+	const float hdu = (float)(hd / un), thin_u = (float)(LBM_THIN * hd / un);
+	const float t_off = (float)(0.99 * off2), t_film = (float)(0.99 * film2);
+	const float hdf = (float)hd;
+	const int all = off2 <= 0;
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = 1; j <= ny; j++) {
+		const int o = j * W;
+		cand_row((const uint32_t *const *)A, o, hA + o - W, hA + o,
+			 hA + o + W, fvh + o, nx, kf, hdu, thin_u, t_off, t_film,
+			 hdf, all);
+	}
+	/* core (bit 2) of the candidates, exactly, from the state and the
+	 * previous core; each cell reads and writes only its own flag */
+	int *rowc = L->fvrow;
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = 1; j <= ny; j++) {
+		int nc = 0;
+		for (int i = 1; i <= nx; i++) {
+			const int n = i + j * W;
+			if (fvf[n] & 4) /* cannot be FV */
+				continue;
+			if (!fvh[n]) {
+				fvf[n] = 0;
 				continue;
 			}
+			const int was = (fvf[n] & 2) != 0;
+			uint8_t fl = 0;
 			int64_t m = 0, x = 0, y = 0;
 			for (int a = 0; a < LBM_Q; a++) {
 				m += A[a][n];
 				x += (int64_t)lbm_cx[a] * A[a][n];
 				y += (int64_t)lbm_cy[a] * A[a][n];
 			}
-			double h = (double)m * un;
-			if (h > hd && off2 <= 0) {
+			const double h = (double)m * un;
+			if (h > hd && all) {
 				fl = 2; /* tests: every wet cell */
 			} else if (h > hd) {
 				/* Fr^2 = |M|^2 e^2 / (h^2 g h), M and h in units */
 				double M2 = ((double)x * x + (double)y * y);
 				double fr2 = M2 * e * e * un * un / (h * h * g * h);
-				if (fr2 > off2 ||
-				    (h < LBM_THIN * hd &&
-				     fr2 > LBM_FV_FILM * LBM_FV_FILM)) {
+				const int film = h < LBM_THIN * hd;
+				if (fr2 > off2 || (film && fr2 > film2)) {
 					/* without the bed terms */
 					double hh, mx, my;
 					cell_moments(L, n, &hh, &mx, &my);
 					fr2 = (mx * mx + my * my) * e * e / (h * h * g * h);
 				}
-				if (fr2 > on2 || (was && fr2 > off2))
+				if (fr2 > on2 || (was && fr2 > off2) ||
+				    (film && fr2 > film2) || spills(L, n))
 					fl = 2;
-				else if (spills(L, n))
-					fl = 2;
-				else if (h < LBM_THIN * hd &&
-					 fr2 > LBM_FV_FILM * LBM_FV_FILM)
-					fl = 2; /* a moving film */
 			}
-			L->fvf[n] = fl;
+			fvf[n] = fl;
+			nc += fl != 0;
 		}
-	/* dilate: bit 1 where a core cell is within R cells (Chebyshev) */
-	for (int j = 1; j <= L->ny; j++)
-		for (int i = 1; i <= L->nx; i++) {
-			int n = i + j * W;
-			if (!(L->fvf[n] & 2))
-				continue;
+		rowc[j] = nc;
+	}
+	/* dilate by R cells (Chebyshev), separably: a core cell within R in
+	 * the row (fvh), then within R rows (bit 1 of fvf) */
+	/* rows with a core cell within R rows (serial, fixed order) */
+	int near = 0;
+	for (int j = 1; j <= ny + R; j++) {
+		if (j <= ny)
+			near += rowc[j] > 0;
+		if (j - 2 * R - 1 >= 1)
+			near -= rowc[j - 2 * R - 1] > 0;
+		if (j - R >= 1)
+			rowc[L->H + j - R] = near; /* rows j - 2R .. j */
+	}
+	const int *rown = rowc + L->H;
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = 1; j <= ny; j++)
+		for (int i = 1; i <= nx && rowc[j]; i++) {
+			uint8_t c = 0;
+			for (int di = -R; di <= R; di++) {
+				int ii = i + di;
+				if (ii >= 1 && ii <= nx)
+					c |= fvf[ii + j * W] & 2;
+			}
+			fvh[i + j * W] = c;
+		}
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = 1; j <= ny; j++)
+		for (int i = 1; i <= nx && rown[j]; i++) {
+			uint8_t c = 0;
 			for (int dj = -R; dj <= R; dj++) {
 				int jj = j + dj;
-				if (jj < 1 || jj > L->ny)
-					continue;
-				for (int di = -R; di <= R; di++) {
-					int ii = i + di;
-					if (ii < 1 || ii > L->nx)
-						continue;
-					L->fvf[ii + jj * W] |= 1;
-				}
+				if (jj >= 1 && jj <= ny && rowc[jj])
+					c |= fvh[i + jj * W];
 			}
+			if (c)
+				fvf[i + j * W] |= 1;
 		}
-	/* the list, and the kernel's mask */
+	/* the list (ascending), and the kernel's mask */
 	for (int k = 0; k < L->nfv; k++) {
 		L->fvm[L->fvl[k]] = 0.0f;
 		L->fvix[L->fvl[k]] = -1;
 	}
 	int nf = 0;
-	for (int j = 1; j <= L->ny; j++)
-		for (int i = 1; i <= L->nx; i++) {
+	for (int j = 1; j <= ny; j++)
+		for (int i = 1; i <= nx; i++) {
 			int n = i + j * W;
-			if ((L->fvf[n] & 5) != 1)
+			if ((fvf[n] & 5) != 1)
 				continue;
 			L->fvix[n] = nf;
 			L->fvl[nf++] = n;
