@@ -242,6 +242,7 @@ struct lbm {
 	int fv_margin;        /* LBM_FV_MARGIN */
 	uint8_t *fvf;       /* per padded cell: 1 FV, 2 core, 4 never FV */
 	uint8_t *fvh;       /* per padded cell: work of the dilation */
+	uint8_t *fvg;       /* per padded cell: 1 interior, 0 ghost ring */
 	int *fvrow;         /* 2 H: core cells per row, then core rows near */
 	float *fvm;         /* per padded cell: 1.0f in FV cells (kernel) */
 	int32_t *fvl;       /* the FV cells, ascending padded index */

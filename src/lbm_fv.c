@@ -87,14 +87,18 @@ int lbm_fv_alloc(struct lbm *L)
 {
 	L->fvf = calloc(L->ncell, 1);
 	L->fvh = calloc(L->ncell, 1);
+	L->fvg = calloc(L->ncell, 1);
 	L->fvm = calloc(L->ncell, sizeof(float));
 	L->fvix = malloc(L->ncell * sizeof(int32_t));
 	L->fvl = malloc(L->ncell * sizeof(int32_t));
 	L->fvrow = calloc(2 * (size_t)L->H, sizeof(int));
-	if (!L->fvf || !L->fvh || !L->fvm || !L->fvix || !L->fvl || !L->fvrow)
+	if (!L->fvf || !L->fvh || !L->fvg || !L->fvm || !L->fvix || !L->fvl || !L->fvrow)
 		return -1;
-	for (size_t k = 0; k < L->ncell; k++)
+	for (size_t k = 0; k < L->ncell; k++) {
+		int i = (int)(k % (size_t)L->W), j = (int)(k / (size_t)L->W);
 		L->fvix[k] = -1;
+		L->fvg[k] = i >= 1 && j >= 1 && i <= L->nx && j <= L->ny;
+	}
 	L->nfv = 0;
 	return 0;
 }
@@ -103,12 +107,13 @@ void lbm_fv_free(struct lbm *L)
 {
 	free(L->fvf);
 	free(L->fvh);
+	free(L->fvg);
 	free(L->fvm);
 	free(L->fvix);
 	free(L->fvl);
 	free(L->fvrow);
 	free(L->fvw);
-	L->fvf = L->fvh = NULL;
+	L->fvf = L->fvh = L->fvg = NULL;
 	L->fvm = NULL;
 	L->fvix = L->fvl = NULL;
 	L->fvrow = NULL;
@@ -116,10 +121,9 @@ void lbm_fv_free(struct lbm *L)
 	L->nfv = 0;
 }
 
-static int interior(const struct lbm *L, int n)
+static inline int interior(const struct lbm *L, int n)
 {
-	int i = n % L->W, j = n / L->W;
-	return i >= 1 && j >= 1 && i <= L->nx && j <= L->ny;
+	return L->fvg[n] != 0;
 }
 
 /* Ghost x of an inflow or level edge (a closure's populations), corners
