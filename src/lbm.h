@@ -96,10 +96,11 @@
 #define LBM_H_RESCALE 3.0
 #define LBM_H_RANGE 12.0
 /* Hybrid (lbm_fv.c): cells above Froude LBM_FV_ON (staying while above
- * LBM_FV_OFF), dilated by LBM_FV_MARGIN cells, take a finite-volume
+ * LBM_FV_OFF; equal: a hysteresis made steady states depend on the
+ * path), dilated by LBM_FV_MARGIN cells, take a finite-volume
  * update; its sub-steps keep (|u| + c) dt / dx below LBM_FV_CFL. */
 #define LBM_FV_ON 0.8
-#define LBM_FV_OFF 0.6
+#define LBM_FV_OFF 0.8
 #define LBM_FV_MARGIN 3
 #define LBM_FV_FILM 0.1 /* films (h < LBM_THIN h_dry) above this Froude */
 #define LBM_FV_CFL 0.45

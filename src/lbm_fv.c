@@ -11,7 +11,8 @@
  * Which cells (lbm_fv_mark, after every step, from the stored state):
  * the core is every wet, open-sky cell (no blocker, not solid, no held
  * level, drain or modifier) whose Froude number exceeds LBM_FV_ON, or
- * exceeds LBM_FV_OFF and was core after the previous step (hysteresis),
+ * exceeds LBM_FV_OFF and was core after the previous step (LBM_FV_OFF =
+ * LBM_FV_ON: a hysteresis made the steady state depend on the path),
  * every wet cell next to a dry cell below its surface (a spilling
  * front), and every film (h < LBM_THIN h_dry) above Froude LBM_FV_FILM;
  * the FV cells are the core dilated by LBM_FV_MARGIN cells (dry cells
