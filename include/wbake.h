@@ -197,6 +197,8 @@ struct wb_sim {
 	double foam_steep_min, foam_steep_max;
 	double foam_diffusion, foam_dissipation;
 	int maccormack;        /* SWE: MacCormack advection instead of SL */
+	int lbm_hybrid;        /* LBM: simulation.lbm_hybrid, the LBM/FV
+				  hybrid of lbm_fv.c (CPU, one process) */
 	int initial;           /* enum wb_initial: how the solver starts */
 	/* simulation.coarse_levels: grids 2^L coarser solved first
 	   (src/coarse.h, docs/hydrology.md); -1 "auto" (the scene default),

@@ -780,6 +780,16 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 		return st;
 	}
 	struct lbm *L = &c->L;
+	/* the kernels have no FV update of the hybrid (docs/lbm.md): a scene
+	 * that asks for it is refused rather than baked differently */
+	if (L->hybrid) {
+		lbm_release(L);
+		free(c);
+		return wb_fail(d, WB_EUSAGE, NULL,
+			       "simulation.lbm_hybrid: the LBM/FV hybrid has no "
+			       "OpenCL kernels yet; bake with --device cpu or set "
+			       "it to false");
+	}
 	c->N = (int)L->ncell;
 	c->cur = 0;
 	const size_t N = L->ncell, fb = N * sizeof(float);

@@ -305,6 +305,7 @@ void lbm_release(struct lbm *L)
 	free(L->row_bad);
 	free(L->row_in);
 	free(L->row_out);
+	lbm_fv_free(L);
 	memset(L, 0, sizeof(*L));
 }
 
@@ -915,6 +916,26 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 	lbm_kernel_params(L, &L->kp);
 	lbm_fill_ghosts(L); /* ghost depths for the link rule */
 	init_state(L, r);
+	/* the hybrid (lbm_fv.c); the OpenCL back end, whose kernels have no
+	 * FV update yet, turns it off (lbm_fv_free, hybrid = 0) */
+	L->hybrid = sim->lbm_hybrid != 0;
+	L->fv_on = LBM_FV_ON;
+	L->fv_off = LBM_FV_OFF;
+	L->fv_margin = LBM_FV_MARGIN;
+	if (L->hybrid) {
+		if (lbm_fv_alloc(L) != 0) {
+			lbm_release(L);
+			return wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
+		}
+		for (size_t q = 0; q < L->ncell; q++)
+			if (L->c[q] < LBM_BIG)
+				L->fvf[q] = 4; /* blockers, solids: never FV */
+		for (int q = 0; q < L->nsp; q++) /* held levels, drains and
+						      modifiers stay LBM */
+			if (L->sp[q].flags || L->sp[q].mk > 0)
+				L->fvf[L->sp[q].n] = 4;
+		lbm_fv_mark(L);
+	}
 	/* ramp inflow and level edges over four passes of a gravity wave
 	 * across the domain (smoothstep): with two, linear, the start-up
 	 * surge of the subcritical bump went transcritical over the crest
@@ -952,6 +973,7 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 struct lbm_kin {
 	const int32_t *A[LBM_Q];
 	const float *hA, *z, *c;
+	const float *fv; /* 1 in cells of the hybrid's FV update, or NULL */
 	int W;
 };
 
@@ -1037,6 +1059,7 @@ void lbm_kernel_row(struct lbm *L, int jj)
 	in.hA = L->h[L->cur];
 	in.z = L->z;
 	in.c = L->c;
+	in.fv = L->nfv > 0 ? L->fvm : NULL;
 	in.W = W;
 	out.hB = L->h[!L->cur];
 	long nclamp = 0;
@@ -1082,6 +1105,7 @@ void lbm_kernel_row(struct lbm *L, int jj)
 		tin.hA = th_;
 		tin.z = tz;
 		tin.c = tc;
+		tin.fv = NULL;
 		tin.W = TW;
 		tout.hB = thB;
 		vm8 cl = { 0 }, bd = { 0 };
@@ -1093,7 +1117,8 @@ void lbm_kernel_row(struct lbm *L, int jj)
 			for (int a = 0; a < LBM_Q; a++)
 				out.B[a][n0 + i + l] = tB[a][l];
 			out.hB[n0 + i + l] = thB[l];
-			nclamp += cl[l] != 0;
+			nclamp += cl[l] != 0 &&
+				  !(in.fv && in.fv[n0 + i + l] > 0.5f);
 			nbad += bd[l] != 0;
 		}
 	}
@@ -1281,14 +1306,23 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 			L->row_in[jj] = 0;
 			L->row_out[jj] = 0;
 			lbm_kernel_row(L, jj);
-			specials_row(L, jj - 1);
+			if (!L->nfv)
+				specials_row(L, jj - 1);
+		}
+		int64_t eadj = 0;
+		lbm_fv_update(L, &eadj);
+		if (L->nfv) { /* sources and sinks of FV cells act on its result */
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+			for (int jj = 1; jj < H - 1; jj++)
+				specials_row(L, jj - 1);
 		}
 		if (L->par && (lbm_par_exchange(L) || L->par->failed))
 			return wb_fail(d, WB_EIO, NULL,
 				       "lbm: step %ld: exchange between processes failed",
 				       L->step + 1);
 		int bad = 0;
-		int64_t in = ein, out = eout;
+		int64_t in = ein + (eadj > 0 ? eadj : 0),
+			out = eout + (eadj < 0 ? -eadj : 0);
 		for (int jj = 1; jj < H - 1; jj++) {
 			L->clamped += L->row_clamp[jj];
 			bad |= L->row_bad[jj] != 0;
@@ -1311,6 +1345,7 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 		L->cur = !L->cur;
 		L->step++;
 		L->time += L->p.dt;
+		lbm_fv_mark(L);
 		if (bad && hmax > LBM_H_RESCALE * lbm_depth_for(&L->p) * 0.999) {
 			lbm_rescale(L, hmax, d);
 			lbm_kernel_params(L, &L->kp);
@@ -1422,6 +1457,18 @@ void lbm_macro(struct lbm *L, float *hout, float *uout, float *vout)
 			if (!(h > hd))
 				sc = 0;
 			size_t k = i + (size_t)j * L->nx;
+			if (L->nfv > 0 && L->fvix[n] >= 0) {
+				/* a cell of the FV update: its own state */
+				float fh, fu, fv;
+				lbm_fv_state(L, n, &fh, &fu, &fv);
+				if (hout)
+					hout[k] = fh;
+				if (uout)
+					uout[k] = fu;
+				if (vout)
+					vout[k] = fv;
+				continue;
+			}
 			if (hout)
 				hout[k] = MAXF(h, 0.0f);
 			if (uout)
@@ -1552,6 +1599,15 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			 const struct wb_solve_opts *o, struct wb_state *out,
 			 struct wb_solve_report *rep, struct wb_diags *d)
 {
+	return lbm_solve_hybrid(r, sim, o, out, rep, d, sim->lbm_hybrid);
+}
+
+enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
+				const struct wb_sim *sim,
+				const struct wb_solve_opts *o, struct wb_state *out,
+				struct wb_solve_report *rep, struct wb_diags *d,
+				int hybrid)
+{
 	double t0 = now_s();
 	struct lbm L;
 	memset(out, 0, sizeof(*out));
@@ -1560,6 +1616,17 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	if (st != WB_OK)
 		return st;
 	L.par = o ? o->par : NULL;
+	if (L.par && L.hybrid) {
+		lbm_release(&L);
+		return wb_fail(d, WB_EUSAGE, NULL,
+			       "simulation.lbm_hybrid: the LBM/FV hybrid runs in "
+			       "one process only for now; bake with one process "
+			       "or set it to false");
+	}
+	if (!hybrid) {
+		lbm_fv_free(&L);
+		L.hybrid = 0;
+	}
 	size_t n = (size_t)r->nx * r->ny;
 	/* window sums of h, u, v (sampled every 'every' steps), the last
 	 * window's means and the previous window's mean velocity */
@@ -1692,6 +1759,12 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 				 rep->vol_final) / scale : 0;
 	rep->clamped = L.clamped;
 	rep->bytes_per_cell = LBM_BYTES_PER_CELL;
+	if (L.fv_cells > 0)
+		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
+			    "lbm: %ld cell-steps (%.3g %% of the wet and dry cell-steps) were advanced by the finite-volume update of the hybrid (supercritical flow, spilling fronts)",
+			    L.fv_cells,
+			    100.0 * (double)L.fv_cells /
+				    ((double)L.step * L.nx * L.ny));
 	if (rep->balance_error > 1e-3) {
 		st = wb_fail(d, WB_ESIM, NULL,
 			     "lbm: mass balance does not close after %ld steps: initial %g + in %g - out %g != final %g m^3",

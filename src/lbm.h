@@ -95,6 +95,15 @@
  * initial h_deep leaves the fixed-point range: diverged */
 #define LBM_H_RESCALE 3.0
 #define LBM_H_RANGE 12.0
+/* Hybrid (lbm_fv.c): cells above Froude LBM_FV_ON (staying while above
+ * LBM_FV_OFF; equal: a hysteresis made steady states depend on the
+ * path), dilated by LBM_FV_MARGIN cells, take a finite-volume
+ * update; its sub-steps keep (|u| + c) dt / dx below LBM_FV_CFL. */
+#define LBM_FV_ON 0.8
+#define LBM_FV_OFF 0.8
+#define LBM_FV_MARGIN 3
+#define LBM_FV_FILM 0.1 /* films (h < LBM_THIN h_dry) above this Froude */
+#define LBM_FV_CFL 0.45
 #define LBM_POS 2.0         /* populations sent toward cells shallower than
 			       2 h_dry are kept >= 0 */
 
@@ -228,6 +237,22 @@ struct lbm {
 	long clamped;
 	double origin[2];
 	struct wb_par *par;   /* several processes (par.h); NULL: one */
+	/* hybrid (lbm_fv.c): 0 = pure LBM (the Froude clamp holds every
+	 * supercritical cell) */
+	int hybrid;
+	double fv_on, fv_off; /* Froude thresholds (LBM_FV_ON, LBM_FV_OFF) */
+	int fv_margin;        /* LBM_FV_MARGIN */
+	uint8_t *fvf;       /* per padded cell: 1 FV, 2 core, 4 never FV */
+	uint8_t *fvh;       /* per padded cell: work of the dilation */
+	uint8_t *fvg;       /* per padded cell: 1 interior, 0 ghost ring */
+	int *fvrow;         /* 2 H: core cells per row, then core rows near */
+	float *fvm;         /* per padded cell: 1.0f in FV cells (kernel) */
+	int32_t *fvl;       /* the FV cells, ascending padded index */
+	int32_t *fvix;      /* per padded cell: index in fvl, or -1 */
+	int nfv;
+	double *fvw;        /* work, per FV cell */
+	int fvw_n;
+	long fv_cells;      /* cell-steps advanced by the FV update */
 };
 
 /* Set up the context from the raster (initial water at rest). threads: 0 =
@@ -284,6 +309,30 @@ void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d);
 /* The depth the lattice speed p->e is chosen for: g h = LBM_GH_RATIO e^2
  * (water LBM_H_RESCALE times deeper makes lbm_step re-choose e). */
 double lbm_depth_for(const struct lbm_params *p);
+
+/* The hybrid (lbm_fv.c). lbm_fv_alloc: the per-cell arrays (-1: out of
+ * memory); lbm_fv_free releases them (NULL ok). lbm_fv_mark chooses the
+ * FV cells of the next step from the current state; lbm_fv_update
+ * replaces their result in f[!cur] / h[!cur] after the kernel and the
+ * specials (exact integer mass, see lbm_fv.c); *edge_adj: the change
+ * to the water that crossed inflow and level edges this step as
+ * edge_flux counted it (the FV cells take the HLL flux there). */
+int lbm_fv_alloc(struct lbm *L);
+void lbm_fv_free(struct lbm *L);
+void lbm_fv_mark(struct lbm *L);
+void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
+/* Depth and velocity (m, m/s) of FV cell n: its own state (its
+ * populations less the bed terms), not the pulled LBM moments. */
+void lbm_fv_state(const struct lbm *L, int n, float *h, float *u, float *v);
+
+/* lbm_solve (solve.h) with the hybrid on (1, what lbm_solve does) or off
+ * (0: pure LBM, the Froude clamp holds supercritical cells, as the OpenCL
+ * back end runs it). */
+enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
+				const struct wb_sim *sim,
+				const struct wb_solve_opts *o, struct wb_state *out,
+				struct wb_solve_report *rep, struct wb_diags *d,
+				int hybrid);
 
 /* Macroscopic fields at the current time (depth m, velocity m/s), nx*ny
  * unpadded arrays of the caller; u, v may be NULL. */

@@ -85,6 +85,7 @@ typedef vi vm;        /* lane masks: all ones or zero per lane */
 #define ROW VN(row)
 #define STMIN VN(stmin)
 #define FASTK VN(fastk)
+#define FVM VN(fvm)
 
 static inline vf LD(const float *p)
 {
@@ -660,6 +661,17 @@ static inline int FASTK(vf mn, float hpos, float dz)
 	return ANY(LT(mn, SPL(dz))) ? 1 : 2;
 }
 
+/* The clamp mask cl of the cells n .. without the cells that the
+ * finite-volume update of the hybrid (lbm_fv.c) takes over this step
+ * (in->fv: 1 there, 0 elsewhere; NULL when there are none): their
+ * kernel result is discarded, so its limiters did not act. */
+static inline vm FVM(const struct lbm_kin *in, int n, vm cl)
+{
+	if (!in->fv)
+		return cl;
+	return cl & LT(LD(in->fv + n), SPL(0.5f));
+}
+
 #if LBM_VW == 8
 /* Eight cells that hold no water, whose neighbours hold none and that
  * receive nothing: every input of the update is zero (bit patterns), so
@@ -717,7 +729,7 @@ block8(const struct lbm_kin *in, const struct lbm_kout *out, int n,
 		CELLF(in, n, out, n, k, &cl, &bd, 1, 0);
 	else
 		CELLG(in, n, out, n, k, &cl, &bd, k->trt);
-	*ncl += CNT(cl);
+	*ncl += CNT(FVM(in, n, cl));
 	*nbad += CNT(bd);
 }
 #endif
@@ -771,7 +783,7 @@ static void ROW(const struct lbm_kin *inp, const struct lbm_kout *outp,
 			CELLF(in, n, out, n, k, &cl, &bd, 1, 0);
 		else
 			CELLG(in, n, out, n, k, &cl, &bd, trt);
-		c += CNT(cl);
+		c += CNT(FVM(in, n, cl));
 		bad += CNT(bd);
 	}
 	for (int b = nu * PER; b < nb; b++) {
@@ -814,5 +826,6 @@ static void ROW(const struct lbm_kin *inp, const struct lbm_kout *outp,
 #undef ROW
 #undef STMIN
 #undef FASTK
+#undef FVM
 #undef VM_ALL
 #undef VN

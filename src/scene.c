@@ -1187,6 +1187,7 @@ static void parse_sim(struct ctx *c, const cJSON *s, struct wb_scene *sc)
 	int a = get_enum(c, s, "simulation", "advection", OPT, advs);
 	if (a >= 0)
 		sim->maccormack = a == 1;
+	get_bool(c, s, "simulation", "lbm_hybrid", &sim->lbm_hybrid);
 	static const char *const inits[] = { "hydrology", "scene", NULL };
 	int ini = get_enum(c, s, "simulation", "initial", OPT, inits);
 	if (ini >= 0)

@@ -65,7 +65,7 @@ static const char *const wb_keys_modifier[] = {
 static const char *const wb_keys_sim[] = {
 	"solver", "manning", "viscosity", "lattice_speed", "dt", "max_steps",
 	"tolerance", "window", "dry_depth", "seed", "advection", "foam",
-	"initial", "keep_dry", "coarse_levels", NULL };
+	"initial", "keep_dry", "coarse_levels", "lbm_hybrid", NULL };
 static const char *const wb_keys_keep_dry[] = {
 	"name", "point", "polygon", NULL };
 static const char *const wb_keys_foam[] = {

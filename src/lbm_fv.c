@@ -1,0 +1,727 @@
+/*
+ * lbm_fv.c - the hybrid of the LBM-SWE solver (lbm.c): cells where the
+ * D2Q9 lattice cannot hold the flow are advanced by a finite-volume
+ * shallow-water update instead (docs/lbm.md, "Supercritical flow: the
+ * hybrid").
+ *
+ * Why: the D1Q3 part of D2Q9 is a kinetic scheme whose mass flux carries
+ * the numerical diffusion (g h - u^2) / (2 e^2), negative above Froude 1
+ * whatever e and tau, so supercritical reaches diverge or must be clamped.
+ *
+ * Which cells (lbm_fv_mark, after every step, from the stored state):
+ * the core is every wet, open-sky cell (no blocker, not solid, no held
+ * level, drain or modifier) whose Froude number exceeds LBM_FV_ON, or
+ * exceeds LBM_FV_OFF and was core after the previous step (LBM_FV_OFF =
+ * LBM_FV_ON: a hysteresis made the steady state depend on the path),
+ * every wet cell next to a dry cell below its surface (a spilling
+ * front), and every film (h < LBM_THIN h_dry) above Froude LBM_FV_FILM;
+ * the FV cells are the core dilated by LBM_FV_MARGIN cells (dry cells
+ * included, so that a supercritical front always runs into FV cells),
+ * less the cells that cannot be FV.
+ *
+ * The update (lbm_fv_update, after the kernel, which computed every cell,
+ * and before the sources and sinks of the step; for FV cells the
+ * kernel's result is replaced):
+ *   mass: exact integers. Through every link to a cell that is not FV
+ *     (an LBM cell or a ghost), the FV cell exchanges exactly what the
+ *     LBM streaming moves through that link (the population each side
+ *     sends when the link rule opens it, plus the rounded bed transfer
+ *     the kernel adds), so the LBM neighbour's budget and the FV cell's
+ *     agree to the unit. Through the axis faces between two FV cells the
+ *     HLL mass flux, accumulated over the sub-steps and rounded once per
+ *     face, is added to one side and taken from the other. Total water
+ *     therefore changes only as in the LBM (edges, sources).
+ *   momentum: HLL fluxes (Harten, Lax, van Leer; wave speeds after
+ *     Davis) on the four axis faces with the hydrostatic reconstruction of
+ *     Audusse et al. (2004) (well balanced: still water over any bed is a
+ *     fixed point), against the neighbour's state (an FV cell's current
+ *     sub-step state; an LBM cell's depth and momentum less its bed
+ *     terms; reflected at walls), Manning friction implicit as the kernel.
+ *   sub-steps: the LBM step dt is divided so that the CFL number of the
+ *     FV cells stays below LBM_FV_CFL; the exchange with non-FV cells is
+ *     spread evenly over them.
+ *   re-initialisation: the FV cell's populations become the equilibrium
+ *     of its new (h, hu, hv) plus, on each open link, the bed transfer the
+ *     kernel would add (so that an LBM neighbour of a cell at rest sees
+ *     the LBM's own fixed point), the rest population keeping the exact
+ *     integer remainder. Its momentum is read back less those bed terms.
+ *
+ * Deterministic: serial, fixed order, double precision; the result does
+ * not depend on the thread count. Cost: marking reads every cell once per
+ * step; the update is proportional to the FV cells.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbm.h"
+
+#define MAXD(a, b) ((a) > (b) ? (a) : (b))
+#define MIND(a, b) ((a) < (b) ? (a) : (b))
+
+/* per-FV-cell work: h, qx, qy (state), dh, dqx, dqy (sub-step sums),
+ * kinetic mass per sub-step, mass flux sums east and south (m) */
+enum { W_H, W_QX, W_QY, W_DH, W_DQX, W_DQY, W_FZ, W_FE, W_FS, W_N };
+
+static inline int link_open_fv(float hx, float zx, float cx, float hy,
+			       float zy, float cy, float hd)
+{
+	float ex = zx + hx, ey = zy + hy;
+	float em = ex > ey ? ex : ey, zm = zx > zy ? zx : zy,
+	      cm = cx < cy ? cx : cy;
+	return (em > zm + hd) & (cm > em);
+}
+
+/* bed transfer as the kernel computes it (lbm.c bed_term), metres^2 */
+static inline float bed_t(float hx, float zx, float hy, float zy)
+{
+	hx = hx > 0.0f ? hx : 0.0f;
+	hy = hy > 0.0f ? hy : 0.0f;
+	float D = zy - zx;
+	float mx = D > 0.0f ? D : 0.0f, my = -D > 0.0f ? -D : 0.0f;
+	mx = mx < hx ? mx : hx;
+	my = my < hy ? my : hy;
+	return my * (hy + (hy - my)) - mx * (hx + (hx - mx));
+}
+
+int lbm_fv_alloc(struct lbm *L)
+{
+	L->fvf = calloc(L->ncell, 1);
+	L->fvh = calloc(L->ncell, 1);
+	L->fvg = calloc(L->ncell, 1);
+	L->fvm = calloc(L->ncell, sizeof(float));
+	L->fvix = malloc(L->ncell * sizeof(int32_t));
+	L->fvl = malloc(L->ncell * sizeof(int32_t));
+	L->fvrow = calloc(2 * (size_t)L->H, sizeof(int));
+	if (!L->fvf || !L->fvh || !L->fvg || !L->fvm || !L->fvix || !L->fvl || !L->fvrow)
+		return -1;
+	for (size_t k = 0; k < L->ncell; k++) {
+		int i = (int)(k % (size_t)L->W), j = (int)(k / (size_t)L->W);
+		L->fvix[k] = -1;
+		L->fvg[k] = i >= 1 && j >= 1 && i <= L->nx && j <= L->ny;
+	}
+	L->nfv = 0;
+	return 0;
+}
+
+void lbm_fv_free(struct lbm *L)
+{
+	free(L->fvf);
+	free(L->fvh);
+	free(L->fvg);
+	free(L->fvm);
+	free(L->fvix);
+	free(L->fvl);
+	free(L->fvrow);
+	free(L->fvw);
+	L->fvf = L->fvh = L->fvg = NULL;
+	L->fvm = NULL;
+	L->fvix = L->fvl = NULL;
+	L->fvrow = NULL;
+	L->fvw = NULL;
+	L->nfv = 0;
+}
+
+static inline int interior(const struct lbm *L, int n)
+{
+	return L->fvg[n] != 0;
+}
+
+/* Ghost x of an inflow or level edge (a closure's populations), corners
+ * that continue one included. */
+static inline int zou_ghost(const struct lbm *L, int x)
+{
+	if (interior(L, x))
+		return 0;
+	if (L->gkind[x] == LBM_G_ZOU)
+		return 1;
+	int i = x % L->W, j = x / L->W;
+	int cx = i == 0 ? 0 : i == L->nx + 1 ? 1 : -1;
+	int cy = j == 0 ? 0 : j == L->H - 1 ? 2 : -1;
+	if (cx < 0 || cy < 0 || L->gkind[x] == LBM_G_SOLID)
+		return 0;
+	return L->ckind[cx | cy] == LBM_G_ZOU;
+}
+
+/* FV index of cell x (a periodic ghost stands for its partner), or -1. */
+static inline int fv_of(const struct lbm *L, int x)
+{
+	if (interior(L, x))
+		return L->fvix[x];
+	if (L->gkind[x] == LBM_G_PERIODIC && interior(L, L->gpart[x]))
+		return L->fvix[L->gpart[x]];
+	return -1;
+}
+
+/* Momentum (lattice units, sum c_a F_a times unit: m) of cell n's stored
+ * populations less the bed terms of its open links at the depths hA. */
+static void cell_moments(const struct lbm *L, int n, double *h, double *mx,
+			 double *my)
+{
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+	const float hd = (float)L->p.h_dry;
+	int64_t m = 0, x = 0, y = 0;
+	double bx = 0, by = 0;
+	for (int a = 0; a < LBM_Q; a++) {
+		m += A[a][n];
+		x += (int64_t)lbm_cx[a] * A[a][n];
+		y += (int64_t)lbm_cy[a] * A[a][n];
+	}
+	if (interior(L, n))
+		for (int a = 1; a < LBM_Q; a++) {
+			int q = n + lbm_cx[a] + lbm_cy[a] * L->W;
+			if (!link_open_fv(hA[n], L->z[n], L->c[n], hA[q], L->z[q],
+					  L->c[q], hd))
+				continue;
+			double b = (double)(bed_t(hA[n], L->z[n], hA[q], L->z[q]) *
+					    L->kGi[a]);
+			bx += lbm_cx[a] * b;
+			by += lbm_cy[a] * b;
+		}
+	*h = (double)m * L->unit;
+	*mx = ((double)x - bx) * L->unit;
+	*my = ((double)y - by) * L->unit;
+}
+
+void lbm_fv_state(const struct lbm *L, int n, float *h, float *u, float *v)
+{
+	double hh, mx, my;
+	cell_moments(L, n, &hh, &mx, &my);
+	const double hthin = LBM_THIN * L->p.h_dry;
+	*h = (float)(hh > 0 ? hh : 0);
+	if (hh > L->p.h_dry) {
+		*u = (float)(mx * L->p.e / (hh > hthin ? hh : hthin));
+		*v = (float)(my * L->p.e / (hh > hthin ? hh : hthin));
+	} else {
+		*u = *v = 0;
+	}
+}
+
+/* Wet cell n next to a dry cell below its surface: water is about to
+ * run onto dry ground there, a front that starts supercritical. */
+static int spills(const struct lbm *L, int n)
+{
+	const float *hA = L->h[L->cur];
+	const float hd = (float)L->p.h_dry, eta = L->z[n] + hA[n];
+	for (int a = 1; a < LBM_Q; a++) {
+		int x = n + lbm_cx[a] + lbm_cy[a] * L->W;
+		if (hA[x] <= hd && L->z[x] + hd < eta && L->c[x] > eta &&
+		    interior(L, x))
+			return 1;
+	}
+	return 0;
+}
+
+/* The candidate flags of one row (lbm_fv_mark), cells 1 .. nx of the
+ * row at offset o; restrict pointers so that it vectorises. */
+static void cand_row(const uint32_t *const *A, int o,
+		     const float *restrict hn, const float *restrict hc,
+		     const float *restrict hs, uint8_t *restrict cf, int nx,
+		     float kf, float hdu, float thin_u, float t_off,
+		     float t_film, float hdf, int all)
+{
+	const uint32_t *restrict a0 = A[0] + o, *restrict a1 = A[1] + o,
+		       *restrict a2 = A[2] + o, *restrict a3 = A[3] + o,
+		       *restrict a4 = A[4] + o, *restrict a5 = A[5] + o,
+		       *restrict a6 = A[6] + o, *restrict a7 = A[7] + o,
+		       *restrict a8 = A[8] + o;
+	for (int i = 1; i <= nx; i++) {
+		const uint32_t p15 = a1[i] + a2[i] + a8[i],
+			       m15 = a4[i] + a5[i] + a6[i];
+		const uint32_t p37 = a2[i] + a3[i] + a4[i],
+			       m37 = a6[i] + a7[i] + a8[i];
+		const float mf = (float)(int32_t)(a0[i] + p15 + m15 + a3[i] + a7[i]);
+		const float X = (float)(int32_t)(p15 - m15),
+			    Y = (float)(int32_t)(p37 - m37);
+		const float lhs = (X * X + Y * Y) * kf;
+		const float thr = mf < thin_u ? t_film : t_off;
+		const int fast = lhs > thr * (mf * mf * mf);
+		const int drynb = (hn[i - 1] <= hdf) | (hn[i] <= hdf) |
+				  (hn[i + 1] <= hdf) | (hc[i - 1] <= hdf) |
+				  (hc[i + 1] <= hdf) | (hs[i - 1] <= hdf) |
+				  (hs[i] <= hdf) | (hs[i + 1] <= hdf);
+		cf[i] = (uint8_t)((mf > hdu) & (fast | drynb | all));
+	}
+}
+
+/* Mark the FV cells for the next step from the current state. */
+void lbm_fv_mark(struct lbm *L)
+{
+	if (!L->hybrid)
+		return;
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+	const double e = L->p.e, g = L->p.g, un = L->unit;
+	const double on2 = L->fv_on * L->fv_on, off2 = L->fv_off * L->fv_off;
+	const double film2 = LBM_FV_FILM * LBM_FV_FILM;
+	const double hd = L->p.h_dry;
+	const int W = L->W, R = L->fv_margin, nx = L->nx, ny = L->ny;
+	uint8_t *fvf = L->fvf, *fvh = L->fvh;
+	/* candidates (fvh, a superset of the core): wet cells whose raw
+	 * Froude number (populations with their bed terms) passes 0.99 of the
+	 * lowest threshold that can apply, or that have a dry neighbour (a
+	 * spill); branch-free, in single precision, so that it vectorises */
+	const float kf = (float)(e * e / (un * g));
+	const float hdu = (float)(hd / un), thin_u = (float)(LBM_THIN * hd / un);
+	const float t_off = (float)(0.99 * off2), t_film = (float)(0.99 * film2);
+	const float hdf = (float)hd;
+	const int all = off2 <= 0;
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = 1; j <= ny; j++) {
+		const int o = j * W;
+		cand_row((const uint32_t *const *)A, o, hA + o - W, hA + o,
+			 hA + o + W, fvh + o, nx, kf, hdu, thin_u, t_off, t_film,
+			 hdf, all);
+	}
+	/* core (bit 2) of the candidates, exactly, from the state and the
+	 * previous core; each cell reads and writes only its own flag */
+	int *rowc = L->fvrow;
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = 1; j <= ny; j++) {
+		int nc = 0;
+		for (int i = 1; i <= nx; i++) {
+			const int n = i + j * W;
+			if (fvf[n] & 4) /* cannot be FV */
+				continue;
+			if (!fvh[n]) {
+				fvf[n] = 0;
+				continue;
+			}
+			const int was = (fvf[n] & 2) != 0;
+			uint8_t fl = 0;
+			int64_t m = 0, x = 0, y = 0;
+			for (int a = 0; a < LBM_Q; a++) {
+				m += A[a][n];
+				x += (int64_t)lbm_cx[a] * A[a][n];
+				y += (int64_t)lbm_cy[a] * A[a][n];
+			}
+			const double h = (double)m * un;
+			if (h > hd && all) {
+				fl = 2; /* tests: every wet cell */
+			} else if (h > hd) {
+				/* Fr^2 = |M|^2 e^2 / (h^2 g h), M and h in units */
+				double M2 = ((double)x * x + (double)y * y);
+				double fr2 = M2 * e * e * un * un / (h * h * g * h);
+				const int film = h < LBM_THIN * hd;
+				if (fr2 > off2 || (film && fr2 > film2)) {
+					/* without the bed terms */
+					double hh, mx, my;
+					cell_moments(L, n, &hh, &mx, &my);
+					fr2 = (mx * mx + my * my) * e * e / (h * h * g * h);
+				}
+				if (fr2 > on2 || (was && fr2 > off2) ||
+				    (film && fr2 > film2) || spills(L, n))
+					fl = 2;
+			}
+			fvf[n] = fl;
+			nc += fl != 0;
+		}
+		rowc[j] = nc;
+	}
+	/* dilate by R cells (Chebyshev), separably: a core cell within R in
+	 * the row (fvh), then within R rows (bit 1 of fvf) */
+	/* rows with a core cell within R rows (serial, fixed order) */
+	int near = 0;
+	for (int j = 1; j <= ny + R; j++) {
+		if (j <= ny)
+			near += rowc[j] > 0;
+		if (j - 2 * R - 1 >= 1)
+			near -= rowc[j - 2 * R - 1] > 0;
+		if (j - R >= 1)
+			rowc[L->H + j - R] = near; /* rows j - 2R .. j */
+	}
+	const int *rown = rowc + L->H;
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = 1; j <= ny; j++)
+		for (int i = 1; i <= nx && rowc[j]; i++) {
+			uint8_t c = 0;
+			for (int di = -R; di <= R; di++) {
+				int ii = i + di;
+				if (ii >= 1 && ii <= nx)
+					c |= fvf[ii + j * W] & 2;
+			}
+			fvh[i + j * W] = c;
+		}
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = 1; j <= ny; j++)
+		for (int i = 1; i <= nx && rown[j]; i++) {
+			uint8_t c = 0;
+			for (int dj = -R; dj <= R; dj++) {
+				int jj = j + dj;
+				if (jj >= 1 && jj <= ny && rowc[jj])
+					c |= fvh[i + jj * W];
+			}
+			if (c)
+				fvf[i + j * W] |= 1;
+		}
+	/* the list (ascending), and the kernel's mask */
+	for (int k = 0; k < L->nfv; k++) {
+		L->fvm[L->fvl[k]] = 0.0f;
+		L->fvix[L->fvl[k]] = -1;
+	}
+	int nf = 0;
+	for (int j = 1; j <= ny; j++)
+		for (int i = 1; i <= nx; i++) {
+			int n = i + j * W;
+			if ((fvf[n] & 5) != 1)
+				continue;
+			L->fvix[n] = nf;
+			L->fvl[nf++] = n;
+			L->fvm[n] = 1.0f;
+		}
+	L->nfv = nf;
+}
+
+/* HLL flux across a face with normal along x (swap the roles of qx, qy
+ * for y), hydrostatically reconstructed: left (hl, ql, pl, zl), right;
+ * out: mass, normal and tangential momentum fluxes seen from the face,
+ * and the pressure corrections of the left and right cells. */
+static void hll(double g, double hL, double qL, double pL, double zL,
+		double hR, double qR, double pR, double zR, double hthin,
+		double *F, double *corrL, double *corrR)
+{
+	hL = MAXD(hL, 0);
+	hR = MAXD(hR, 0);
+	double zf = MAXD(zL, zR);
+	double hl = MAXD(0, hL + zL - zf), hr = MAXD(0, hR + zR - zf);
+	double uL = hL > hthin ? qL / hL : qL / hthin * (hL / hthin);
+	double vL = hL > hthin ? pL / hL : pL / hthin * (hL / hthin);
+	double uR = hR > hthin ? qR / hR : qR / hthin * (hR / hthin);
+	double vR = hR > hthin ? pR / hR : pR / hthin * (hR / hthin);
+	double cL = sqrt(g * hl), cR = sqrt(g * hr);
+	double fl[3] = { hl * uL, hl * uL * uL + 0.5 * g * hl * hl, hl * uL * vL };
+	double fr[3] = { hr * uR, hr * uR * uR + 0.5 * g * hr * hr, hr * uR * vR };
+	double Ul[3] = { hl, hl * uL, hl * vL }, Ur[3] = { hr, hr * uR, hr * vR };
+	double sL = MIND(uL - cL, uR - cR), sR = MAXD(uL + cL, uR + cR);
+	if (hr <= 0) /* a dry side: the front runs at u + 2c (Toro) */
+		sL = uL - cL, sR = uL + 2 * cL;
+	else if (hl <= 0)
+		sL = uR - 2 * cR, sR = uR + cR;
+	if (hl <= 0 && hr <= 0) {
+		F[0] = F[1] = F[2] = 0;
+	} else if (sL >= 0) {
+		memcpy(F, fl, sizeof(fl));
+	} else if (sR <= 0) {
+		memcpy(F, fr, sizeof(fr));
+	} else {
+		for (int q = 0; q < 3; q++)
+			F[q] = (sR * fl[q] - sL * fr[q] + sL * sR * (Ur[q] - Ul[q])) /
+			       (sR - sL);
+	}
+	*corrL = 0.5 * g * (hL * hL - hl * hl);
+	*corrR = 0.5 * g * (hR * hR - hr * hr);
+}
+
+/* The state beyond an inflow / level edge (ghost x of FV cell y, whose
+ * state is wy): an inflow by discharge or velocity brings its discharge
+ * (ramped as the LBM closure) at the given depth, or at y's depth when
+ * none is given; a held level, its depth with y's velocity. */
+static void zou_state(const struct lbm *L, const double *wy, int y, int x,
+		      double *h, double *qx, double *qy)
+{
+	const int inx = y % L->W - x % L->W, iny = y / L->W - x / L->W;
+	const int s = inx > 0 ? WB_WEST : inx < 0 ? WB_EAST :
+		      iny > 0 ? WB_NORTH : WB_SOUTH;
+	const struct wb_edge *e = &L->edges[s];
+	const double ramp = lbm_ramp(L), hy = MAXD(wy[W_H], 0);
+	double zb = L->z[y], hg = hy;
+	if (e->kind == WB_EDGE_INFLOW && e->has_level)
+		hg = MAXD(e->level - zb, 0);
+	else if (e->kind == WB_EDGE_INFLOW && e->depth > 0)
+		hg = e->depth;
+	if (e->kind == WB_EDGE_INFLOW && hg != hy)
+		hg = L->ginit[x] + (hg - L->ginit[x]) * ramp;
+	double qn;
+	if (!isnan(L->gq[x])) {
+		qn = L->gq[x] * ramp;
+	} else if (!isnan(L->gvel[x])) {
+		qn = L->gvel[x] * ramp * hg;
+	} else { /* a held level */
+		hg = L->ginit[x] + (L->gspec[x] - L->ginit[x]) * ramp;
+		double un = hy > 0 ? (inx ? wy[W_QX] : wy[W_QY]) / hy : 0;
+		double ut = hy > 0 ? (inx ? wy[W_QY] : wy[W_QX]) / hy : 0;
+		*h = hg;
+		*qx = inx ? un * hg : ut * hg;
+		*qy = inx ? ut * hg : un * hg;
+		return;
+	}
+	*h = hg;
+	*qx = inx ? inx * qn : 0;
+	*qy = inx ? 0 : iny * qn;
+}
+
+/* The state of neighbour x of FV cell y seen through the axis face in
+ * direction a: depth, momentum (m^2/s), bed. */
+static void nb_state(const struct lbm *L, const double *w, int y, int x,
+		     double *h, double *qx, double *qy, double *z)
+{
+	const double *wy = w + (size_t)L->fvix[y] * W_N;
+	if (fv_of(L, x) >= 0) {
+		const double *wx = w + (size_t)fv_of(L, x) * W_N;
+		*h = wx[W_H], *qx = wx[W_QX], *qy = wx[W_QY];
+		*z = L->z[x];
+		return;
+	}
+	int solid = L->c[x] <= -LBM_BIG * 0.5f || L->c[x] < LBM_BIG;
+	if (!interior(L, x)) {
+		int k = L->gkind[x];
+		solid |= k == LBM_G_SOLID;
+		if (!solid && k == LBM_G_ZOU) {
+			zou_state(L, wy, y, x, h, qx, qy);
+			*z = L->z[x];
+			return;
+		}
+	}
+	if (solid) { /* a wall: the mirror of y */
+		int dx = x % L->W - y % L->W;
+		*h = wy[W_H];
+		*qx = dx ? -wy[W_QX] : wy[W_QX];
+		*qy = dx ? wy[W_QY] : -wy[W_QY];
+		*z = L->z[y];
+		return;
+	}
+	double e = L->p.e;
+	cell_moments(L, x, h, qx, qy);
+	*h = L->h[L->cur][x];
+	*qx *= e;
+	*qy *= e;
+	*z = L->z[x];
+}
+
+void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
+{
+	*edge_adj = 0;
+	const int nf = L->nfv;
+	if (nf == 0)
+		return;
+	if (nf > L->fvw_n) {
+		free(L->fvw);
+		L->fvw = malloc((size_t)nf * W_N * sizeof(double));
+		L->fvw_n = L->fvw ? nf : 0;
+		if (!L->fvw)
+			return; /* out of memory: the LBM result stands */
+	}
+	double *w = L->fvw;
+	int32_t *const *A = L->f[L->cur];
+	int32_t *const *B = L->f[!L->cur];
+	const float *hA = L->h[L->cur];
+	float *hB = L->h[!L->cur];
+	const float hd = (float)L->p.h_dry;
+	const double un = L->unit, e = L->p.e, g = L->p.g, dx = L->p.dx,
+		     dt = L->p.dt;
+	const double hthin = LBM_THIN * L->p.h_dry, hdd = L->p.h_dry;
+	const int Wd = L->W;
+	int64_t *kin = calloc((size_t)nf, sizeof(int64_t));
+	if (!kin)
+		return;
+	/* states, kinetic exchange with non-FV cells, wave speeds */
+	double smax = 0;
+	for (int k = 0; k < nf; k++) {
+		const int y = L->fvl[k];
+		double *wy = w + (size_t)k * W_N;
+		double h, mx, my;
+		cell_moments(L, y, &h, &mx, &my);
+		wy[W_H] = h;
+		wy[W_QX] = mx * e;
+		wy[W_QY] = my * e;
+		wy[W_FE] = wy[W_FS] = 0;
+		int64_t km = 0;
+		wy[W_FZ] = 0;
+		for (int a = 1; a < LBM_Q; a++) {
+			int x = y + lbm_cx[a] + lbm_cy[a] * Wd;
+			if (fv_of(L, x) >= 0)
+				continue;
+			if (!link_open_fv(hA[y], L->z[y], L->c[y], hA[x], L->z[x],
+					  L->c[x], hd))
+				continue;
+			int64_t ex = (int64_t)A[lbm_opp[a]][x] - A[a][y] +
+				     (int64_t)lrintf(bed_t(hA[y], L->z[y], hA[x],
+							   L->z[x]) * L->kGi[a]);
+			if (zou_ghost(L, x)) {
+				/* an inflow / level edge: the HLL flux of the
+				 * edge face replaces the closure's populations;
+				 * the books (edge_flux counted these) follow */
+				*edge_adj -= ex;
+				continue;
+			}
+			km += ex;
+		}
+		kin[k] = km;
+		double hp = MAXD(h, 0);
+		double c = sqrt(g * hp);
+		double u = hp > hdd ? fabs(wy[W_QX]) / hp : 0,
+		       v = hp > hdd ? fabs(wy[W_QY]) / hp : 0;
+		smax = MAXD(smax, MAXD(u, v) + c);
+	}
+	/* sub-steps: (|u| + c) dts / dx <= LBM_FV_CFL (the neighbours' speeds
+	 * are those of the LBM, below e) */
+	int ns = (int)ceil(smax * dt / dx / LBM_FV_CFL);
+	if (ns < 1)
+		ns = 1;
+	if (ns > 64)
+		ns = 64;
+	const double dts = dt / ns, r = dts / dx;
+	for (int s = 0; s < ns; s++) {
+		for (int k = 0; k < nf; k++) {
+			double *wy = w + (size_t)k * W_N;
+			wy[W_DH] = (double)kin[k] * un / ns;
+			wy[W_DQX] = wy[W_DQY] = 0;
+		}
+		for (int k = 0; k < nf; k++) {
+			const int y = L->fvl[k];
+			double *wy = w + (size_t)k * W_N;
+			/* faces east (a = 1) and south (a = 3) of y, and west /
+			 * north faces toward non-FV cells (FV ones compute them) */
+			static const int dirs[4] = { 1, 3, 5, 7 };
+			for (int q = 0; q < 4; q++) {
+				int a = dirs[q];
+				int x = y + lbm_cx[a] + lbm_cy[a] * Wd;
+				const int ix = fv_of(L, x), xfv = ix >= 0;
+				if (q >= 2 && xfv)
+					continue;
+				double hx, qxx, qyx, zx;
+				nb_state(L, w, y, x, &hx, &qxx, &qyx, &zx);
+				int xdir = lbm_cx[a] != 0, sgn = lbm_cx[a] + lbm_cy[a];
+				/* normal n along +x or +y; left = the cell on the
+				 * minus side */
+				double hl, ql, pl, zl, hr, qr, pr, zr;
+				double qny = xdir ? wy[W_QX] : wy[W_QY];
+				double qty = xdir ? wy[W_QY] : wy[W_QX];
+				double qnx = xdir ? qxx : qyx, qtx = xdir ? qyx : qxx;
+				if (sgn > 0) {
+					hl = wy[W_H], ql = qny, pl = qty, zl = L->z[y];
+					hr = hx, qr = qnx, pr = qtx, zr = zx;
+				} else {
+					hl = hx, ql = qnx, pl = qtx, zl = zx;
+					hr = wy[W_H], qr = qny, pr = qty, zr = L->z[y];
+				}
+				double F[3], cL, cR;
+				hll(g, hl, ql, pl, zl, hr, qr, pr, zr, hdd, F, &cL, &cR);
+				if (!xfv && zou_ghost(L, x) && interior(L, y) &&
+				    (!isnan(L->gq[x]) || !isnan(L->gvel[x]))) {
+					/* an inflow: its discharge enters as given,
+					 * with the momentum flux of the depth it
+					 * enters at (the given depth where the
+					 * inflow is at or above critical, else the
+					 * cell's) */
+					double hb = MAXD(wy[W_H], hthin);
+					if (qnx * qnx >= 0.98 * g * hx * hx * hx && hx > hthin)
+						hb = hx;
+					double ub = qnx / hb;
+					F[0] = qnx;
+					F[1] = qnx * ub + 0.5 * g * hb * hb;
+					F[2] = 0;
+					cL = cR = 0.5 * g * (wy[W_H] * wy[W_H] - hb * hb);
+					(void)cL;
+				}
+				/* y's update: outflow through a face on its plus side */
+				double Fy1 = sgn > 0 ? F[1] + cL : F[1] + cR;
+				double dqn = sgn > 0 ? -r * Fy1 : r * Fy1;
+				double dqt = sgn > 0 ? -r * F[2] : r * F[2];
+				if (xdir) {
+					wy[W_DQX] += dqn;
+					wy[W_DQY] += dqt;
+				} else {
+					wy[W_DQY] += dqn;
+					wy[W_DQX] += dqt;
+				}
+				if (!xfv && zou_ghost(L, x)) { /* edge face: mass */
+					double fm = sgn > 0 ? -r * F[0] : r * F[0];
+					wy[W_DH] += fm;
+					wy[W_FZ] += fm;
+				}
+				if (xfv) { /* FV neighbour: mass and its momentum */
+					double *wx = w + (size_t)ix * W_N;
+					wy[W_DH] -= r * F[0];
+					wx[W_DH] += r * F[0];
+					wy[xdir ? W_FE : W_FS] += r * F[0];
+					double Fx1 = F[1] + cR;
+					if (xdir) {
+						wx[W_DQX] += r * Fx1;
+						wx[W_DQY] += r * F[2];
+					} else {
+						wx[W_DQY] += r * Fx1;
+						wx[W_DQX] += r * F[2];
+					}
+				}
+			}
+		}
+		for (int k = 0; k < nf; k++) {
+			double *wy = w + (size_t)k * W_N;
+			wy[W_H] += wy[W_DH];
+			wy[W_QX] += wy[W_DQX];
+			wy[W_QY] += wy[W_DQY];
+			if (wy[W_H] <= hthin * 1e-3)
+				wy[W_QX] = wy[W_QY] = 0;
+		}
+	}
+	/* exact masses: old + kinetic exchange + rounded FV face fluxes */
+	int64_t *mnew = kin; /* reused: becomes the new mass */
+	for (int k = 0; k < nf; k++) {
+		const int y = L->fvl[k];
+		int64_t m = 0;
+		for (int a = 0; a < LBM_Q; a++)
+			m += A[a][y];
+		int64_t fz = llrint(w[(size_t)k * W_N + W_FZ] / un);
+		mnew[k] += m + fz;
+		*edge_adj += fz;
+	}
+	for (int k = 0; k < nf; k++) {
+		const int y = L->fvl[k];
+		const double *wy = w + (size_t)k * W_N;
+		for (int q = 0; q < 2; q++) {
+			const int ix = fv_of(L, y + (q ? Wd : 1));
+			if (ix < 0)
+				continue;
+			int64_t f = llrint((q ? wy[W_FS] : wy[W_FE]) / un);
+			mnew[k] -= f;
+			mnew[ix] += f;
+		}
+	}
+	/* friction, new depths, then the populations */
+	const double n2 = L->p.manning * L->p.manning;
+	for (int k = 0; k < nf; k++) {
+		const int y = L->fvl[k];
+		double *wy = w + (size_t)k * W_N;
+		double h = (double)mnew[k] * un;
+		wy[W_H] = h;
+		if (h > hd && n2 > 0) {
+			double hh = MAXD(h, hd);
+			double sp = sqrt(wy[W_QX] * wy[W_QX] + wy[W_QY] * wy[W_QY]) / hh;
+			double cb = g * n2 / cbrt(hh);
+			double f = 1.0 / (1.0 + cb * sp * dt / hh);
+			wy[W_QX] *= f;
+			wy[W_QY] *= f;
+		}
+		hB[y] = (float)((double)mnew[k] * un);
+	}
+	const float inv = (float)(1.0 / un);
+	const float ghk = (float)(g / (e * e));
+	for (int k = 0; k < nf; k++) {
+		const int y = L->fvl[k];
+		const double *wy = w + (size_t)k * W_N;
+		float h = (float)MAXD(wy[W_H], 0.0);
+		float U = 0, V = 0;
+		if (wy[W_H] > hd) { /* the state's own velocity, films too */
+			double hh = wy[W_H];
+			U = (float)(wy[W_QX] / (hh * e));
+			V = (float)(wy[W_QY] / (hh * e));
+		}
+		float feq[LBM_Q];
+		lbm_feq(h, U, V, ghk * h, feq);
+		int64_t out = 0;
+		for (int a = 1; a < LBM_Q; a++) {
+			int x = y + lbm_cx[a] + lbm_cy[a] * Wd;
+			float b = 0;
+			if (link_open_fv(hB[y], L->z[y], L->c[y], hB[x], L->z[x],
+					 L->c[x], hd))
+				b = bed_t(hB[y], L->z[y], hB[x], L->z[x]) * L->kGi[a];
+			B[a][y] = (int32_t)lrintf(feq[a] * inv + b);
+			out += B[a][y];
+		}
+		B[0][y] = (int32_t)(mnew[k] - out);
+	}
+	L->fv_cells += nf;
+	free(kin);
+}

@@ -1,0 +1,55 @@
+# simulation.lbm_hybrid (docs/lbm.md "Supercritical flow"): the LBM/FV
+# hybrid is opt-in, CPU and one process only. A bad value is exit 2 with
+# its JSON path; a scene that asks for it is refused on OpenCL and under
+# MPI with more than one rank (exit 1), so that no device or rank count
+# bakes other bytes; on the CPU it changes the bake (its FV cell-steps
+# are named in the log).
+. tests/cli/lib.inc
+W=$BIN/wbake
+# the lake sample with the hybrid asked for (or a bad value)
+mk() { # mk NAME VALUE
+	sed "s|\"simulation\": {|\"simulation\": { \"lbm_hybrid\": $2,|" \
+		samples/lake/scene.json > "samples/lake/.$1.json"
+}
+trap 'rm -rf "$T" samples/lake/.hy*.json samples/volcano/.hyoff.json' EXIT
+mk hyon true
+mk hyoff false
+mk hybad '"yes"'
+run 2 $W samples/lake/.hybad.json --check
+expect_err_has "simulation.lbm_hybrid: expected true or false, found"
+run 0 $W samples/lake/.hyon.json --check
+# on the CPU it acts where the lattice cannot hold the flow: the
+# volcano's flanks (its scene sets lbm_hybrid: true); a copy set to false
+# bakes the pure LBM, whose Froude limiter holds those cells instead
+sed 's|"lbm_hybrid": true|"lbm_hybrid": false|' samples/volcano/scene.json \
+	> samples/volcano/.hyoff.json
+run 0 $W samples/volcano/scene.json -o "$T/on" --steps 200
+expect_err_has "were advanced by the finite-volume update of the hybrid"
+on_cl=$(sed -n 's/.*clamped \([0-9]*\) cell-steps.*/\1/p' "$T/err")
+run 0 $W samples/volcano/.hyoff.json -o "$T/off" --steps 200
+check "pure LBM: no FV update" sh -c "! grep -q 'finite-volume update' '$T/err'"
+off_cl=$(sed -n 's/.*clamped \([0-9]*\) cell-steps.*/\1/p' "$T/err")
+check "the hybrid clamps fewer cell-steps (${on_cl:-?} vs ${off_cl:-?})" \
+	test "${on_cl:-0}" -lt "${off_cl:-0}"
+CLW=${CL_BIN:-bin-cl}/wbake
+if [ -x "$CLW" ]; then
+	run 1 $CLW samples/lake/.hyon.json -o "$T/cl" --steps 10 --quiet --device opencl
+	expect_err_has "simulation.lbm_hybrid: the LBM/FV hybrid has no OpenCL kernels yet"
+	check "OpenCL refusal leaves no output" test ! -e "$T/cl/manifest.json"
+fi
+MB=${MPI_BIN:-bin-mpi}/wbake
+if [ -x "$MB" ] && command -v mpirun >/dev/null 2>&1; then
+	export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none \
+		OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_plm_rsh_agent=false \
+		OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	ROOT=""
+	[ "$(id -u)" = 0 ] && ROOT=--allow-run-as-root
+	"$(command -v timeout)" 120 mpirun $ROOT --oversubscribe -np 2 "$MB" \
+		samples/lake/.hyon.json -o "$T/mp" --steps 10 --quiet >"$T/out" 2>"$T/err"
+	rc=$?
+	check "MPI with 2 ranks refuses the hybrid (exit $rc)" test "$rc" -ne 0
+	expect_err_has "simulation.lbm_hybrid: the LBM/FV hybrid runs in one process only"
+	check "MPI refusal leaves no output" test ! -e "$T/mp/manifest.json"
+fi
+finish

@@ -1,0 +1,142 @@
+/*
+ * test_lbm_fv.c - the LBM / finite-volume hybrid (src/lbm_fv.c,
+ * docs/lbm.md "Supercritical flow") on a 2D scene where it acts: sheet
+ * flow from a spring down a rough 8 % slope, open edges.
+ *
+ *   - the FV update takes cells over (FV cell-steps > 0) and no limiter of
+ *     the LBM cells acts (0 clamped cell-steps, which the pure LBM cannot
+ *     do on this scene: it clamps, asserted too);
+ *   - mass is exact to the integer unit every step: water on the grid =
+ *     initial + what crossed the edges and came from the spring;
+ *   - the bytes do not depend on the thread count (1 vs 2 threads, a grid
+ *     large enough for two).
+ * Scenes are generated here.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbm.h"
+#include "solve.h"
+
+/* nx x ny cells of 5 m falling 8 % to the east, a rough surface (0.5 m,
+ * fixed pseudo-random), a side slope toward the centre line, a 0.5 m^3/s
+ * spring near the west edge; all edges open. */
+static void sheet_scene(struct wb_raster *r, int nx, int ny)
+{
+	const double dx = 5.0;
+	assert_int_equal(wb_raster_alloc(r, nx, ny, dx), WB_OK);
+	unsigned s = 1;
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			size_t k = i + (size_t)j * nx;
+			s = s * 1103515245u + 12345u;
+			r->z[k] = (float)(100 - 0.08 * i * dx +
+					  0.5 * ((s >> 16) % 1000) / 1000.0 +
+					  0.6 * fabs(j - ny / 2.0) / ny * dx);
+			r->h0[k] = 0;
+		}
+	r->src = calloc((size_t)nx * ny, sizeof(float));
+	assert_non_null(r->src);
+	for (int j = ny / 2 - 2; j < ny / 2 + 2; j++)
+		for (int i = 2; i < 6; i++)
+			r->src[i + (size_t)j * nx] = (float)(0.5 / (16 * dx * dx));
+	for (int q = 0; q < 4; q++)
+		r->edges[q].kind = WB_EDGE_OPEN;
+}
+
+static struct wb_sim sheet_sim(void)
+{
+	struct wb_sim s;
+	memset(&s, 0, sizeof(s));
+	s.solver = WB_SOLVER_LBM;
+	s.viscosity = 0.05;
+	s.manning = 0.035;
+	s.dry_depth = 1e-3;
+	s.lbm_hybrid = 1; /* simulation.lbm_hybrid: true */
+	return s;
+}
+
+static void test_sheet_exact_mass_no_clamp(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	sheet_scene(&r, 120, 60);
+	struct wb_sim sim = sheet_sim();
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct lbm L;
+	assert_int_equal(lbm_init(&L, &r, &sim, 1, &d), WB_OK);
+	assert_true(L.hybrid);
+	const int64_t m0 = lbm_mass(&L);
+	for (int k = 0; k < 40; k++) {
+		assert_int_equal(lbm_step(&L, 50, &d), WB_OK);
+		/* exact: every unit on the grid came in or is still there */
+		assert_true(lbm_mass(&L) == m0 + L.vol_in - L.vol_out);
+	}
+	printf("sheet: %ld steps, FV cell-steps %ld, FV cells now %d, clamped %ld, in %lld out %lld units\n",
+	       L.step, L.fv_cells, L.nfv, L.clamped, (long long)L.vol_in,
+	       (long long)L.vol_out);
+	assert_true(L.fv_cells > 0);
+	assert_true(L.nfv > 0);
+	assert_true(L.vol_in > 0); /* the spring's water, counted */
+	assert_int_equal(L.clamped, 0);
+	lbm_release(&L);
+
+	/* the pure LBM (the default) on the same scene needs its limiters */
+	sim.lbm_hybrid = 0;
+	assert_int_equal(lbm_init(&L, &r, &sim, 1, &d), WB_OK);
+	assert_false(L.hybrid);
+	assert_int_equal(lbm_step(&L, 2000, &d), WB_OK);
+	printf("sheet, pure LBM: clamped %ld\n", L.clamped);
+	assert_true(L.clamped > 0);
+	assert_true(lbm_mass(&L) == m0 + L.vol_in - L.vol_out);
+	lbm_release(&L);
+	wb_diags_release(&d);
+	wb_raster_free(&r);
+}
+
+static void test_sheet_threads_identical(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	sheet_scene(&r, 300, 240); /* > 64k cells: two threads run */
+	struct wb_sim sim = sheet_sim();
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct lbm a, b;
+	assert_int_equal(lbm_init(&a, &r, &sim, 1, &d), WB_OK);
+	assert_int_equal(lbm_init(&b, &r, &sim, 2, &d), WB_OK);
+	assert_int_equal(a.threads, 1);
+	assert_int_equal(b.threads, 2);
+	assert_int_equal(lbm_step(&a, 400, &d), WB_OK);
+	assert_int_equal(lbm_step(&b, 400, &d), WB_OK);
+	assert_true(a.fv_cells > 0);
+	assert_int_equal(a.fv_cells, b.fv_cells);
+	for (int q = 0; q < LBM_Q; q++)
+		assert_memory_equal(a.f[a.cur][q], b.f[b.cur][q],
+				    a.ncell * sizeof(int32_t));
+	assert_memory_equal(a.h[a.cur], b.h[b.cur], a.ncell * sizeof(float));
+	assert_true(a.clamped == b.clamped && a.vol_in == b.vol_in &&
+		    a.vol_out == b.vol_out);
+	lbm_release(&a);
+	lbm_release(&b);
+	wb_diags_release(&d);
+	wb_raster_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sheet_exact_mass_no_clamp),
+		cmocka_unit_test(test_sheet_threads_identical),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
