@@ -43,8 +43,7 @@ static void sheet_scene(struct wb_raster *r, int nx, int ny)
 					  0.6 * fabs(j - ny / 2.0) / ny * dx);
 			r->h0[k] = 0;
 		}
-	r->src = calloc((size_t)nx * ny, sizeof(float));
-	assert_non_null(r->src);
+	assert_non_null(r->src); /* zeroed by wb_raster_alloc */
 	for (int j = ny / 2 - 2; j < ny / 2 + 2; j++)
 		for (int i = 2; i < 6; i++)
 			r->src[i + (size_t)j * nx] = (float)(0.5 / (16 * dx * dx));
