@@ -285,6 +285,9 @@ static void params_set_e(struct lbm_params *p, double e, double dx)
 
 /* ---- set-up ------------------------------------------------------------ */
 
+static int sb_alloc(struct lbm *L);
+static void sb_free(struct lbm *L);
+
 void lbm_release(struct lbm *L)
 {
 	if (!L)
@@ -305,6 +308,7 @@ void lbm_release(struct lbm *L)
 	free(L->row_bad);
 	free(L->row_in);
 	free(L->row_out);
+	sb_free(L);
 	lbm_fv_free(L);
 	memset(L, 0, sizeof(*L));
 }
@@ -918,6 +922,10 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 	init_state(L, r);
 	/* the hybrid (lbm_fv.c); the OpenCL back end, whose kernels have no
 	 * FV update yet, turns it off (lbm_fv_free, hybrid = 0) */
+	if (sb_alloc(L) != 0) {
+		lbm_release(L);
+		return wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
+	}
 	L->hybrid = sim->lbm_hybrid != 0;
 	L->fv_on = LBM_FV_ON;
 	L->fv_off = LBM_FV_OFF;
@@ -1046,9 +1054,11 @@ int lbm_kernel_lanes(const struct lbm *L)
 	return 8;
 }
 
-void lbm_kernel_row(struct lbm *L, int jj)
+/* The fused step on interior columns i0 .. i1 - 1 of padded row jj: i0
+ * a multiple of 8, i1 one too or nx (the tail of the row). */
+static void kernel_cols(struct lbm *L, int jj, int i0, int i1)
 {
-	const int W = L->W, nx = L->nx;
+	const int W = L->W, nx = i1;
 	const struct lbm_kpar k = L->kp;
 	struct lbm_kin in;
 	struct lbm_kout out;
@@ -1064,10 +1074,10 @@ void lbm_kernel_row(struct lbm *L, int jj)
 	out.hB = L->h[!L->cur];
 	long nclamp = 0;
 	int nbad = 0;
-	const int n0 = jj * W + 1;
-	const uint8_t *blk = L->blk + (size_t)jj * L->nb;
-	const float *bdz = L->bdz + (size_t)jj * L->nb;
-	const int nfull = nx / 8;
+	const int n0 = jj * W + 1 + i0;
+	const uint8_t *blk = L->blk + (size_t)jj * L->nb + i0 / 8;
+	const float *bdz = L->bdz + (size_t)jj * L->nb + i0 / 8;
+	const int nfull = (nx - i0) / 8;
 #ifdef LBM_HAVE16
 	if (lbm_kernel_lanes(L) == 16)
 		row16(&in, &out, &k, blk, bdz, nfull, n0, L->no_shortcuts, &nclamp,
@@ -1076,14 +1086,14 @@ void lbm_kernel_row(struct lbm *L, int jj)
 #endif
 		row8(&in, &out, &k, blk, bdz, nfull, n0, L->no_shortcuts, &nclamp,
 		     &nbad);
-	const int i = nfull * 8;
-	if (i < nx) {
+	const int i = nfull * 8; /* from i0 */
+	if (i0 + i < nx) {
 		/* tail: copy a 3 x 10 window around the last cells and run the
 		 * same eight-lane code on it; only valid lanes are stored */
 		enum { TW = 10 };
 		int32_t tA[LBM_Q][3 * TW], tB[LBM_Q][8];
 		float th_[3 * TW], tz[3 * TW], tc[3 * TW], thB[8];
-		const int left = nx - i;
+		const int left = nx - i0 - i;
 		for (int r = 0; r < 3; r++)
 			for (int q = 0; q < TW; q++) {
 				/* columns past the east neighbour repeat it */
@@ -1124,6 +1134,11 @@ void lbm_kernel_row(struct lbm *L, int jj)
 	}
 	L->row_clamp[jj] += nclamp;
 	L->row_bad[jj] += nbad;
+}
+
+void lbm_kernel_row(struct lbm *L, int jj)
+{
+	kernel_cols(L, jj, 0, L->nx);
 }
 /* Sources, sinks, fixed levels and modifiers of one row, on f[!cur]. */
 static void specials_row(struct lbm *L, int j)
@@ -1237,6 +1252,290 @@ static void specials_row(struct lbm *L, int j)
 	L->row_clamp[j + 1] += ncl;
 }
 
+/* ---- block-sparse step -------------------------------------------------
+ *
+ * The interior is cut into LBM_SB x LBM_SB blocks. A step computes only
+ * the blocks of sb_run: those holding a nonzero bit in f[cur] or h[cur]
+ * (sb_wet; a block with a special counts as wet), their 8 neighbours
+ * (sb_act), and the blocks an inflow or level ghost cell with a nonzero
+ * bit touches. Everywhere else the dense step writes zeros: a cell's
+ * update reads its own populations, the populations it pulls from its 8
+ * neighbours and the depths of its 3 x 3 neighbourhood (z and c only
+ * through terms that multiply a depth: the link rule decides between two
+ * zeros, the bed transfer is min(max(dz, 0), +0) = 0 either way); with all
+ * of those +0 the update is the dry case of lbm_kernel.h (dry8): h = +0,
+ * every population 0, no clamp, no bad cell. So a block outside sb_run
+ * must hold zeros in f[!cur] and h[!cur] after the step: sb_zero says
+ * where a buffer is known to, and the step clears a sleeping block's
+ * output once when it is not. Nothing else writes there: specials lie in
+ * sb_keep blocks, the hybrid's FV cells lie within LBM_FV_MARGIN <
+ * LBM_SB cells of a wet cell (sb_act). Hence both buffers of every block
+ * hold the dense values after every step: fields, packs and manifests
+ * are the dense bytes. Per-row partials (clamps, bad cells, sources) are
+ * integer sums and a sleeping block adds 0 to them. */
+
+static void sb_free(struct lbm *L)
+{
+	free(L->sb_wet);
+	free(L->sb_keep);
+	free(L->sb_act);
+	free(L->sb_run);
+	free(L->sb_was);
+	free(L->sb_zero[0]);
+	free(L->sb_zero[1]);
+	free(L->sb_rw);
+	for (int k = 0; k < 2; k++) {
+		free(L->sb_span[k]);
+		free(L->sb_nspan[k]);
+	}
+}
+
+static int sb_use(const struct lbm *L)
+{
+	return L->sparse && !L->par && L->sb_wet;
+}
+
+/* The block flags (zeroed: sb_valid 0 makes the first step scan); the
+ * specials' blocks are kept. WB_LBM_DENSE=1 selects the dense step. */
+static int sb_alloc(struct lbm *L)
+{
+	const char *e = getenv("WB_LBM_DENSE");
+	L->sparse = !(e && e[0] == '1');
+	L->sb_full[0] = 1;
+	L->sb_full[1] = L->nx;
+	L->sbx = (L->nx + LBM_SB - 1) / LBM_SB;
+	L->sby = (L->ny + LBM_SB - 1) / LBM_SB;
+	const size_t nb = (size_t)L->sbx * L->sby;
+	L->sb_wet = calloc(nb, 1);
+	L->sb_keep = calloc(nb, 1);
+	L->sb_act = calloc(nb, 1);
+	L->sb_run = calloc(nb, 1);
+	L->sb_was = calloc(nb, 1);
+	L->sb_zero[0] = calloc(nb, 1);
+	L->sb_zero[1] = calloc(nb, 1);
+	L->sb_rw = calloc((size_t)L->H * L->sbx, 1);
+	int fail = !L->sb_wet || !L->sb_keep || !L->sb_act || !L->sb_run ||
+		   !L->sb_was || !L->sb_zero[0] || !L->sb_zero[1] || !L->sb_rw;
+	for (int k = 0; k < 2; k++) {
+		L->sb_span[k] = malloc((size_t)L->sby * 2 * LBM_SB_MAXSPAN(L) *
+				       sizeof(int32_t));
+		L->sb_nspan[k] = calloc((size_t)L->sby, sizeof(int));
+		fail |= !L->sb_span[k] || !L->sb_nspan[k];
+	}
+	if (fail)
+		return -1;
+	for (int q = 0; q < L->nsp; q++) {
+		int i = L->sp[q].n % L->W - 1, j = L->sp[q].n / L->W - 1;
+		L->sb_keep[(j / LBM_SB) * L->sbx + i / LBM_SB] = 1;
+	}
+	L->sb_valid = 0;
+	return 0;
+}
+
+/* A nonzero bit in cells n .. n + len - 1 of f, h. */
+static int seg_nonzero(int32_t *const *f, const float *h, size_t n, int len)
+{
+	uint32_t acc = 0;
+	for (int a = 0; a < LBM_Q; a++) {
+		const int32_t *p = f[a] + n;
+		for (int i = 0; i < len; i++)
+			acc |= (uint32_t)p[i];
+	}
+	for (int i = 0; i < len; i++) {
+		uint32_t b;
+		memcpy(&b, h + n + i, sizeof(b));
+		acc |= b;
+	}
+	return acc != 0;
+}
+
+static inline int sb_width(const struct lbm *L, int bx)
+{
+	int w = L->nx - bx * LBM_SB;
+	return w < LBM_SB ? w : LBM_SB;
+}
+
+/* Runs of blocks with flag[] set in every block row, as padded columns. */
+static void sb_spans(struct lbm *L, const uint8_t *flag, int k)
+{
+	for (int by = 0; by < L->sby; by++) {
+		int32_t *sp = L->sb_span[k] + (size_t)by * 2 * LBM_SB_MAXSPAN(L);
+		int ns = 0;
+		const uint8_t *f = flag + (size_t)by * L->sbx;
+		for (int bx = 0; bx < L->sbx; bx++) {
+			if (!f[bx])
+				continue;
+			if (bx > 0 && f[bx - 1]) {
+				sp[2 * ns - 1] += sb_width(L, bx);
+				continue;
+			}
+			sp[2 * ns] = 1 + bx * LBM_SB;
+			sp[2 * ns + 1] = bx * LBM_SB + sb_width(L, bx);
+			ns++;
+		}
+		L->sb_nspan[k][by] = ns;
+	}
+}
+
+/* sb_act: wet or keep blocks dilated by one block; its runs. */
+static void sb_dilate(struct lbm *L)
+{
+	const int X = L->sbx, Y = L->sby;
+	for (int by = 0; by < Y; by++)
+		for (int bx = 0; bx < X; bx++) {
+			int a = 0;
+			for (int dy = -1; dy <= 1; dy++)
+				for (int dx = -1; dx <= 1; dx++) {
+					int x = bx + dx, y = by + dy;
+					if (x >= 0 && x < X && y >= 0 && y < Y)
+						a |= L->sb_wet[y * X + x] |
+						     L->sb_keep[y * X + x];
+				}
+			L->sb_act[by * X + bx] = (uint8_t)(a != 0);
+		}
+	sb_spans(L, L->sb_act, 1);
+}
+
+/* Every flag from f[cur], h[cur] (set-up, after a rescale): the last
+ * marking scanned every block, the other buffer is not known to be 0. */
+static void sb_scan(struct lbm *L)
+{
+	const int X = L->sbx, Y = L->sby;
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 1)
+	for (int by = 0; by < Y; by++)
+		for (int bx = 0; bx < X; bx++) {
+			int w = 0;
+			for (int j = by * LBM_SB; j < L->ny && j < (by + 1) * LBM_SB && !w;
+			     j++)
+				w = seg_nonzero(A, hA, (size_t)PIX(L, bx * LBM_SB, j),
+						sb_width(L, bx));
+			L->sb_wet[by * X + bx] = (uint8_t)w;
+			L->sb_zero[L->cur][by * X + bx] = (uint8_t)!w;
+			L->sb_zero[!L->cur][by * X + bx] = 0;
+			L->sb_was[by * X + bx] = 1;
+		}
+	sb_dilate(L);
+	L->sb_valid = 1;
+}
+
+/* sb_run: sb_act and the blocks within one cell of a ghost cell of f[cur]
+ * / h[cur] with a nonzero bit (filled by lbm_fill_ghosts); its runs. */
+static void sb_run_set(struct lbm *L)
+{
+	const int X = L->sbx, W = L->W, nx = L->nx, ny = L->ny;
+	const size_t nb = (size_t)X * L->sby;
+	memcpy(L->sb_run, L->sb_act, nb);
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+	for (int gj = 0; gj <= ny + 1; gj++) {
+		const int edge = gj == 0 || gj == ny + 1;
+		for (int gi = 0; gi <= nx + 1; gi += edge ? 1 : nx + 1) {
+			if (!seg_nonzero(A, hA, (size_t)gi + (size_t)gj * W, 1))
+				continue;
+			for (int j = gj - 1; j <= gj + 1; j++)
+				for (int i = gi - 1; i <= gi + 1; i++)
+					if (i >= 1 && i <= nx && j >= 1 && j <= ny)
+						L->sb_run[((j - 1) / LBM_SB) * X +
+							  (i - 1) / LBM_SB] = 1;
+		}
+	}
+	sb_spans(L, L->sb_run, 0);
+}
+
+int lbm_mark_spans(const struct lbm *L, int jj, const int32_t **sp)
+{
+	if (!sb_use(L) || !L->sb_valid) {
+		*sp = L->sb_full;
+		return 1;
+	}
+	const int by = (jj - 1) / LBM_SB;
+	*sp = L->sb_span[1] + (size_t)by * 2 * LBM_SB_MAXSPAN(L);
+	return L->sb_nspan[1][by];
+}
+
+/* The sparse step of padded row jj: the kernel on the runs of sb_run,
+ * which blocks' output has a nonzero bit (sb_rw), and zeros in the
+ * sleeping blocks whose output buffer may hold something else. */
+static void sb_row(struct lbm *L, int jj)
+{
+	const int by = (jj - 1) / LBM_SB, X = L->sbx;
+	const int32_t *sp = L->sb_span[0] + (size_t)by * 2 * LBM_SB_MAXSPAN(L);
+	for (int s = 0; s < L->sb_nspan[0][by]; s++)
+		kernel_cols(L, jj, sp[2 * s] - 1, sp[2 * s + 1]);
+	int32_t *const *B = L->f[!L->cur];
+	float *hB = L->h[!L->cur];
+	const uint8_t *run = L->sb_run + (size_t)by * X;
+	const uint8_t *zb = L->sb_zero[!L->cur] + (size_t)by * X;
+	uint8_t *rw = L->sb_rw + (size_t)jj * X;
+	for (int bx = 0; bx < X; bx++) {
+		const size_t n = (size_t)jj * L->W + 1 + (size_t)bx * LBM_SB;
+		const int w = sb_width(L, bx);
+		if (run[bx]) {
+			rw[bx] = (uint8_t)seg_nonzero(B, hB, n, w);
+			continue;
+		}
+		rw[bx] = 0;
+		if (zb[bx])
+			continue;
+		for (int a = 0; a < LBM_Q; a++)
+			memset(B[a] + n, 0, (size_t)w * sizeof(int32_t));
+		memset(hB + n, 0, (size_t)w * sizeof(float));
+	}
+}
+
+/* After the sparse step (kernel, specials, FV update), before the swap:
+ * the flags of f[!cur], which becomes f[cur]. */
+static void sb_after(struct lbm *L)
+{
+	const int X = L->sbx, Y = L->sby, nb = X * Y;
+	uint8_t *zb = L->sb_zero[!L->cur];
+	for (int b = 0; b < nb; b++) {
+		if (!L->sb_run[b]) {
+			L->sb_wet[b] = 0;
+			zb[b] = 1;
+			continue;
+		}
+		const int by = b / X, bx = b % X;
+		int w = L->sb_keep[b];
+		for (int j = by * LBM_SB; j < L->ny && j < (by + 1) * LBM_SB && !w; j++)
+			w = L->sb_rw[(size_t)(j + 1) * X + bx];
+		L->sb_wet[b] = (uint8_t)w;
+		zb[b] = (uint8_t)!w;
+	}
+	for (int k = 0; k < L->nfv; k++) { /* the FV update wrote there */
+		const int n = L->fvl[k];
+		const int b = ((n / L->W - 1) / LBM_SB) * X + (n % L->W - 1) / LBM_SB;
+		L->sb_wet[b] = 1;
+		zb[b] = 0;
+	}
+}
+
+/* After the swap: the next step's sb_act, and the hybrid's marks of the
+ * blocks that leave it set to the dense values there (0: no wet cell
+ * within LBM_SB cells; cells that can never be FV keep their flag). */
+static void sb_next(struct lbm *L)
+{
+	const int X = L->sbx, nb = X * L->sby;
+	sb_dilate(L);
+	for (int b = 0; b < nb; b++) {
+		if (L->sb_was[b] && !L->sb_act[b] && L->fvf) {
+			const int by = b / X, bx = b % X, w = sb_width(L, bx);
+			for (int j = by * LBM_SB; j < L->ny && j < (by + 1) * LBM_SB;
+			     j++) {
+				const size_t n = (size_t)PIX(L, bx * LBM_SB, j);
+				for (int i = 0; i < w; i++) {
+					if (!(L->fvf[n + i] & 4))
+						L->fvf[n + i] = 0;
+					L->fvh[n + i] = 0;
+				}
+			}
+		}
+		L->sb_was[b] = L->sb_act[b];
+	}
+}
+
 /* Deepest and shallowest water of f[!cur] (the step just computed), m. */
 static void depth_range(const struct lbm *L, double *hmax, double *hmin)
 {
@@ -1299,13 +1598,33 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 		   exchange of what the rows wrote */
 		int J0, J1;
 		wb_par_band(L->par, L->ny, &J0, &J1);
+		const int sparse = sb_use(L);
+		if (sparse) {
+			if (!L->sb_valid)
+				sb_scan(L);
+			sb_run_set(L);
+			for (int by = 0; by < L->sby; by++) {
+				const int32_t *sp = L->sb_span[0] +
+					(size_t)by * 2 * LBM_SB_MAXSPAN(L);
+				const int rows = L->ny - by * LBM_SB < LBM_SB ?
+					L->ny - by * LBM_SB : LBM_SB;
+				for (int k = 0; k < L->sb_nspan[0][by]; k++)
+					L->sb_cells += (long)(sp[2 * k + 1] - sp[2 * k] + 1) *
+						       rows;
+			}
+		} else {
+			L->sb_cells += (long)L->nx * (J1 - J0);
+		}
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 		for (int jj = J0 + 1; jj < J1 + 1; jj++) {
 			L->row_clamp[jj] = 0;
 			L->row_bad[jj] = 0;
 			L->row_in[jj] = 0;
 			L->row_out[jj] = 0;
-			lbm_kernel_row(L, jj);
+			if (sparse)
+				sb_row(L, jj);
+			else
+				lbm_kernel_row(L, jj);
 			if (!L->nfv)
 				specials_row(L, jj - 1);
 		}
@@ -1342,13 +1661,18 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 		}
 		L->vol_in += in;
 		L->vol_out += out;
+		if (sparse)
+			sb_after(L);
 		L->cur = !L->cur;
 		L->step++;
 		L->time += L->p.dt;
+		if (sparse)
+			sb_next(L);
 		lbm_fv_mark(L);
 		if (bad && hmax > LBM_H_RESCALE * lbm_depth_for(&L->p) * 0.999) {
 			lbm_rescale(L, hmax, d);
 			lbm_kernel_params(L, &L->kp);
+			L->sb_valid = 0;
 		}
 	}
 	return WB_OK;
@@ -1363,6 +1687,7 @@ void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d)
 {
 	struct lbm_params *p = &L->p;
 	const double e0 = p->e, tau0 = p->tau, nu0 = p->nu, hd0 = lbm_depth_for(p);
+	L->sb_valid = 0; /* every cell changes: the sparse step rescans */
 	double e1 = MAXF(sqrt(p->g * 1.5 * hmax / LBM_GH_RATIO), 1.25 * e0);
 	p->h_deep = e1 * e1 * LBM_GH_RATIO / p->g; /* what e1 is chosen for */
 	params_set_e(p, e1, p->dx);
@@ -1418,9 +1743,11 @@ void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d)
 
 /* ---- macroscopic fields ------------------------------------------------ */
 
-void lbm_macro(struct lbm *L, float *hout, float *uout, float *vout)
+/* lbm_macro of interior columns i0 .. i1 - 1 of row j (0-based), the
+ * ghosts filled, before the specials' values. */
+static void macro_cols(struct lbm *L, int j, int i0, int i1, float *hout,
+		       float *uout, float *vout)
 {
-	lbm_fill_ghosts(L);
 	int32_t *const *A = L->f[L->cur];
 	const float *hA = L->h[L->cur];
 	const float hd = (float)L->p.h_dry, e = (float)L->p.e;
@@ -1428,11 +1755,8 @@ void lbm_macro(struct lbm *L, float *hout, float *uout, float *vout)
 	const float ghk = (float)(L->p.g / (L->p.e * L->p.e));
 	const float umax2 = (float)(LBM_U_MAX * LBM_U_MAX);
 	const float fr2 = (float)(L->p.fr_max * L->p.fr_max);
-	int J0, J1; /* several processes: this one's rows (par.h) */
-	wb_par_band(L->par, L->ny, &J0, &J1);
-#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
-	for (int j = J0; j < J1; j++) {
-		for (int i = 0; i < L->nx; i++) {
+	{
+		for (int i = i0; i < i1; i++) {
 			int n = PIX(L, i, j);
 			float h = 0, Mx = 0, My = 0;
 			for (int a = 0; a < LBM_Q; a++) {
@@ -1477,7 +1801,12 @@ void lbm_macro(struct lbm *L, float *hout, float *uout, float *vout)
 				vout[k] = sc * V * e;
 		}
 	}
-	/* held levels and drains show their state after the step's specials */
+}
+
+/* Held levels and drains show their state after the step's specials. */
+static void macro_specials(const struct lbm *L, float *hout, float *uout,
+			   float *vout)
+{
 	for (int q = 0; q < L->nsp; q++) {
 		const struct lbm_special *sp = &L->sp[q];
 		int i = sp->n % L->W - 1, j = sp->n / L->W - 1;
@@ -1492,6 +1821,62 @@ void lbm_macro(struct lbm *L, float *hout, float *uout, float *vout)
 		} else if ((sp->flags & WB_CELL_FIXED) && hout) {
 			hout[k] = MAXF(sp->level - L->z[sp->n], 0.0f);
 		}
+	}
+}
+
+void lbm_macro(struct lbm *L, float *hout, float *uout, float *vout)
+{
+	lbm_fill_ghosts(L);
+	int J0, J1; /* several processes: this one's rows (par.h) */
+	wb_par_band(L->par, L->ny, &J0, &J1);
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = J0; j < J1; j++)
+		macro_cols(L, j, 0, L->nx, hout, uout, vout);
+	macro_specials(L, hout, uout, vout);
+}
+
+/* One sample of the window mean: h, u, v = lbm_macro, added to sh, su,
+ * sv. Sparse: only over the blocks the next step would run (sb_run with
+ * the ghosts just filled); elsewhere lbm_macro gives +0 (no water within
+ * one cell: h = max(+0, +0), u = 0 (+0 U) e with U = +0 / h_thin), and
+ * adding +0 to a sum that started at +0 leaves it as it is (it cannot
+ * be -0), so sh, su, sv are the dense sums bit for bit; h, u, v hold
+ * stale values there, which the caller does not read. */
+static void sample_add(struct lbm *L, float *h, float *u, float *v,
+		       float *sh, float *su, float *sv)
+{
+	if (!sb_use(L) || !L->sb_valid) {
+		lbm_macro(L, h, u, v);
+		const size_t n = (size_t)L->nx * L->ny;
+		for (size_t q = 0; q < n; q++) {
+			sh[q] += h[q];
+			su[q] += u[q];
+			sv[q] += v[q];
+		}
+		return;
+	}
+	lbm_fill_ghosts(L);
+	sb_run_set(L);
+	const int M = 2 * LBM_SB_MAXSPAN(L);
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = 0; j < L->ny; j++) {
+		const int by = j / LBM_SB;
+		const int32_t *sp = L->sb_span[0] + (size_t)by * M;
+		for (int s = 0; s < L->sb_nspan[0][by]; s++)
+			macro_cols(L, j, sp[2 * s] - 1, sp[2 * s + 1], h, u, v);
+	}
+	macro_specials(L, h, u, v);
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = 0; j < L->ny; j++) {
+		const int by = j / LBM_SB;
+		const int32_t *sp = L->sb_span[0] + (size_t)by * M;
+		for (int s = 0; s < L->sb_nspan[0][by]; s++)
+			for (size_t q = (size_t)j * L->nx + sp[2 * s] - 1;
+			     q < (size_t)j * L->nx + sp[2 * s + 1]; q++) {
+				sh[q] += h[q];
+				su[q] += u[q];
+				sv[q] += v[q];
+			}
 	}
 }
 
@@ -1664,12 +2049,7 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 			goto done;
 		if (!fixed && L.step % every == 0) {
 			/* sample for the window mean (per cell: deterministic) */
-			lbm_macro(&L, h, u, v);
-			for (size_t q = 0; q < n; q++) {
-				sh[q] += h[q];
-				su[q] += u[q];
-				sv[q] += v[q];
-			}
+			sample_add(&L, h, u, v, sh, su, sv);
 			nsamp++;
 		}
 		if (!fixed && L.step % window == 0 && nsamp > 0) {

@@ -253,7 +253,36 @@ struct lbm {
 	double *fvw;        /* work, per FV cell */
 	int fvw_n;
 	long fv_cells;      /* cell-steps advanced by the FV update */
+	/* block-sparse step (lbm.c "block-sparse step", docs/scale.md):
+	 * LBM_SB x LBM_SB interior cells per block, block (bx, by) holds
+	 * interior columns LBM_SB bx .. and rows LBM_SB by .. */
+	int sparse;         /* 1 (default): step the active blocks only;
+			       0 (WB_LBM_DENSE=1 at lbm_init): every cell */
+	int sbx, sby;       /* blocks per row, per column */
+	int sb_valid;       /* the block flags describe f[cur] (0: rescan) */
+	uint8_t *sb_wet;    /* per block: a nonzero bit in f[cur] or h[cur] */
+	uint8_t *sb_keep;   /* per block: holds a special (counts as wet) */
+	uint8_t *sb_act;    /* per block: wet or next to a wet block */
+	uint8_t *sb_run;    /* per block: stepped (sb_act, wet ghost near) */
+	uint8_t *sb_was;    /* per block: in the last lbm_fv_mark scan */
+	uint8_t *sb_zero[2]; /* per block: f[b], h[b] are 0 in its cells */
+	uint8_t *sb_rw;     /* per padded row and block: nonzero output */
+	int32_t *sb_span[2]; /* per block row: runs of sb_run [0] and
+				sb_act [1] blocks as first, last padded
+				column; LBM_SB_MAXSPAN pairs a row */
+	int *sb_nspan[2];   /* per block row: the runs in sb_span */
+	int32_t sb_full[2]; /* the whole row: 1, nx */
+	long sb_cells;      /* interior cell-steps the kernel stepped */
 };
+
+#define LBM_SB 32
+#define LBM_SB_MAXSPAN(L) (((L)->sbx + 1) / 2)
+
+/* The column runs of padded row jj (1 .. ny) that the hybrid's marking
+ * (lbm_fv_mark) must scan: *sp gets n pairs (first, last padded column,
+ * inclusive); n returned. Outside them every cell is dry with dry
+ * neighbours within LBM_SB cells, where the marks are 0 (lbm.c). */
+int lbm_mark_spans(const struct lbm *L, int jj, const int32_t **sp);
 
 /* Set up the context from the raster (initial water at rest). threads: 0 =
  * all cores. Owns its memory: lbm_release(). */

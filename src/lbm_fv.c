@@ -269,10 +269,15 @@ void lbm_fv_mark(struct lbm *L)
 	const int all = off2 <= 0;
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 	for (int j = 1; j <= ny; j++) {
-		const int o = j * W;
-		cand_row((const uint32_t *const *)A, o, hA + o - W, hA + o,
-			 hA + o + W, fvh + o, nx, kf, hdu, thin_u, t_off, t_film,
-			 hdf, all);
+		/* the runs of blocks the sparse step keeps (lbm_mark_spans) */
+		const int32_t *sp;
+		const int ns = lbm_mark_spans(L, j, &sp);
+		for (int s = 0; s < ns; s++) {
+			const int o = j * W + sp[2 * s] - 1;
+			cand_row((const uint32_t *const *)A, o, hA + o - W, hA + o,
+				 hA + o + W, fvh + o, sp[2 * s + 1] - sp[2 * s] + 1,
+				 kf, hdu, thin_u, t_off, t_film, hdf, all);
+		}
 	}
 	/* core (bit 2) of the candidates, exactly, from the state and the
 	 * previous core; each cell reads and writes only its own flag */
@@ -280,7 +285,10 @@ void lbm_fv_mark(struct lbm *L)
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 	for (int j = 1; j <= ny; j++) {
 		int nc = 0;
-		for (int i = 1; i <= nx; i++) {
+		const int32_t *sp;
+		const int ns = lbm_mark_spans(L, j, &sp);
+		for (int s = 0; s < ns; s++)
+		for (int i = sp[2 * s]; i <= sp[2 * s + 1]; i++) {
 			const int n = i + j * W;
 			if (fvf[n] & 4) /* cannot be FV */
 				continue;
@@ -333,8 +341,11 @@ void lbm_fv_mark(struct lbm *L)
 	}
 	const int *rown = rowc + L->H;
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
-	for (int j = 1; j <= ny; j++)
-		for (int i = 1; i <= nx && rowc[j]; i++) {
+	for (int j = 1; j <= ny; j++) {
+		const int32_t *sp;
+		const int ns = lbm_mark_spans(L, j, &sp);
+		for (int s = 0; s < ns; s++)
+		for (int i = sp[2 * s]; i <= sp[2 * s + 1] && rowc[j]; i++) {
 			uint8_t c = 0;
 			for (int di = -R; di <= R; di++) {
 				int ii = i + di;
@@ -343,9 +354,13 @@ void lbm_fv_mark(struct lbm *L)
 			}
 			fvh[i + j * W] = c;
 		}
+	}
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
-	for (int j = 1; j <= ny; j++)
-		for (int i = 1; i <= nx && rown[j]; i++) {
+	for (int j = 1; j <= ny; j++) {
+		const int32_t *sp;
+		const int ns = lbm_mark_spans(L, j, &sp);
+		for (int s = 0; s < ns; s++)
+		for (int i = sp[2 * s]; i <= sp[2 * s + 1] && rown[j]; i++) {
 			uint8_t c = 0;
 			for (int dj = -R; dj <= R; dj++) {
 				int jj = j + dj;
@@ -355,14 +370,18 @@ void lbm_fv_mark(struct lbm *L)
 			if (c)
 				fvf[i + j * W] |= 1;
 		}
+	}
 	/* the list (ascending), and the kernel's mask */
 	for (int k = 0; k < L->nfv; k++) {
 		L->fvm[L->fvl[k]] = 0.0f;
 		L->fvix[L->fvl[k]] = -1;
 	}
 	int nf = 0;
-	for (int j = 1; j <= ny; j++)
-		for (int i = 1; i <= nx; i++) {
+	for (int j = 1; j <= ny; j++) {
+		const int32_t *sp;
+		const int ns = lbm_mark_spans(L, j, &sp);
+		for (int s = 0; s < ns; s++)
+		for (int i = sp[2 * s]; i <= sp[2 * s + 1]; i++) {
 			int n = i + j * W;
 			if ((fvf[n] & 5) != 1)
 				continue;
@@ -370,6 +389,7 @@ void lbm_fv_mark(struct lbm *L)
 			L->fvl[nf++] = n;
 			L->fvm[n] = 1.0f;
 		}
+	}
 	L->nfv = nf;
 }
 

@@ -1,0 +1,356 @@
+/*
+ * test_lbm_sparse.c - the block-sparse LBM-SWE step (src/lbm.c,
+ * "block-sparse step"; docs/scale.md "Block-sparse LBM stepping") against
+ * the dense reference (lbm.sparse = 0, as WB_LBM_DENSE=1 selects).
+ *
+ * After every checkpoint both population buffers and both depth buffers
+ * (ghost ring and padding included), the water books, the clamp count and
+ * the hybrid's FV cells must be the same bytes, with 1 and 2 threads.
+ * Scenes (generated here, sizes not multiples of the 32-cell block, so
+ * partial blocks and the kernel's row tail are in play): a dam-break
+ * front running into dry blocks, a spring on the corner of four blocks,
+ * rain over a patch with a drain and a held level elsewhere, an inflow
+ * edge into a dry channel, the hybrid's sheet flow (hybrid on and off),
+ * a blocker deck over the front's path, and periodic west and east edges
+ * (water near the east edge reaches the sleeping west blocks through
+ * the ghost ring). The scenes with dry land also
+ * check that the sparse step stepped fewer cells than the dense one. A
+ * solve (window means, residual, steady test) compares the returned
+ * fields and report bit for bit.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbm.h"
+#include "solve.h"
+
+enum { SC_FRONT, SC_CORNER, SC_RAIN, SC_INFLOW, SC_SHEET, SC_DECK, SC_WRAP };
+
+static struct wb_sim sim_of(int hybrid)
+{
+	struct wb_sim s;
+	memset(&s, 0, sizeof(s));
+	s.solver = WB_SOLVER_LBM;
+	s.viscosity = 0.02;
+	s.manning = 0.03;
+	s.dry_depth = 1e-3;
+	s.max_steps = 100000;
+	s.window = 100;
+	s.tolerance = 1e-6;
+	s.lbm_hybrid = hybrid;
+	return s;
+}
+
+/* Small deterministic roughness in [0, 1). */
+static double rough(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return ((*s >> 16) % 1000) / 1000.0;
+}
+
+static void scene(struct wb_raster *r, int kind)
+{
+	unsigned s = 3;
+	int nx = 170, ny = 150;
+	double dx = 1.0;
+	if (kind == SC_INFLOW)
+		nx = 150, ny = 70;
+	if (kind == SC_SHEET)
+		nx = 120, ny = 60, dx = 5.0;
+	assert_int_equal(wb_raster_alloc(r, nx, ny, dx), WB_OK);
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			size_t k = i + (size_t)j * nx;
+			double z = 0;
+			switch (kind) {
+			case SC_SHEET: /* test_lbm_fv's sheet: 8 % to the east */
+				z = 100 - 0.08 * i * dx + 0.5 * rough(&s) +
+				    0.6 * fabs(j - ny / 2.0) / ny * dx;
+				break;
+			case SC_INFLOW: /* a channel 0.2 % to the east */
+				z = 0.002 * (nx - i) + 0.02 * rough(&s) +
+				    (j < 10 || j >= ny - 10 ? 2.0 : 0.0);
+				break;
+			default: /* a bumpy plane, 1 % down to the south-east */
+				z = 0.01 * (i + j) + 0.05 * rough(&s) +
+				    0.3 * sin(0.11 * i) * cos(0.07 * j);
+				break;
+			}
+			r->z[k] = (float)z;
+		}
+	for (int q = 0; q < 4; q++)
+		r->edges[q].kind = WB_EDGE_OPEN;
+	switch (kind) {
+	case SC_FRONT:
+	case SC_DECK:
+		/* a column of water in the north-west, crossing block edges */
+		for (int j = 20; j < 45; j++)
+			for (int i = 25; i < 40; i++)
+				r->h0[i + (size_t)j * nx] = 1.5f;
+		if (kind == SC_DECK)
+			for (int j = 30; j < 60; j++)
+				for (int i = 44; i < 52; i++) {
+					size_t k = i + (size_t)j * nx;
+					r->block_bot[k] = r->z[k] + 0.4f;
+					r->block_top[k] = r->z[k] + 0.6f;
+					r->flags[k] |= WB_CELL_BLOCKER;
+				}
+		break;
+	case SC_CORNER: /* a spring on the corner of four blocks */
+		for (int j = 63; j < 65; j++)
+			for (int i = 63; i < 65; i++) {
+				r->src[i + (size_t)j * nx] = 0.05f;
+				r->flags[i + (size_t)j * nx] |= WB_CELL_SOURCE;
+			}
+		break;
+	case SC_RAIN: /* rain on a patch; a drain and a held level elsewhere */
+		for (int j = 40; j < 80; j++)
+			for (int i = 50; i < 100; i++) {
+				r->src[i + (size_t)j * nx] = 2e-3f;
+				r->flags[i + (size_t)j * nx] |= WB_CELL_SOURCE;
+			}
+		r->flags[100 + (size_t)100 * nx] |= WB_CELL_SINK_ALL;
+		r->flags[150 + (size_t)20 * nx] |= WB_CELL_FIXED;
+		r->fixed_level[150 + (size_t)20 * nx] =
+			r->z[150 + (size_t)20 * nx] + 0.3f;
+		break;
+	case SC_INFLOW:
+		r->edges[WB_WEST].kind = WB_EDGE_INFLOW;
+		r->edges[WB_WEST].discharge = 0.3;
+		r->edges[WB_WEST].depth = 0.4;
+		r->edges[WB_NORTH].kind = WB_EDGE_WALL;
+		r->edges[WB_SOUTH].kind = WB_EDGE_WALL;
+		break;
+	case SC_WRAP: /* periodic west-east: the water near the east edge
+			 reaches the west blocks through the ghost ring */
+		for (int j = 60; j < 90; j++)
+			for (int i = nx - 12; i < nx; i++)
+				r->h0[i + (size_t)j * nx] = 1.0f;
+		r->edges[WB_WEST].kind = WB_EDGE_PERIODIC;
+		r->edges[WB_EAST].kind = WB_EDGE_PERIODIC;
+		break;
+	case SC_SHEET:
+		for (int j = ny / 2 - 2; j < ny / 2 + 2; j++)
+			for (int i = 2; i < 6; i++)
+				r->src[i + (size_t)j * nx] =
+					(float)(0.5 / (16 * dx * dx));
+		break;
+	}
+}
+
+static void assert_same(const struct lbm *a, const struct lbm *b,
+			const char *what)
+{
+	int ok = a->cur == b->cur && a->step == b->step &&
+		 a->clamped == b->clamped && a->vol_in == b->vol_in &&
+		 a->vol_out == b->vol_out && a->fv_cells == b->fv_cells &&
+		 a->nfv == b->nfv && a->rescales == b->rescales &&
+		 memcmp(&a->time, &b->time, sizeof(a->time)) == 0;
+	for (int t = 0; t < 2 && ok; t++) {
+		for (int q = 0; q < LBM_Q && ok; q++)
+			ok = memcmp(a->f[t][q], b->f[t][q],
+				    a->ncell * sizeof(int32_t)) == 0;
+		ok = ok && memcmp(a->h[t], b->h[t], a->ncell * sizeof(float)) == 0;
+	}
+	if (ok && a->nfv > 0)
+		ok = memcmp(a->fvl, b->fvl, (size_t)a->nfv * sizeof(int32_t)) == 0;
+	if (!ok)
+		fail_msg("%s: sparse and dense differ after step %ld", what,
+			 a->step);
+}
+
+/* Steps the scene sparse and dense side by side, comparing after the
+ * first step and every 'every' steps; returns the share of the dense
+ * cell-steps that the sparse step computed. */
+static double compare(int kind, int hybrid, int threads, long steps,
+		      long every, const char *what)
+{
+	struct wb_raster r;
+	scene(&r, kind);
+	struct wb_sim sim = sim_of(hybrid);
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct lbm sp, dn;
+	assert_int_equal(lbm_init(&sp, &r, &sim, threads, &d), WB_OK);
+	assert_int_equal(lbm_init(&dn, &r, &sim, threads, &d), WB_OK);
+	sp.threads = dn.threads = threads;
+	assert_int_equal(sp.sparse, 1); /* the default */
+	dn.sparse = 0;
+	assert_int_equal(sp.hybrid, hybrid);
+	assert_int_equal(lbm_step(&sp, 1, &d), WB_OK);
+	assert_int_equal(lbm_step(&dn, 1, &d), WB_OK);
+	assert_same(&sp, &dn, what);
+	for (long k = 1; k < steps; k += every) {
+		assert_int_equal(lbm_step(&sp, every, &d), WB_OK);
+		assert_int_equal(lbm_step(&dn, every, &d), WB_OK);
+		assert_same(&sp, &dn, what);
+	}
+	const double share = (double)sp.sb_cells / (double)dn.sb_cells;
+	printf("%s, %d thread(s): %ld steps, sparse stepped %.1f %% of the cell-steps, clamped %ld, FV cell-steps %ld, in %lld out %lld\n",
+	       what, threads, sp.step, 100 * share, sp.clamped, sp.fv_cells,
+	       (long long)sp.vol_in, (long long)sp.vol_out);
+	assert_true(dn.sb_cells == (long)r.nx * r.ny * dn.step);
+	lbm_release(&sp);
+	lbm_release(&dn);
+	wb_diags_release(&d);
+	wb_raster_free(&r);
+	return share;
+}
+
+static void test_front(void **state)
+{
+	(void)state;
+	for (int t = 1; t <= 2; t++) {
+		double s = compare(SC_FRONT, 0, t, 600, 50, "front");
+		assert_true(s < 0.8); /* dry blocks were skipped */
+	}
+}
+
+static void test_front_hybrid(void **state)
+{
+	(void)state;
+	for (int t = 1; t <= 2; t++)
+		assert_true(compare(SC_FRONT, 1, t, 400, 40, "front, hybrid") < 0.8);
+}
+
+static void test_corner_spring(void **state)
+{
+	(void)state;
+	for (int t = 1; t <= 2; t++)
+		assert_true(compare(SC_CORNER, 0, t, 500, 25, "spring on a block corner") <
+			    0.8);
+	assert_true(compare(SC_CORNER, 1, 1, 300, 25, "spring on a block corner, hybrid") <
+		    0.9);
+}
+
+static void test_rain_sink_level(void **state)
+{
+	(void)state;
+	for (int t = 1; t <= 2; t++)
+		compare(SC_RAIN, 0, t, 500, 50, "rain, drain, held level");
+	compare(SC_RAIN, 1, 2, 300, 50, "rain, drain, held level, hybrid");
+}
+
+static void test_inflow_edge(void **state)
+{
+	(void)state;
+	for (int t = 1; t <= 2; t++)
+		assert_true(compare(SC_INFLOW, 0, t, 400, 20, "inflow edge") < 0.9);
+	compare(SC_INFLOW, 1, 1, 300, 20, "inflow edge, hybrid");
+}
+
+static void test_sheet(void **state)
+{
+	(void)state;
+	compare(SC_SHEET, 1, 1, 600, 50, "sheet, hybrid");
+	compare(SC_SHEET, 1, 2, 300, 50, "sheet, hybrid");
+	compare(SC_SHEET, 0, 2, 600, 50, "sheet, pure LBM");
+}
+
+static void test_periodic(void **state)
+{
+	(void)state;
+	for (int t = 1; t <= 2; t++)
+		assert_true(compare(SC_WRAP, 0, t, 300, 10, "periodic edges") < 0.8);
+	compare(SC_WRAP, 1, 1, 200, 10, "periodic edges, hybrid");
+}
+
+static void test_deck(void **state)
+{
+	(void)state;
+	compare(SC_DECK, 0, 2, 400, 50, "front under a deck");
+}
+
+/* The environment switch: WB_LBM_DENSE=1 at lbm_init selects the dense
+ * step. */
+static void test_env_dense(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	scene(&r, SC_CORNER);
+	struct wb_sim sim = sim_of(0);
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct lbm L;
+	setenv("WB_LBM_DENSE", "1", 1);
+	assert_int_equal(lbm_init(&L, &r, &sim, 1, &d), WB_OK);
+	unsetenv("WB_LBM_DENSE");
+	assert_int_equal(L.sparse, 0);
+	assert_int_equal(lbm_step(&L, 3, &d), WB_OK);
+	assert_true(L.sb_cells == 3L * r.nx * r.ny);
+	lbm_release(&L);
+	wb_diags_release(&d);
+	wb_raster_free(&r);
+}
+
+/* lbm_solve end to end (samples of the window means over the active
+ * blocks only, the residual, the steady test): the same fields and
+ * report as the dense solve, 1 and 2 threads. */
+static void solve_pair(int kind, int hybrid, int threads)
+{
+	struct wb_raster r;
+	scene(&r, kind);
+	struct wb_sim sim = sim_of(hybrid);
+	sim.max_steps = 1500;
+	struct wb_solve_opts o = { .threads = threads };
+	struct wb_state a, b;
+	struct wb_solve_report ra, rb;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(lbm_solve(&r, &sim, &o, &a, &ra, &d), WB_OK);
+	setenv("WB_LBM_DENSE", "1", 1);
+	assert_int_equal(lbm_solve(&r, &sim, &o, &b, &rb, &d), WB_OK);
+	unsetenv("WB_LBM_DENSE");
+	const size_t n = (size_t)r.nx * r.ny;
+	assert_memory_equal(a.h, b.h, n * sizeof(float));
+	assert_memory_equal(a.u, b.u, n * sizeof(float));
+	assert_memory_equal(a.v, b.v, n * sizeof(float));
+	assert_int_equal(ra.steps, rb.steps);
+	assert_int_equal(ra.converged, rb.converged);
+	assert_memory_equal(&ra.residual, &rb.residual, sizeof(double));
+	assert_memory_equal(&ra.vol_final, &rb.vol_final, sizeof(double));
+	assert_int_equal(ra.clamped, rb.clamped);
+	double hs = 0;
+	for (size_t k = 0; k < n; k++)
+		hs += a.h[k];
+	printf("solve (scene %d, hybrid %d, %d thread(s)): %ld steps, residual %.3g, water %.4g m^3 (sparse = dense)\n",
+	       kind, hybrid, threads, ra.steps, ra.residual, hs * r.dx * r.dx);
+	assert_true(hs > 0 && ra.residual > 0); /* windows were closed */
+	wb_state_free(&a);
+	wb_state_free(&b);
+	wb_diags_release(&d);
+	wb_raster_free(&r);
+}
+
+static void test_solve_identical(void **state)
+{
+	(void)state;
+	solve_pair(SC_CORNER, 0, 1);
+	solve_pair(SC_INFLOW, 0, 2);
+	solve_pair(SC_FRONT, 1, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_front),
+		cmocka_unit_test(test_front_hybrid),
+		cmocka_unit_test(test_corner_spring),
+		cmocka_unit_test(test_rain_sink_level),
+		cmocka_unit_test(test_inflow_edge),
+		cmocka_unit_test(test_sheet),
+		cmocka_unit_test(test_periodic),
+		cmocka_unit_test(test_deck),
+		cmocka_unit_test(test_env_dense),
+		cmocka_unit_test(test_solve_identical),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
