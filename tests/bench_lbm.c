@@ -15,6 +15,23 @@
  *                     bandwidth it implies at lbm_mlups
  *   lbm_lanes         vector width the LBM kernel ran with (16: AVX-512,
  *                     8: AVX2; same results)
+ *   lbm_mlups is the dense step (lbm.sparse = 0, as WB_LBM_DENSE=1);
+ *   lbm_wet_sparse_mlups  the block-sparse step (the default) on the same
+ *                     fully wet grid: every block active, its overhead
+ * Block-sparse LBM on the open-world sample (docs/scale.md, "Block-sparse
+ * LBM stepping"; the scene of WB_WORLD_SCENE, which make bench generates,
+ * else build/world-2048/scene.json; solver LBM, started from the
+ * hydrological first guess, SPIN sparse steps before measuring):
+ *   lbm_world_cells        grid size (Mcells)
+ *   lbm_world_wet          cells deeper than the dry depth (%)
+ *   lbm_world_active       cells of the stepped blocks (%, mean)
+ *   lbm_world_sparse_sps, lbm_world_dense_sps   steps per second of the
+ *                          sparse and the dense step on the same state
+ *   lbm_world_speedup      their ratio
+ *   lbm_world_active_mlups cells of the stepped blocks per second
+ *   lbm_world_active_vs_dense  lbm_world_active_mlups / lbm_mlups (the
+ *                          dense kernel on the fully wet grid, same run;
+ *                          target 0.7)
  * Each figure is the best of a few repetitions. Grid and step counts are
  * fixed; WB_TEST_QUICK=1 uses a 512 x 512 grid.
  */
@@ -25,6 +42,7 @@
 #include <string.h>
 #include <omp.h>
 
+#include "hydro.h"
 #include "lbm.h"
 #include "wbake.h"
 
@@ -134,7 +152,8 @@ static double bench_plain(int N, int steps, int threads)
 	return (double)N * N * steps / best / 1e6;
 }
 
-static double bench_lbm(int N, int steps, int threads, int *lanes)
+static double bench_lbm(int N, int steps, int threads, int *lanes,
+			double *sparse_mlups)
 {
 	struct wb_raster r;
 	memset(&r, 0, sizeof(r));
@@ -162,22 +181,125 @@ static double bench_lbm(int N, int steps, int threads, int *lanes)
 	wb_diags_init(&d);
 	struct lbm L;
 	double best = 1e30;
+	double bsp = 1e30;
 	if (lbm_init(&L, &r, &sim, threads, &d) == WB_OK) {
 		*lanes = lbm_kernel_lanes(&L);
 		lbm_step(&L, 2, &d); /* warm up */
+		/* dense and sparse batches alternate (the same machine load) */
 		for (int rep = 0; rep < 3; rep++) {
+			L.sparse = 0;
 			double t = omp_get_wtime();
 			if (lbm_step(&L, steps, &d) != WB_OK)
 				break;
 			t = omp_get_wtime() - t;
 			best = t < best ? t : best;
+			L.sparse = 1;
+			L.sb_valid = 0; /* flags were not kept by the dense step */
+			lbm_step(&L, 1, &d);
+			t = omp_get_wtime();
+			if (lbm_step(&L, steps, &d) != WB_OK)
+				break;
+			t = omp_get_wtime() - t;
+			bsp = t < bsp ? t : bsp;
 		}
 		lbm_release(&L);
 	}
+	*sparse_mlups = (double)n * steps / bsp / 1e6;
 	wb_diags_release(&d);
 	free(r.z);
 	free(r.h0);
 	return (double)n * steps / best / 1e6;
+}
+
+/* The world sample with the LBM (see the header); 0, or -1 when its
+ * scene cannot be loaded (the lines are left out). */
+static int bench_world_lbm(int threads, long spin, int steps, double dense_mlups)
+{
+	const char *env = getenv("WB_WORLD_SCENE");
+	const char *path = env && *env ? env : "build/world-2048/scene.json";
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct wb_scene sc;
+	struct wb_heightmap hm;
+	struct wb_raster r;
+	if (wb_scene_load(path, &sc, &d) != WB_OK ||
+	    wb_heightmap_load(&sc.terrain, &hm, &d) != WB_OK ||
+	    wb_raster_build(&sc, &hm, &r, &d) != WB_OK) {
+		printf("# bench_lbm: no world scene at %s (bin/mkterrain world SIZE DIR)\n",
+		       path);
+		wb_diags_release(&d);
+		return -1;
+	}
+	wb_heightmap_free(&hm);
+	const size_t n = (size_t)r.nx * r.ny;
+	float *h = malloc(n * sizeof(float)), *u = malloc(n * sizeof(float)),
+	      *v = malloc(n * sizeof(float));
+	struct hydro_guess_opts go = { .manning = sc.sim.manning };
+	if (!h || !u || !v || hydro_first_guess(&r, &go, h, u, v, NULL) != 0) {
+		printf("# bench_lbm: first guess failed\n");
+		return -1;
+	}
+	memcpy(r.h0, h, n * sizeof(float));
+	free(h);
+	free(u);
+	free(v);
+	struct wb_sim sim = sc.sim;
+	sim.solver = WB_SOLVER_LBM;
+	sim.lbm_hybrid = 0;
+	struct lbm L;
+	if (lbm_init(&L, &r, &sim, threads, &d) != WB_OK) {
+		printf("# bench_lbm: lbm_init failed on the world\n");
+		return -1;
+	}
+	double t0 = omp_get_wtime();
+	if (lbm_step(&L, spin, &d) != WB_OK) {
+		printf("# bench_lbm: the world's spin-up failed\n");
+		return -1;
+	}
+	double tspin = omp_get_wtime() - t0;
+	long wet = 0;
+	const float hd = (float)L.p.h_dry;
+	for (int j = 0; j < L.ny; j++)
+		for (int i = 0; i < L.nx; i++)
+			wet += L.h[L.cur][(i + 1) + (size_t)(j + 1) * L.W] > hd;
+	double tsp = 1e30, tdn = 1e30, cells = 0;
+	for (int rep = 0; rep < 3; rep++) {
+		long c0 = L.sb_cells;
+		double t = omp_get_wtime();
+		if (lbm_step(&L, steps, &d) != WB_OK)
+			return -1;
+		t = omp_get_wtime() - t;
+		if (t < tsp) {
+			tsp = t;
+			cells = (double)(L.sb_cells - c0);
+		}
+		L.sparse = 0;
+		int k = steps / 4 > 0 ? steps / 4 : 1;
+		t = omp_get_wtime();
+		if (lbm_step(&L, k, &d) != WB_OK)
+			return -1;
+		t = (omp_get_wtime() - t) * steps / k;
+		tdn = t < tdn ? t : tdn;
+		L.sparse = 1;
+		L.sb_valid = 0;
+	}
+	const double act = cells / (double)steps;
+	printf("# %s: LBM from the first guess, %d thread(s), spin-up %ld steps in %.1f s\n",
+	       path, threads, spin, tspin);
+	printf("bench lbm_world_cells %.3f Mcells\n", (double)n / 1e6);
+	printf("bench lbm_world_wet %.2f %%\n", 100.0 * wet / (double)n);
+	printf("bench lbm_world_active %.2f %%\n", 100.0 * act / (double)n);
+	printf("bench lbm_world_sparse_sps %.2f steps/s\n", steps / tsp);
+	printf("bench lbm_world_dense_sps %.2f steps/s\n", steps / tdn);
+	printf("bench lbm_world_speedup %.2f ratio\n", tdn / tsp);
+	printf("bench lbm_world_active_mlups %.1f MLUPS\n", cells / tsp / 1e6);
+	printf("bench lbm_world_active_vs_dense %.3f ratio\n",
+	       dense_mlups > 0 ? cells / tsp / 1e6 / dense_mlups : 0);
+	lbm_release(&L);
+	wb_raster_free(&r);
+	wb_scene_free(&sc);
+	wb_diags_release(&d);
+	return 0;
 }
 
 int main(void)
@@ -189,7 +311,8 @@ int main(void)
 	double copy = bench_copy(threads);
 	double plain = bench_plain(N, steps, threads);
 	int lanes = 0;
-	double lbm = bench_lbm(N, steps, threads, &lanes);
+	double lbm_sp = 0;
+	double lbm = bench_lbm(N, steps, threads, &lanes, &lbm_sp);
 	printf("bench copy_gbs %.2f GB/s\n", copy);
 	printf("bench d2q9_plain_mlups %.1f MLUPS\n", plain);
 	printf("bench lbm_mlups %.1f MLUPS\n", lbm);
@@ -197,5 +320,8 @@ int main(void)
 	printf("bench lbm_bytes_per_cell %d B\n", LBM_BYTES_PER_CELL);
 	printf("bench lbm_gbs %.2f GB/s\n", lbm * LBM_BYTES_PER_CELL / 1e3);
 	printf("bench lbm_lanes %d lanes\n", lanes);
+	printf("bench lbm_wet_sparse_mlups %.1f MLUPS\n", lbm_sp);
+	fflush(stdout);
+	bench_world_lbm(threads, quick ? 20 : 200, quick ? 10 : 40, lbm);
 	return 0;
 }
