@@ -607,12 +607,28 @@ struct cl_lbm {
 	struct lbm_kp kp;
 	struct lbm_kpar ks;  /* lbm_step's parameters (lbm_kernel_params) */
 	int cur;
+	/* block-sparse step (lbm_sparse_*, lbm.cl lbm_blk_*): 32 x 32 blocks */
+	int sp;              /* 1: sparse (the host context's L.sparse) */
+	int nbx, nby;
+	cl_mem b_wet[2];     /* per block (uint): f[b], h[b] may be nonzero */
+	cl_mem b_keep;       /* per block (uint): holds a special */
+	cl_mem b_list;       /* stepped blocks from the front, cleared ones
+				from the back */
+	cl_mem b_cnt;        /* the two counts */
+	cl_kernel k_brun, k_bzero;
+	long long sp_cells;  /* interior cell-steps stepped */
 };
 
 int cl_lbm_bytes_per_cell(const struct cl_lbm *c)
 {
 	(void)c;
 	return LBM_BYTES_PER_CELL;
+}
+
+long long cl_lbm_cells(const struct cl_lbm *c, int *sparse)
+{
+	*sparse = c->sp;
+	return c->sp_cells;
 }
 
 void cl_lbm_free(struct cl_lbm *c)
@@ -624,11 +640,13 @@ void cl_lbm_free(struct cl_lbm *c)
 			&c->acc_fout, &c->acc_sin, &c->acc_sout, &c->acc_scl,
 			&c->clamp_acc, &c->bad, &c->mh, &c->mu[0], &c->mu[1],
 			&c->mv[0], &c->mv[1], &c->rows, &c->rnum, &c->rden,
-			&c->rwet, &c->sh, &c->su, &c->sv, &c->mm };
+			&c->rwet, &c->sh, &c->su, &c->sv, &c->mm, &c->b_wet[0],
+			&c->b_wet[1], &c->b_keep, &c->b_list, &c->b_cnt };
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
 	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
-			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid };
+			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid,
+			   c->k_brun, c->k_bzero };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
@@ -757,6 +775,8 @@ out:
 	return st;
 }
 
+static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d);
+
 enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 			     const struct wb_sim *sim, int threads, int half,
 			     struct cl_lbm **out, struct wb_diags *d)
@@ -853,6 +873,9 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	st = lbm_lists(c, d);
 	if (st != WB_OK)
 		goto fail;
+	st = lbm_sparse_create(c, d);
+	if (st != WB_OK)
+		goto fail;
 	/* the host copies of the distributions are no longer needed */
 	lbm_free_f(L);
 	/* parameters exactly as lbm_kernel_row computes them */
@@ -881,6 +904,110 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 fail:
 	cl_lbm_free(c);
 	return st;
+}
+
+/* ---- LBM block-sparse stepping ------------------------------------------
+ * lbm.c's rule (docs/scale.md, "Block-sparse LBM stepping") on the device:
+ * before each step lbm_blk_run lists the blocks to step (wet or next to a
+ * wet block, holding a special, or within one cell of a ghost cell with a
+ * nonzero bit) and the sleeping blocks whose output buffer may not be
+ * zero; the counts come back to the host (one blocking read per step: the
+ * launch sizes), lbm_blk_zero clears the second list, lbm_step runs over
+ * the first (block-index indirection in its first lines) and ORs the
+ * output of each block into its wet flag. Every block starts as wet in
+ * both buffers, so the first step runs everything and the flags are exact
+ * from then on. */
+
+static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
+{
+	struct cl_env *e = c->env;
+	struct lbm *L = &c->L;
+	cl_int err = CL_SUCCESS;
+	c->nbx = (L->nx + 31) / 32;
+	c->nby = (L->ny + 31) / 32;
+	const size_t nb = (size_t)c->nbx * c->nby;
+	size_t wg = 0;
+	clGetKernelWorkGroupInfo(c->k_step, e->dev, CL_KERNEL_WORK_GROUP_SIZE,
+				 sizeof(wg), &wg, NULL);
+	c->sp = L->sparse && wg >= 32 && L->sb_keep;
+	if (!(c->k_brun = clCreateKernel(e->prog, "lbm_blk_run", &err)))
+		return cl_fail(d, err, "lbm_blk_run");
+	if (!(c->k_bzero = clCreateKernel(e->prog, "lbm_blk_zero", &err)))
+		return cl_fail(d, err, "lbm_blk_zero");
+	cl_uint *keep = malloc(nb * sizeof(cl_uint));
+	if (!keep)
+		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+	for (size_t b = 0; b < nb; b++) /* the host's blocks are the same */
+		keep[b] = L->sb_keep ? L->sb_keep[b] : 1;
+	const cl_uint one = 1;
+	if (!(c->b_wet[0] = buf_new(e, nb * sizeof(cl_uint), &err)) ||
+	    !(c->b_wet[1] = buf_new(e, nb * sizeof(cl_uint), &err)) ||
+	    !(c->b_keep = buf_new(e, nb * sizeof(cl_uint), &err)) ||
+	    !(c->b_list = buf_new(e, nb * sizeof(cl_int), &err)) ||
+	    !(c->b_cnt = buf_new(e, 3 * sizeof(cl_int), &err)))
+		goto out;
+	err = buf_write(e, c->b_keep, 0, nb * sizeof(cl_uint), keep);
+	for (int k = 0; k < 2 && err == CL_SUCCESS; k++)
+		err = clEnqueueFillBuffer(e->q, c->b_wet[k], &one, sizeof(one), 0,
+					  nb * sizeof(cl_uint), 0, NULL, NULL);
+out:
+	free(keep);
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "setting up the LBM block lists");
+	return WB_OK;
+}
+
+/* The lists of this step (after the ghost fill): *nrun blocks to step,
+ * *ncells cells in them. */
+static cl_int lbm_sparse_lists(struct cl_lbm *c, cl_int *nrun,
+				cl_int *ncells)
+{
+	struct cl_env *e = c->env;
+	const struct lbm *L = &c->L;
+	const cl_int W = L->W, nx = L->nx, ny = L->ny, nbx = c->nbx,
+		     nby = c->nby, nb = c->nbx * c->nby;
+	cl_int cnt[3] = { 0, 0, 0 };
+	cl_int err = buf_write(e, c->b_cnt, 0, sizeof(cnt), cnt);
+	cl_kernel k = c->k_brun;
+	err |= ARG(k, 0, c->b_wet[c->cur]);
+	err |= ARG(k, 1, c->b_wet[!c->cur]);
+	err |= ARG(k, 2, c->b_keep);
+	err |= ARG(k, 3, c->f[c->cur]);
+	err |= ARG(k, 4, c->h[c->cur]);
+	err |= ARG(k, 5, c->N);
+	err |= ARG(k, 6, W);
+	err |= ARG(k, 7, nx);
+	err |= ARG(k, 8, ny);
+	err |= ARG(k, 9, nbx);
+	err |= ARG(k, 10, nby);
+	err |= ARG(k, 11, c->b_list);
+	err |= ARG(k, 12, c->b_cnt);
+	if (err == CL_SUCCESS)
+		err = run1d(e, k, (size_t)nb);
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(e->q, c->b_cnt, CL_TRUE, 0, sizeof(cnt),
+					  cnt, 0, NULL, NULL);
+	if (err != CL_SUCCESS)
+		return err;
+	*nrun = cnt[0];
+	*ncells = cnt[2];
+	if (cnt[1] > 0) {
+		k = c->k_bzero;
+		err |= ARG(k, 0, c->f[!c->cur]);
+		err |= ARG(k, 1, c->h[!c->cur]);
+		err |= ARG(k, 2, c->N);
+		err |= ARG(k, 3, W);
+		err |= ARG(k, 4, nx);
+		err |= ARG(k, 5, ny);
+		err |= ARG(k, 6, nbx);
+		err |= ARG(k, 7, nb);
+		err |= ARG(k, 8, c->b_list);
+		size_t gs[2] = { 32 * (size_t)cnt[1], 32 }, ls[2] = { 32, 1 };
+		if (err == CL_SUCCESS)
+			err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0,
+						     NULL, NULL);
+	}
+	return err;
 }
 
 /* Ghost ring on f[cur], h[cur] at the current ramp: pass 1 on the edges,
@@ -970,10 +1097,29 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	err |= ARG(k, 11, c->clamp_acc);
 	err |= ARG(k, 12, c->bad);
 	err |= ARG(k, 13, step);
+	cl_int nrun = 0, sparse = c->sp, nbx = c->nbx, slx = (cl_int)c->lx;
+	if (sparse && err == CL_SUCCESS) {
+		cl_int ncells = 0;
+		err = lbm_sparse_lists(c, &nrun, &ncells);
+		c->sp_cells += ncells;
+	} else {
+		c->sp_cells += (long long)nx * ny;
+	}
+	err |= ARG(k, 14, c->b_list);
+	err |= ARG(k, 15, sparse);
+	err |= ARG(k, 16, nbx);
+	err |= ARG(k, 17, slx);
+	err |= ARG(k, 18, c->b_wet[!c->cur]);
 	if (err != CL_SUCCESS)
 		return err;
 	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)ny }, ls[2] = { c->lx, 1 };
-	err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+	if (sparse) {
+		gs[0] = 32 * (size_t)nrun;
+		gs[1] = 32;
+		ls[0] = 32;
+	}
+	if (gs[0] > 0)
+		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
 		return err;
 	if (L->nsp) {

@@ -92,6 +92,10 @@ enum wb_status cl_lbm_macro(struct cl_lbm *c, float *h, float *u, float *v,
 			    struct wb_diags *d);
 /* Bytes read and written from device memory per cell update. */
 int cl_lbm_bytes_per_cell(const struct cl_lbm *c);
+/* Interior cell-steps the step kernel computed so far (the block-sparse
+ * step: the cells of the listed 32 x 32 blocks; dense: every cell), and
+ * whether the sparse step is on. */
+long long cl_lbm_cells(const struct cl_lbm *c, int *sparse);
 void cl_lbm_free(struct cl_lbm *c);
 
 /* SWE on the device, step by step (foam included; particles on the host). */

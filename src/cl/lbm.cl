@@ -244,9 +244,18 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		     global const float *restrict hA, global float *restrict hB,
 		     global const float *restrict z, global const float *restrict c,
 		     int N, int W, int nx, int ny, struct lbm_kp kp,
-		     global uint *clamp_acc, global int *bad, int step)
+		     global uint *clamp_acc, global int *bad, int step,
+		     global const int *blist, int sparse, int nbx, int slx,
+		     global uint *wet_out)
 {
-	const int i = get_global_id(0), j = get_global_id(1);
+	/* block-sparse (lbm_blk_run): work-group (32, 1) g of row y works
+	 * on block blist[g], else the grid (round_up(nx, slx), ny) */
+	int i = get_global_id(0), j = get_global_id(1), blk = 0;
+	if (sparse) {
+		blk = blist[get_group_id(0)];
+		i = (blk % nbx) * 32 + (int)get_local_id(0);
+		j = (blk / nbx) * 32 + (int)get_global_id(1);
+	}
 	if (i < nx && j < ny) {
 		const int n = (i + 1) + (j + 1) * W;
 		/* every candidate population is loaded up front (independent
@@ -408,9 +417,10 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 			  P4 = lbm_fx(g4), P5 = lbm_fx(g5), P6 = lbm_fx(g6),
 			  P7 = lbm_fx(g7), P8 = lbm_fx(g8);
 		/* the rest population takes the remainder: exact mass budget */
-		B[n] = (int)((Hin + Sb) - (((U(P1) + U(P2)) + (U(P3) + U(P4))) +
-					   ((U(P5) + U(P6)) + (U(P7) + U(P8)))));
+		const int P0 = (int)((Hin + Sb) - (((U(P1) + U(P2)) + (U(P3) + U(P4))) +
+						   ((U(P5) + U(P6)) + (U(P7) + U(P8)))));
 #undef U
+		B[n] = P0;
 		B[N + n] = P1;
 		B[2 * N + n] = P2;
 		B[3 * N + n] = P3;
@@ -419,14 +429,89 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		B[6 * N + n] = P6;
 		B[7 * N + n] = P7;
 		B[8 * N + n] = P8;
-		hB[n] = h * kp.unit;
+		const float hv = h * kp.unit;
+		hB[n] = hv;
+		if (sparse && (P0 | P1 | P2 | P3 | P4 | P5 | P6 | P7 | P8 |
+			       as_int(hv)) != 0)
+			atomic_or(&wet_out[blk], 1u);
 		if (nbad)
 			atomic_min(bad, step);
-		/* an integer count per work-group slot (deterministic; only
-		 * this group's items touch it, no barrier needed) */
+		/* an integer count per slot of slx cells of a row (the dense
+		 * launch's work-groups; integer atomics: deterministic) */
 		if (nclamp)
-			atomic_inc(&clamp_acc[get_group_id(0) +
-					      get_group_id(1) * get_num_groups(0)]);
+			atomic_inc(&clamp_acc[i / slx + j * ((nx + slx - 1) / slx)]);
+	}
+}
+
+/*
+ * Block-sparse step (lbm.c "block-sparse step", docs/scale.md): one item
+ * per 32 x 32 block b. It is stepped (listed from the front of blist)
+ * when it or one of its 8 neighbours holds a nonzero bit in f[cur] /
+ * h[cur] (wet_in), holds a special (keep), or a ghost cell within one
+ * cell of it holds one (the ghost ring is filled); its wet_out starts as
+ * keep and lbm_step ORs in its output. Otherwise the dense step would
+ * write zeros there: when wet_out says the output buffer may hold
+ * something else, b is listed from the back for lbm_blk_zero. cnt[0],
+ * cnt[1]: the two counts, cnt[2]: the cells of the stepped blocks (the
+ * order within the lists does not matter:
+ * every cell is written by one item, the clamp slots are integer).
+ */
+kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
+			global const uint *keep, global const int *A,
+			global const float *hA, int N, int W, int nx, int ny,
+			int nbx, int nby, global int *blist, global int *cnt)
+{
+	const int b = get_global_id(0);
+	if (b >= nbx * nby)
+		return;
+	const int bx = b % nbx, by = b / nbx;
+	uint run = keep[b];
+	for (int dy = -1; dy <= 1; dy++)
+		for (int dx = -1; dx <= 1; dx++) {
+			const int x = bx + dx, y = by + dy;
+			if (x >= 0 && x < nbx && y >= 0 && y < nby)
+				run |= wet_in[x + y * nbx];
+		}
+	if (!run && (bx == 0 || by == 0 || bx == nbx - 1 || by == nby - 1)) {
+		/* padded box of the block and its one-cell ring */
+		const int i0 = bx * 32, j0 = by * 32;
+		const int i1 = min(nx, i0 + 32) + 1, j1 = min(ny, j0 + 32) + 1;
+		for (int gj = j0; gj <= j1 && !run; gj++)
+			for (int gi = i0; gi <= i1; gi++) {
+				if (gi != 0 && gi != nx + 1 && gj != 0 && gj != ny + 1)
+					continue;
+				const int n = gi + gj * W;
+				uint acc = as_uint(hA[n]);
+				for (int a = 0; a < 9; a++)
+					acc |= (uint)A[a * N + n];
+				run |= acc != 0;
+			}
+	}
+	if (run) {
+		blist[atomic_inc(&cnt[0])] = b;
+		atomic_add(&cnt[2], (min(nx, bx * 32 + 32) - bx * 32) *
+					    (min(ny, by * 32 + 32) - by * 32));
+		wet_out[b] = keep[b];
+	} else {
+		if (wet_out[b])
+			blist[nbx * nby - 1 - atomic_inc(&cnt[1])] = b;
+		wet_out[b] = 0;
+	}
+}
+
+/* Zeros in f, h of the blocks blist[nb - 1 - g] (work-groups (32, 1)). */
+kernel void lbm_blk_zero(global int *B, global float *hB, int N, int W,
+			 int nx, int ny, int nbx, int nb,
+			 global const int *blist)
+{
+	const int blk = blist[nb - 1 - (int)get_group_id(0)];
+	const int i = (blk % nbx) * 32 + (int)get_local_id(0);
+	const int j = (blk / nbx) * 32 + (int)get_global_id(1);
+	if (i < nx && j < ny) {
+		const int n = (i + 1) + (j + 1) * W;
+		for (int a = 0; a < 9; a++)
+			B[a * N + n] = 0;
+		hB[n] = 0.0f;
 	}
 }
 
