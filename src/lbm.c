@@ -1306,7 +1306,7 @@ static int sb_alloc(struct lbm *L)
 	L->sbx = (L->nx + LBM_SB - 1) / LBM_SB;
 	L->sby = (L->ny + LBM_SB - 1) / LBM_SB;
 	const size_t nb = (size_t)L->sbx * L->sby;
-	L->sb_wet = calloc(nb, 1);
+	L->sb_wet = calloc(nb, sizeof(uint16_t));
 	L->sb_keep = calloc(nb, 1);
 	L->sb_act = calloc(nb, 1);
 	L->sb_run = calloc(nb, 1);
@@ -1377,7 +1377,23 @@ static void sb_spans(struct lbm *L, const uint8_t *flag, int k)
 	}
 }
 
-/* sb_act: wet or keep blocks dilated by one block; its runs. */
+/* The border bit of neighbour (dx, dy) that faces a block: its cells
+ * within one cell of the block (a column, a row, a corner cell). */
+static int sb_facing(int dx, int dy)
+{
+	static const uint16_t f[3][3] = {
+		{ LBM_SB_SE, LBM_SB_S, LBM_SB_SW },
+		{ LBM_SB_E, LBM_SB_ANY, LBM_SB_W },
+		{ LBM_SB_NE, LBM_SB_N, LBM_SB_NW },
+	};
+	return f[dy + 1][dx + 1];
+}
+
+/* sb_act: blocks with a nonzero bit, or next to a block whose cells
+ * facing them hold one (keep blocks count as nonzero everywhere); with
+ * the hybrid, every neighbour of such a block (its FV cells reach
+ * LBM_FV_MARGIN cells beyond a wet cell, its marks read further). Then
+ * its runs. */
 static void sb_dilate(struct lbm *L)
 {
 	const int X = L->sbx, Y = L->sby;
@@ -1387,9 +1403,11 @@ static void sb_dilate(struct lbm *L)
 			for (int dy = -1; dy <= 1; dy++)
 				for (int dx = -1; dx <= 1; dx++) {
 					int x = bx + dx, y = by + dy;
-					if (x >= 0 && x < X && y >= 0 && y < Y)
-						a |= L->sb_wet[y * X + x] |
-						     L->sb_keep[y * X + x];
+					if (x < 0 || x >= X || y < 0 || y >= Y)
+						continue;
+					int w = L->sb_wet[y * X + x] |
+						(L->sb_keep[y * X + x] ? LBM_SB_ALL : 0);
+					a |= L->hybrid ? w : w & sb_facing(dx, dy);
 				}
 			L->sb_act[by * X + bx] = (uint8_t)(a != 0);
 		}
@@ -1411,7 +1429,8 @@ static void sb_scan(struct lbm *L)
 			     j++)
 				w = seg_nonzero(A, hA, (size_t)PIX(L, bx * LBM_SB, j),
 						sb_width(L, bx));
-			L->sb_wet[by * X + bx] = (uint8_t)w;
+			/* its border: as if every border cell held water */
+			L->sb_wet[by * X + bx] = (uint16_t)(w ? LBM_SB_ALL : 0);
 			L->sb_zero[L->cur][by * X + bx] = (uint8_t)!w;
 			L->sb_zero[!L->cur][by * X + bx] = 0;
 			L->sb_was[by * X + bx] = 1;
@@ -1473,7 +1492,9 @@ static void sb_row(struct lbm *L, int jj)
 		const size_t n = (size_t)jj * L->W + 1 + (size_t)bx * LBM_SB;
 		const int w = sb_width(L, bx);
 		if (run[bx]) {
-			rw[bx] = (uint8_t)seg_nonzero(B, hB, n, w);
+			rw[bx] = (uint8_t)(seg_nonzero(B, hB, n, w) ?
+				 1 | (seg_nonzero(B, hB, n, 1) ? 2 : 0) |
+				 (seg_nonzero(B, hB, n + w - 1, 1) ? 4 : 0) : 0);
 			continue;
 		}
 		rw[bx] = 0;
@@ -1498,16 +1519,31 @@ static void sb_after(struct lbm *L)
 			continue;
 		}
 		const int by = b / X, bx = b % X;
-		int w = L->sb_keep[b];
-		for (int j = by * LBM_SB; j < L->ny && j < (by + 1) * LBM_SB && !w; j++)
-			w = L->sb_rw[(size_t)(j + 1) * X + bx];
-		L->sb_wet[b] = (uint8_t)w;
+		const int j0 = by * LBM_SB,
+			  j1 = (by + 1) * LBM_SB < L->ny ? (by + 1) * LBM_SB : L->ny;
+		const uint8_t *rw = L->sb_rw + bx;
+		int any = 0, wc = 0, ec = 0;
+		for (int j = j0; j < j1; j++) {
+			const int r = rw[(size_t)(j + 1) * X];
+			any |= r & 1;
+			wc |= r & 2;
+			ec |= r & 4;
+		}
+		const int rn = rw[(size_t)(j0 + 1) * X], rs = rw[(size_t)j1 * X];
+		int w = (any ? LBM_SB_ANY : 0) | (wc ? LBM_SB_W : 0) |
+			(ec ? LBM_SB_E : 0) | (rn & 1 ? LBM_SB_N : 0) |
+			(rs & 1 ? LBM_SB_S : 0) | (rn & 2 ? LBM_SB_NW : 0) |
+			(rn & 4 ? LBM_SB_NE : 0) | (rs & 2 ? LBM_SB_SW : 0) |
+			(rs & 4 ? LBM_SB_SE : 0);
+		if (L->sb_keep[b]) /* the specials wrote after the kernel */
+			w = LBM_SB_ALL;
+		L->sb_wet[b] = (uint16_t)w;
 		zb[b] = (uint8_t)!w;
 	}
 	for (int k = 0; k < L->nfv; k++) { /* the FV update wrote there */
 		const int n = L->fvl[k];
 		const int b = ((n / L->W - 1) / LBM_SB) * X + (n % L->W - 1) / LBM_SB;
-		L->sb_wet[b] = 1;
+		L->sb_wet[b] = LBM_SB_ALL;
 		zb[b] = 0;
 	}
 }

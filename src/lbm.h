@@ -260,13 +260,16 @@ struct lbm {
 			       0 (WB_LBM_DENSE=1 at lbm_init): every cell */
 	int sbx, sby;       /* blocks per row, per column */
 	int sb_valid;       /* the block flags describe f[cur] (0: rescan) */
-	uint8_t *sb_wet;    /* per block: a nonzero bit in f[cur] or h[cur] */
+	uint16_t *sb_wet;   /* per block: where f[cur], h[cur] hold a nonzero
+			       bit: LBM_SB_ANY, and its border cells
+			       (LBM_SB_W .. LBM_SB_SE) */
 	uint8_t *sb_keep;   /* per block: holds a special (counts as wet) */
 	uint8_t *sb_act;    /* per block: wet or next to a wet block */
 	uint8_t *sb_run;    /* per block: stepped (sb_act, wet ghost near) */
 	uint8_t *sb_was;    /* per block: in the last lbm_fv_mark scan */
 	uint8_t *sb_zero[2]; /* per block: f[b], h[b] are 0 in its cells */
-	uint8_t *sb_rw;     /* per padded row and block: nonzero output */
+	uint8_t *sb_rw;     /* per padded row and block: nonzero output: 1
+			       any cell, 2 the first, 4 the last */
 	int32_t *sb_span[2]; /* per block row: runs of sb_run [0] and
 				sb_act [1] blocks as first, last padded
 				column; LBM_SB_MAXSPAN pairs a row */
@@ -276,6 +279,9 @@ struct lbm {
 };
 
 #define LBM_SB 32
+enum { LBM_SB_ANY = 1, LBM_SB_W = 2, LBM_SB_E = 4, LBM_SB_N = 8,
+       LBM_SB_S = 16, LBM_SB_NW = 32, LBM_SB_NE = 64, LBM_SB_SW = 128,
+       LBM_SB_SE = 256, LBM_SB_ALL = 511 };
 #define LBM_SB_MAXSPAN(L) (((L)->sbx + 1) / 2)
 
 /* The column runs of padded row jj (1 .. ny) that the hybrid's marking
