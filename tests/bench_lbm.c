@@ -18,6 +18,9 @@
  *   lbm_mlups is the dense step (lbm.sparse = 0, as WB_LBM_DENSE=1);
  *   lbm_wet_sparse_mlups  the block-sparse step (the default) on the same
  *                     fully wet grid: every block active, its overhead
+ *   lbm_general_mlups the dense step there with the kernel's general path
+ *                     only (no_shortcuts): what shallow water, wet/dry
+ *                     fronts, bed steps and blockers cost per cell
  * Block-sparse LBM on the open-world sample (docs/scale.md, "Block-sparse
  * LBM stepping"; the scene of WB_WORLD_SCENE, which make bench generates,
  * else build/world-2048/scene.json; solver LBM, started from the
@@ -153,7 +156,7 @@ static double bench_plain(int N, int steps, int threads)
 }
 
 static double bench_lbm(int N, int steps, int threads, int *lanes,
-			double *sparse_mlups)
+			double *sparse_mlups, double *general_mlups)
 {
 	struct wb_raster r;
 	memset(&r, 0, sizeof(r));
@@ -202,6 +205,18 @@ static double bench_lbm(int N, int steps, int threads, int *lanes,
 			t = omp_get_wtime() - t;
 			bsp = t < bsp ? t : bsp;
 		}
+		/* the general path only (no fast path, no dry skip), dense */
+		double bg = 1e30;
+		L.sparse = 0;
+		L.no_shortcuts = 1;
+		for (int rep = 0; rep < 2; rep++) {
+			double t = omp_get_wtime();
+			if (lbm_step(&L, steps, &d) != WB_OK)
+				break;
+			t = omp_get_wtime() - t;
+			bg = t < bg ? t : bg;
+		}
+		*general_mlups = (double)n * steps / bg / 1e6;
 		lbm_release(&L);
 	}
 	*sparse_mlups = (double)n * steps / bsp / 1e6;
@@ -284,8 +299,8 @@ static int bench_world_lbm(int threads, long spin, int steps, double dense_mlups
 		L.sb_valid = 0;
 	}
 	const double act = cells / (double)steps;
-	printf("# %s: LBM from the first guess, %d thread(s), spin-up %ld steps in %.1f s\n",
-	       path, threads, spin, tspin);
+	printf("# %s: LBM from the first guess, %d thread(s), spin-up %ld steps in %.1f s, %d special cells, %d x %d blocks\n",
+	       path, threads, spin, tspin, L.nsp, L.sbx, L.sby);
 	printf("bench lbm_world_cells %.3f Mcells\n", (double)n / 1e6);
 	printf("bench lbm_world_wet %.2f %%\n", 100.0 * wet / (double)n);
 	printf("bench lbm_world_active %.2f %%\n", 100.0 * act / (double)n);
@@ -308,11 +323,16 @@ int main(void)
 	int quick = q && *q && *q != '0';
 	int N = quick ? 512 : 2048, steps = quick ? 5 : 10;
 	int threads = omp_get_num_procs();
+	/* WB_BENCH_WORLD_ONLY=1: only the world lines (profiling) */
+	const char *wo = getenv("WB_BENCH_WORLD_ONLY");
+	if (wo && *wo == '1')
+		return bench_world_lbm(threads, quick ? 20 : 200, quick ? 10 : 40,
+				       0) != 0;
 	double copy = bench_copy(threads);
 	double plain = bench_plain(N, steps, threads);
 	int lanes = 0;
-	double lbm_sp = 0;
-	double lbm = bench_lbm(N, steps, threads, &lanes, &lbm_sp);
+	double lbm_sp = 0, lbm_gen = 0;
+	double lbm = bench_lbm(N, steps, threads, &lanes, &lbm_sp, &lbm_gen);
 	printf("bench copy_gbs %.2f GB/s\n", copy);
 	printf("bench d2q9_plain_mlups %.1f MLUPS\n", plain);
 	printf("bench lbm_mlups %.1f MLUPS\n", lbm);
@@ -321,6 +341,7 @@ int main(void)
 	printf("bench lbm_gbs %.2f GB/s\n", lbm * LBM_BYTES_PER_CELL / 1e3);
 	printf("bench lbm_lanes %d lanes\n", lanes);
 	printf("bench lbm_wet_sparse_mlups %.1f MLUPS\n", lbm_sp);
+	printf("bench lbm_general_mlups %.1f MLUPS\n", lbm_gen);
 	fflush(stdout);
 	bench_world_lbm(threads, quick ? 20 : 200, quick ? 10 : 40, lbm);
 	return 0;
