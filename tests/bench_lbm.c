@@ -47,6 +47,9 @@
 
 #include "hydro.h"
 #include "lbm.h"
+#ifdef WB_OPENCL
+#include "cl.h"
+#endif
 #include "wbake.h"
 
 typedef float v8f __attribute__((vector_size(32)));
@@ -226,6 +229,60 @@ static double bench_lbm(int N, int steps, int threads, int *lanes,
 	return (double)n * steps / best / 1e6;
 }
 
+#ifdef WB_OPENCL
+/* OPENCL=1 builds, WB_BENCH_CL=1: the world's LBM on the default OpenCL
+ * device, sparse (spin-up, then timed) and dense (timed from the start:
+ * its step does not depend on the water). */
+static int bench_world_cl(const struct wb_raster *r, const struct wb_sim *sim,
+			  long spin, int steps)
+{
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct cl_env *e = NULL;
+	int k = cl_default_device();
+	if (cl_env_open(k < 0 ? 0 : k, &e, &d) != WB_OK) {
+		printf("# bench_lbm: no OpenCL device\n");
+		return -1;
+	}
+	double t[2] = { 0, 0 }, cells[2] = { 0, 0 };
+	for (int dense = 0; dense < 2; dense++) {
+		struct cl_lbm *c = NULL;
+		if (dense)
+			setenv("WB_LBM_DENSE", "1", 1);
+		enum wb_status st = cl_lbm_create(e, r, sim, 0, 0, &c, &d);
+		unsetenv("WB_LBM_DENSE");
+		if (st != WB_OK)
+			return -1;
+		if (cl_lbm_enqueue(c, dense ? 5 : spin, &d) != WB_OK ||
+		    cl_lbm_sync(c, &d) != WB_OK)
+			return -1;
+		int on;
+		long long c0 = cl_lbm_cells(c, &on);
+		double t0 = omp_get_wtime();
+		if (cl_lbm_enqueue(c, steps, &d) != WB_OK ||
+		    cl_lbm_sync(c, &d) != WB_OK)
+			return -1;
+		t[dense] = omp_get_wtime() - t0;
+		cells[dense] = (double)(cl_lbm_cells(c, &on) - c0);
+		cl_lbm_free(c);
+	}
+	printf("bench lbm_cl_world_active %.2f %%\n",
+	       100.0 * cells[0] / cells[1]);
+	printf("bench lbm_cl_world_sparse_sps %.1f steps/s\n", steps / t[0]);
+	printf("bench lbm_cl_world_dense_sps %.1f steps/s\n", steps / t[1]);
+	printf("bench lbm_cl_world_speedup %.2f ratio\n", t[1] / t[0]);
+	printf("bench lbm_cl_world_dense_mlups %.0f MLUPS\n",
+	       cells[1] / t[1] / 1e6);
+	printf("bench lbm_cl_world_active_mlups %.0f MLUPS\n",
+	       cells[0] / t[0] / 1e6);
+	printf("bench lbm_cl_world_active_vs_dense %.3f ratio\n",
+	       (cells[0] / t[0]) / (cells[1] / t[1]));
+	cl_env_free(e);
+	wb_diags_release(&d);
+	return 0;
+}
+#endif
+
 /* The world sample with the LBM (see the header); 0, or -1 when its
  * scene cannot be loaded (the lines are left out). */
 static int bench_world_lbm(int threads, long spin, int steps, double dense_mlups)
@@ -261,6 +318,16 @@ static int bench_world_lbm(int threads, long spin, int steps, double dense_mlups
 	struct wb_sim sim = sc.sim;
 	sim.solver = WB_SOLVER_LBM;
 	sim.lbm_hybrid = 0;
+#ifdef WB_OPENCL
+	const char *cl = getenv("WB_BENCH_CL");
+	if (cl && *cl == '1') {
+		int rc = bench_world_cl(&r, &sim, spin, steps);
+		wb_raster_free(&r);
+		wb_scene_free(&sc);
+		wb_diags_release(&d);
+		return rc;
+	}
+#endif
 	struct lbm L;
 	if (lbm_init(&L, &r, &sim, threads, &d) != WB_OK) {
 		printf("# bench_lbm: lbm_init failed on the world\n");
@@ -323,11 +390,15 @@ int main(void)
 	int quick = q && *q && *q != '0';
 	int N = quick ? 512 : 2048, steps = quick ? 5 : 10;
 	int threads = omp_get_num_procs();
-	/* WB_BENCH_WORLD_ONLY=1: only the world lines (profiling) */
+	/* WB_BENCH_WORLD_ONLY=1: only the world lines (profiling; WB_BENCH_SPIN,
+	 * WB_BENCH_STEPS; with WB_BENCH_CL=1 in OPENCL=1 builds: on the
+	 * OpenCL device, lbm_cl_world_* lines) */
 	const char *wo = getenv("WB_BENCH_WORLD_ONLY");
-	if (wo && *wo == '1')
-		return bench_world_lbm(threads, quick ? 20 : 200, quick ? 10 : 40,
-				       0) != 0;
+	if (wo && *wo == '1') {
+		const char *sp = getenv("WB_BENCH_SPIN"), *ns = getenv("WB_BENCH_STEPS");
+		return bench_world_lbm(threads, sp ? atol(sp) : quick ? 20 : 200,
+				       ns ? atoi(ns) : quick ? 10 : 40, 0) != 0;
+	}
 	double copy = bench_copy(threads);
 	double plain = bench_plain(N, steps, threads);
 	int lanes = 0;
