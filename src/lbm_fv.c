@@ -248,6 +248,11 @@ static void cand_row(const uint32_t *const *A, int o,
 /* Mark the FV cells for the next step from the current state. */
 void lbm_fv_mark(struct lbm *L)
 {
+	lbm_fv_mark_rows(L, NULL);
+}
+
+void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
+{
 	if (!L->hybrid)
 		return;
 	int32_t *const *A = L->f[L->cur];
@@ -267,8 +272,16 @@ void lbm_fv_mark(struct lbm *L)
 	const float t_off = (float)(0.99 * off2), t_film = (float)(0.99 * film2);
 	const float hdf = (float)hd;
 	const int all = off2 <= 0;
+	/* rows not scanned hold no candidate: the cells they had in the FV
+	 * list are cleared as a scan would (every cell whose flag is neither
+	 * 0 nor 4 is in the list) */
+	for (int k = 0; scan && k < L->nfv; k++)
+		if (!scan[L->fvl[k] / W])
+			fvf[L->fvl[k]] = 0;
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 	for (int j = 1; j <= ny; j++) {
+		if (scan && !scan[j])
+			continue;
 		const int o = j * W;
 		cand_row((const uint32_t *const *)A, o, hA + o - W, hA + o,
 			 hA + o + W, fvh + o, nx, kf, hdu, thin_u, t_off, t_film,
@@ -280,7 +293,7 @@ void lbm_fv_mark(struct lbm *L)
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 	for (int j = 1; j <= ny; j++) {
 		int nc = 0;
-		for (int i = 1; i <= nx; i++) {
+		for (int i = 1; i <= nx && (!scan || scan[j]); i++) {
 			const int n = i + j * W;
 			if (fvf[n] & 4) /* cannot be FV */
 				continue;
@@ -362,7 +375,7 @@ void lbm_fv_mark(struct lbm *L)
 	}
 	int nf = 0;
 	for (int j = 1; j <= ny; j++)
-		for (int i = 1; i <= nx; i++) {
+		for (int i = 1; i <= nx && rown[j]; i++) {
 			int n = i + j * W;
 			if ((fvf[n] & 5) != 1)
 				continue;

@@ -687,3 +687,53 @@ kernel void wb_resid_rows(global const float *h, global const float *u0,
 	den[j] = rd;
 	hs[j] = rh;
 }
+
+/* ---- the LBM/FV hybrid (cl.c's cl_fv_*; the FV update itself runs on
+ * the host, lbm_fv.c) ------------------------------------------------------ */
+
+/* Rows that may hold a candidate of lbm_fv_mark (lbm_fv.c cand_row): a wet
+ * cell whose raw Froude number passes t_off (t_film for films) or that has
+ * a dry neighbour sets rows[j + 1] (padded row) to 1; rows zeroed by the
+ * host. The host passes half of cand_row's thresholds: a looser test, so
+ * that no rounding difference can leave out a row that the host's exact
+ * test would flag (extra rows cost a transfer, never a result). */
+kernel void lbm_fv_rows(global const int *A, global const float *hA, int N,
+			int W, int nx, int ny, float kf, float hdu, float thin_u,
+			float t_off, float t_film, float hdf, int all,
+			global int *rows)
+{
+	const int i = get_global_id(0) + 1, j = get_global_id(1) + 1;
+	if (i > nx || j > ny)
+		return;
+	const int n = i + j * W;
+	const uint a0 = (uint)A[n], a1 = (uint)A[N + n], a2 = (uint)A[2 * N + n],
+		   a3 = (uint)A[3 * N + n], a4 = (uint)A[4 * N + n],
+		   a5 = (uint)A[5 * N + n], a6 = (uint)A[6 * N + n],
+		   a7 = (uint)A[7 * N + n], a8 = (uint)A[8 * N + n];
+	const uint p15 = a1 + a2 + a8, m15 = a4 + a5 + a6;
+	const uint p37 = a2 + a3 + a4, m37 = a6 + a7 + a8;
+	const float mf = (float)as_int(a0 + p15 + m15 + a3 + a7);
+	const float X = (float)as_int(p15 - m15), Y = (float)as_int(p37 - m37);
+	const float lhs = (X * X + Y * Y) * kf;
+	const float thr = mf < thin_u ? t_film : t_off;
+	const int fast = lhs > thr * (mf * mf * mf);
+	const int drynb = (hA[n - 1 - W] <= hdf) | (hA[n - W] <= hdf) |
+			  (hA[n + 1 - W] <= hdf) | (hA[n - 1] <= hdf) |
+			  (hA[n + 1] <= hdf) | (hA[n - 1 + W] <= hdf) |
+			  (hA[n + W] <= hdf) | (hA[n + 1 + W] <= hdf);
+	if ((mf > hdu) & (fast | drynb | all))
+		rows[j] = 1; /* every writer stores the same value */
+}
+
+/* The FV cells' macroscopic values (lbm_fv_state, computed on the host)
+ * into lbm_macro's output: cell idx[k] (unpadded) gets val[3k .. 3k + 2]. */
+kernel void lbm_fv_put(global const int *idx, global const float *val, int n,
+		       global float *ho, global float *uo, global float *vo)
+{
+	const int k = get_global_id(0);
+	if (k >= n)
+		return;
+	ho[idx[k]] = val[3 * k];
+	uo[idx[k]] = val[3 * k + 1];
+	vo[idx[k]] = val[3 * k + 2];
+}
