@@ -619,6 +619,7 @@ struct cl_lbm {
 	cl_float *fvv;
 	long long fv_in, fv_out; /* FV update's change at inflow/level edges */
 	long fv_unclamp;     /* device clamps in FV cells (lbm.c skips them) */
+	double fv_bytes;     /* moved between host and device for the hybrid */
 };
 
 int cl_lbm_bytes_per_cell(const struct cl_lbm *c)
@@ -1413,6 +1414,7 @@ static cl_int fv_io(struct cl_lbm *c, const uint8_t *rows, int k, int what,
 		while (j1 < L->H && rows[j1])
 			j1++;
 		const size_t off = (size_t)j * L->W, len = (size_t)(j1 - j) * rb;
+		c->fv_bytes += (double)len * (((what & 1) ? LBM_Q : 0) + ((what & 2) ? 1 : 0));
 		for (int a = 0; (what & 1) && a < LBM_Q && err == CL_SUCCESS; a++) {
 			size_t o = ((size_t)a * L->ncell + off) * sizeof(int32_t);
 			err = write ? clEnqueueWriteBuffer(e->q, c->f[k], CL_FALSE, o, len,
@@ -1449,8 +1451,9 @@ static cl_int cl_fv_step(struct cl_lbm *c)
 		err = fv_io(c, c->rnear, !cur, 2, 0);
 	if (err != CL_SUCCESS)
 		return err;
-	/* the FV rows on the host: unmasked (every clamp the device counted),
-	 * then as lbm_step runs them (the FV cells' clamps not counted) */
+	/* the FV rows on the host: as lbm_step runs them (the FV cells'
+	 * clamps not counted), then unmasked (every clamp the device
+	 * counted); the same populations either way */
 	long masked = 0;
 	const int nfv = L->nfv;
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 4) reduction(+ : masked)
@@ -1520,6 +1523,7 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->fvrows, 0, (size_t)L->H * sizeof(cl_int),
 			       c->rowflag);
+	c->fv_bytes += (double)L->H * sizeof(cl_int);
 	if (err != CL_SUCCESS)
 		return err;
 	for (int j = 0; j < L->H; j++)
@@ -1573,6 +1577,7 @@ static cl_int cl_fv_macro(struct cl_lbm *c, int slot)
 		c->fvv[3 * k + 1] = u;
 		c->fvv[3 * k + 2] = v;
 	}
+	c->fv_bytes += (double)nf * 4 * sizeof(cl_float);
 	err = buf_write(e, c->fvidx, 0, (size_t)nf * sizeof(cl_int), c->fvi);
 	if (err == CL_SUCCESS)
 		err = buf_write(e, c->fvval, 0, (size_t)nf * 3 * sizeof(cl_float),
@@ -1823,6 +1828,11 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			    L->fv_cells,
 			    100.0 * (double)L->fv_cells /
 				    ((double)L->step * L->nx * L->ny));
+	if (L->hybrid && L->step > 0)
+		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
+			    "lbm (opencl): the hybrid's FV update and marking ran on the host: %.4g MB moved between host and device, %.4g kB per step (the lattice is %.4g kB)",
+			    c->fv_bytes / 1e6, c->fv_bytes / 1e3 / (double)L->step,
+			    (double)L->ncell * (LBM_Q * 4 + 4) / 1e3);
 	if (rep->balance_error > 1e-3)
 		st = wb_fail(d, WB_ESIM, NULL,
 			     "lbm (opencl): mass balance does not close after %ld steps: initial %g + in %g - out %g != final %g m^3",
