@@ -615,6 +615,7 @@ struct cl_lbm {
 	size_t fvcap;        /* cells fvidx / fvval hold */
 	cl_int *rowflag;     /* H: fvrows read back */
 	uint8_t *rsel, *rnear; /* H: row selections */
+	uint8_t *frf, *frh;  /* H: host rows of f[cur], h[cur] current (fv_io) */
 	cl_int *fvi;         /* FV cells' unpadded indices, values */
 	cl_float *fvv;
 	long long fv_in, fv_out; /* FV update's change at inflow/level edges */
@@ -1336,6 +1337,9 @@ static void cl_fv_release(struct cl_lbm *c)
 	free(c->rowflag);
 	free(c->rsel);
 	free(c->rnear);
+	free(c->frf);
+	free(c->frh);
+	c->frf = c->frh = NULL;
 	free(c->fvi);
 	free(c->fvv);
 	c->rowflag = NULL;
@@ -1357,7 +1361,9 @@ static enum wb_status cl_fv_create(struct cl_lbm *c, struct wb_diags *d)
 	c->rowflag = calloc((size_t)H, sizeof(cl_int));
 	c->rsel = calloc((size_t)H, 1);
 	c->rnear = calloc((size_t)H, 1);
-	if (!c->rowflag || !c->rsel || !c->rnear)
+	c->frf = calloc((size_t)H, 1);
+	c->frh = calloc((size_t)H, 1);
+	if (!c->rowflag || !c->rsel || !c->rnear || !c->frf || !c->frh)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 	if (!(c->fvrows = buf_new(e, (size_t)H * sizeof(cl_int), &err)))
 		return cl_fail(d, err, "allocating the hybrid's row flags");
@@ -1395,43 +1401,78 @@ static int fv_rows_of_cells(struct cl_lbm *c)
 	return nr;
 }
 
-/* Copy the rows with rows[j] of time level k between the device and the
- * host copy: what & 1 the distributions, what & 2 the depths; write 0
- * reads, 1 writes. Runs of rows go in one transfer per field; waits. */
-static cl_int fv_io(struct cl_lbm *c, const uint8_t *rows, int k, int what,
-		    int write)
+/* One transfer of a run of rows j0 .. j1 - 1, columns i0 .. i1 - 1, of
+ * the host copy's array hp (W per row) and the device buffer m at byte
+ * offset base (stride W). */
+static cl_int fv_rect(struct cl_lbm *c, cl_mem m, size_t base, void *hp,
+		      int j0, int j1, int i0, int i1, int write)
 {
 	struct cl_env *e = c->env;
+	const size_t W = (size_t)c->L.W, es = sizeof(float);
+	c->fv_bytes += (double)(j1 - j0) * (i1 - i0) * es;
+	if (i0 == 0 && i1 == (int)W) { /* whole rows: one contiguous range */
+		size_t o = (size_t)j0 * W * es, len = (size_t)(j1 - j0) * W * es;
+		char *h = (char *)hp + o;
+		return write ? clEnqueueWriteBuffer(e->q, m, CL_FALSE, base + o, len, h,
+						    0, NULL, NULL)
+			     : clEnqueueReadBuffer(e->q, m, CL_FALSE, base + o, len, h,
+						   0, NULL, NULL);
+	}
+	size_t bo[3] = { base + (size_t)i0 * es, (size_t)j0, 0 };
+	size_t ho[3] = { (size_t)i0 * es, (size_t)j0, 0 };
+	size_t rg[3] = { (size_t)(i1 - i0) * es, (size_t)(j1 - j0), 1 };
+	return write ? clEnqueueWriteBufferRect(e->q, m, CL_FALSE, bo, ho, rg,
+						W * es, 0, W * es, 0, hp, 0,
+						NULL, NULL)
+		     : clEnqueueReadBufferRect(e->q, m, CL_FALSE, bo, ho, rg,
+					       W * es, 0, W * es, 0, hp, 0, NULL,
+					       NULL);
+}
+
+/* Copy the rows with rows[j] of time level k between the device and the
+ * host copy: what & 1 the distributions, what & 2 the depths. write 1:
+ * the interior columns to the device. write 0: to the host, whole rows,
+ * but where fresh (the host's row of time level k is current, only its
+ * ghost columns may have been refilled since) just the ghost columns
+ * 0 and W - 1; the rows read become fresh. Runs of rows go in one
+ * transfer per field (and column range); waits for all. */
+static cl_int fv_io(struct cl_lbm *c, const uint8_t *rows, int k, int what,
+		    int write, uint8_t *fresh)
+{
 	struct lbm *L = &c->L;
-	const size_t rb = (size_t)L->W * sizeof(float);
+	const int W = L->W;
 	cl_int err = CL_SUCCESS;
 	for (int j = 0; j < L->H && err == CL_SUCCESS;) {
+		const int fr = !write && fresh && fresh[j];
 		if (!rows[j]) {
 			j++;
 			continue;
 		}
 		int j1 = j;
-		while (j1 < L->H && rows[j1])
+		while (j1 < L->H && rows[j1] && (!write && fresh && fresh[j1]) == fr)
 			j1++;
-		const size_t off = (size_t)j * L->W, len = (size_t)(j1 - j) * rb;
-		c->fv_bytes += (double)len * (((what & 1) ? LBM_Q : 0) + ((what & 2) ? 1 : 0));
-		for (int a = 0; (what & 1) && a < LBM_Q && err == CL_SUCCESS; a++) {
-			size_t o = ((size_t)a * L->ncell + off) * sizeof(int32_t);
-			err = write ? clEnqueueWriteBuffer(e->q, c->f[k], CL_FALSE, o, len,
-							   L->f[k][a] + off, 0, NULL, NULL)
-				    : clEnqueueReadBuffer(e->q, c->f[k], CL_FALSE, o, len,
-							  L->f[k][a] + off, 0, NULL, NULL);
+		/* column ranges: [0, W) whole rows, [1, W - 1) the interior,
+		 * [0, 1) and [W - 1, W) the ghost columns */
+		int cr[2][2] = { { 0, W }, { 0, 0 } };
+		if (write)
+			cr[0][0] = 1, cr[0][1] = W - 1;
+		else if (fr)
+			cr[0][1] = 1, cr[1][0] = W - 1, cr[1][1] = W;
+		for (int q = 0; q < 2 && err == CL_SUCCESS; q++) {
+			if (cr[q][1] <= cr[q][0])
+				continue;
+			for (int a = 0; (what & 1) && a < LBM_Q && err == CL_SUCCESS; a++)
+				err = fv_rect(c, c->f[k], (size_t)a * L->ncell * sizeof(int32_t),
+					      L->f[k][a], j, j1, cr[q][0], cr[q][1], write);
+			if ((what & 2) && err == CL_SUCCESS)
+				err = fv_rect(c, c->h[k], 0, L->h[k], j, j1, cr[q][0],
+					      cr[q][1], write);
 		}
-		if ((what & 2) && err == CL_SUCCESS)
-			err = write ? clEnqueueWriteBuffer(e->q, c->h[k], CL_FALSE,
-							   off * sizeof(float), len,
-							   L->h[k] + off, 0, NULL, NULL)
-				    : clEnqueueReadBuffer(e->q, c->h[k], CL_FALSE,
-							  off * sizeof(float), len,
-							  L->h[k] + off, 0, NULL, NULL);
+		for (int q = j; fresh && !write && q < j1; q++)
+			fresh[q] = q > 0 && q < L->H - 1;
 		j = j1;
 	}
-	cl_int e2 = clFinish(e->q);
+	cl_int e2 = clFinish(c->env->q);
 	return err != CL_SUCCESS ? err : e2;
 }
 
@@ -1446,9 +1487,11 @@ static cl_int cl_fv_step(struct cl_lbm *c)
 	if (fv_rows_of_cells(c) == 0)
 		return CL_SUCCESS;
 	fv_near(c, CL_FV_REACH, c->rsel, c->rnear);
-	cl_int err = fv_io(c, c->rnear, cur, 3, 0);
+	cl_int err = fv_io(c, c->rnear, cur, 1, 0, c->frf);
 	if (err == CL_SUCCESS)
-		err = fv_io(c, c->rnear, !cur, 2, 0);
+		err = fv_io(c, c->rnear, cur, 2, 0, c->frh);
+	if (err == CL_SUCCESS)
+		err = fv_io(c, c->rnear, !cur, 2, 0, NULL);
 	if (err != CL_SUCCESS)
 		return err;
 	/* the FV rows on the host: as lbm_step runs them (the FV cells'
@@ -1483,7 +1526,7 @@ static cl_int cl_fv_step(struct cl_lbm *c)
 		c->fv_in += eadj;
 	else
 		c->fv_out -= eadj;
-	return fv_io(c, c->rsel, !cur, 3, 1);
+	return fv_io(c, c->rsel, !cur, 3, 1, NULL);
 }
 
 /* After a step: lbm_fv_mark on the rows that may hold a candidate. */
@@ -1529,9 +1572,12 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 	for (int j = 0; j < L->H; j++)
 		c->rsel[j] = c->rowflag[j] != 0;
 	fv_near(c, 1, c->rsel, c->rnear);
-	err = fv_io(c, c->rsel, c->cur, 1, 0);
+	/* a new time level: nothing of it is on the host yet */
+	memset(c->frf, 0, (size_t)L->H);
+	memset(c->frh, 0, (size_t)L->H);
+	err = fv_io(c, c->rsel, c->cur, 1, 0, c->frf);
 	if (err == CL_SUCCESS)
-		err = fv_io(c, c->rnear, c->cur, 2, 0);
+		err = fv_io(c, c->rnear, c->cur, 2, 0, c->frh);
 	if (err != CL_SUCCESS)
 		return err;
 	lbm_fv_mark_rows(L, c->rsel);
@@ -1548,9 +1594,9 @@ static cl_int cl_fv_macro(struct cl_lbm *c, int slot)
 	if (nf == 0 || fv_rows_of_cells(c) == 0)
 		return CL_SUCCESS;
 	fv_near(c, 1, c->rsel, c->rnear);
-	cl_int err = fv_io(c, c->rsel, c->cur, 1, 0);
+	cl_int err = fv_io(c, c->rsel, c->cur, 1, 0, c->frf);
 	if (err == CL_SUCCESS)
-		err = fv_io(c, c->rnear, c->cur, 2, 0);
+		err = fv_io(c, c->rnear, c->cur, 2, 0, c->frh);
 	if (err != CL_SUCCESS)
 		return err;
 	if ((size_t)nf > c->fvcap) {

@@ -18,7 +18,7 @@
  *     cells' HLL flux at inflow and level edges, edge_adj);
  *   - a steep 2D valley with an inflow by velocity, walls, a blocker, a
  *     drain, a held level and a flow modifier next to supercritical
- *     cells, run to a steady state (window means: the FV cells' own
+ *     cells, 1200 steps with the convergence test on (window means: the FV cells' own
  *     state in every sample).
  * Scenes are generated here.
  */
@@ -238,7 +238,7 @@ static void test_valley_steady(void **state)
 	 * lbm_step re-choose it (the OpenCL back end does not: docs/opencl.md) */
 	sim.lattice_speed = 15;
 	sim.max_steps = 1200;
-	compare("valley (to steady)", &r, &sim, 0);
+	compare("valley (window means)", &r, &sim, 0);
 	wb_raster_free(&r);
 }
 
