@@ -20,6 +20,8 @@
  *     drain, a held level and a flow modifier next to supercritical
  *     cells, 1200 steps with the convergence test on (window means: the FV cells' own
  *     state in every sample).
+ * And lbm_fv_mark_rows, the marking on the rows the device flags, is
+ * lbm_fv_mark's to the byte when the rows left out hold garbage.
  * Scenes are generated here.
  */
 #include <stdarg.h>
@@ -242,9 +244,76 @@ static void test_valley_steady(void **state)
 	wb_raster_free(&r);
 }
 
+/* lbm_fv_mark_rows (the marking on the rows the device flags) against
+ * lbm_fv_mark on the same state: the rows that hold no wet cell are left
+ * out and filled with garbage that a scan would mark (populations of a
+ * fast, deep flow; depths of a dry cell two rows off), the result must be
+ * lbm_fv_mark's to the byte. */
+static void test_mark_rows(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	sheet_scene(&r, 96, 48);
+	struct wb_sim sim = sim_hybrid();
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct lbm a, b;
+	assert_int_equal(lbm_init(&a, &r, &sim, 1, &d), WB_OK);
+	assert_int_equal(lbm_init(&b, &r, &sim, 1, &d), WB_OK);
+	assert_int_equal(lbm_step(&a, 150, &d), WB_OK);
+	assert_int_equal(lbm_step(&b, 150, &d), WB_OK);
+	uint8_t *scan = calloc((size_t)a.H, 1);
+	assert_non_null(scan);
+	const float hd = (float)a.p.h_dry;
+	int nscan = 0;
+	for (int j = 1; j <= a.ny; j++)
+		for (int i = 1; i <= a.nx; i++)
+			if (a.h[a.cur][i + j * a.W] > hd && !scan[j]) {
+				scan[j] = 1;
+				nscan++;
+			}
+	assert_true(nscan > 0 && nscan < a.ny); /* the spring's water has not
+						   reached every row */
+	int garbage = 0;
+	for (int j = 1; j <= b.ny; j++) {
+		const int nearby = scan[j] || scan[j - 1] || (j < b.ny && scan[j + 1]);
+		for (int i = 1; i <= b.nx; i++) {
+			const int n = i + j * b.W;
+			if (!scan[j]) {
+				for (int q = 0; q < LBM_Q; q++)
+					b.f[b.cur][q][n] = q == 1 ? 1 << 26 : 1 << 22;
+				garbage++;
+			}
+			if (!nearby)
+				b.h[b.cur][n] = 0;
+		}
+	}
+	assert_true(garbage > 0);
+	lbm_fv_mark(&a);
+	lbm_fv_mark_rows(&b, scan);
+	print_message("mark rows: %d of %d rows scanned, %d FV cells\n", nscan,
+		      a.ny, a.nfv);
+	assert_true(a.nfv > 0);
+	assert_int_equal(a.nfv, b.nfv);
+	assert_memory_equal(a.fvl, b.fvl, (size_t)a.nfv * sizeof(int32_t));
+	assert_memory_equal(a.fvf, b.fvf, a.ncell);
+	assert_memory_equal(a.fvm, b.fvm, a.ncell * sizeof(float));
+	assert_memory_equal(a.fvix, b.fvix, a.ncell * sizeof(int32_t));
+	/* and a scan of every row marks the garbage: the test can fail */
+	memset(scan, 1, (size_t)b.H);
+	lbm_fv_mark_rows(&b, scan);
+	assert_true(b.nfv > a.nfv);
+	free(scan);
+	lbm_release(&a);
+	lbm_release(&b);
+	wb_diags_release(&d);
+	wb_raster_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mark_rows),
 		cmocka_unit_test(test_sheet),
 		cmocka_unit_test(test_bump_shock),
 		cmocka_unit_test(test_valley_steady),
