@@ -1529,7 +1529,7 @@ static cl_int cl_fv_step(struct cl_lbm *c)
 	return fv_io(c, c->rsel, !cur, 3, 1, NULL);
 }
 
-/* After a step: lbm_fv_mark on the rows that may hold a candidate. */
+/* After a step: lbm_fv_mark on the rows that may hold a core cell. */
 static cl_int cl_fv_mark(struct cl_lbm *c)
 {
 	struct cl_env *e = c->env;
@@ -1547,18 +1547,22 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 	cl_int err = buf_zero(e, c->fvrows, (size_t)L->H * sizeof(cl_int));
 	err |= ARG(k, 0, c->f[c->cur]);
 	err |= ARG(k, 1, c->h[c->cur]);
-	err |= ARG(k, 2, c->N);
-	err |= ARG(k, 3, W);
-	err |= ARG(k, 4, nx);
-	err |= ARG(k, 5, ny);
-	err |= ARG(k, 6, kf);
-	err |= ARG(k, 7, hdu);
-	err |= ARG(k, 8, thin_u);
-	err |= ARG(k, 9, t_off);
-	err |= ARG(k, 10, t_film);
-	err |= ARG(k, 11, hdf);
-	err |= ARG(k, 12, all);
-	err |= ARG(k, 13, c->fvrows);
+	err |= ARG(k, 2, c->z);
+	err |= ARG(k, 3, c->c);
+	err |= ARG(k, 4, c->N);
+	err |= ARG(k, 5, W);
+	err |= ARG(k, 6, nx);
+	err |= ARG(k, 7, ny);
+	err |= ARG(k, 8, kf);
+	err |= ARG(k, 9, hdu);
+	err |= ARG(k, 10, thin_u);
+	err |= ARG(k, 11, t_off);
+	err |= ARG(k, 12, t_film);
+	err |= ARG(k, 13, hdf);
+	err |= ARG(k, 14, all);
+	err |= ARG(k, 15, c->kp.Gai);
+	err |= ARG(k, 16, c->kp.Gdi);
+	err |= ARG(k, 17, c->fvrows);
 	if (err != CL_SUCCESS)
 		return err;
 	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)ny }, ls[2] = { c->lx, 1 };

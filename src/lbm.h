@@ -322,10 +322,11 @@ void lbm_fv_free(struct lbm *L);
 void lbm_fv_mark(struct lbm *L);
 /* lbm_fv_mark for a caller whose copy of the state is current only in
  * some rows (the OpenCL back end): scan[j] (padded rows 0 .. H - 1)
- * nonzero for every row that may hold a candidate; the result is
- * lbm_fv_mark's when every row whose cells pass lbm_fv.c's candidate
- * test is scanned, f[cur] is current in the scanned rows and h[cur] in
- * them and the rows next to them. scan NULL: every row. */
+ * nonzero for the rows to look at; the result is lbm_fv_mark's when
+ * every row holding a core cell (lbm_fv.c) is scanned, f[cur] is current
+ * in the scanned rows and h[cur] in them and the rows next to them (a
+ * row without a core cell adds nothing to the marking). scan NULL: every
+ * row. */
 void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan);
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
 /* Depth and velocity (m, m/s) of FV cell n: its own state (its

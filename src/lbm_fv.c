@@ -272,7 +272,7 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 	const float t_off = (float)(0.99 * off2), t_film = (float)(0.99 * film2);
 	const float hdf = (float)hd;
 	const int all = off2 <= 0;
-	/* rows not scanned hold no candidate: the cells they had in the FV
+	/* rows not scanned hold no core cell: the cells they had in the FV
 	 * list are cleared as a scan would (every cell whose flag is neither
 	 * 0 nor 4 is in the list) */
 	for (int k = 0; scan && k < L->nfv; k++)
