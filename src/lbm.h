@@ -333,9 +333,9 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
  * populations less the bed terms), not the pulled LBM moments. */
 void lbm_fv_state(const struct lbm *L, int n, float *h, float *u, float *v);
 
-/* lbm_solve (solve.h) with the hybrid on (1, what lbm_solve does) or off
- * (0: pure LBM, the Froude clamp holds supercritical cells, as the OpenCL
- * back end runs it). */
+/* lbm_solve (solve.h) with the hybrid on (1) or off (0: pure LBM, the
+ * Froude clamp holds supercritical cells); lbm_solve passes the scene's
+ * simulation.lbm_hybrid. */
 enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 				const struct wb_sim *sim,
 				const struct wb_solve_opts *o, struct wb_state *out,
