@@ -1,5 +1,6 @@
 # simulation.lbm_hybrid (docs/lbm.md "Supercritical flow"): the LBM/FV
-# hybrid is opt-in, one process only. A bad value is exit 2 with its JSON
+# hybrid is the default (a scene that does not say runs it), one process
+# only. A bad value is exit 2 with its JSON
 # path; a scene that asks for it is refused under MPI with more than one
 # rank (exit 1), so that no rank count bakes other bytes; it changes the
 # bake (its FV cell-steps are named in the log), and on OpenCL it bakes
@@ -11,7 +12,7 @@ mk() { # mk NAME VALUE
 	sed "s|\"simulation\": {|\"simulation\": { \"lbm_hybrid\": $2,|" \
 		samples/lake/scene.json > "samples/lake/.$1.json"
 }
-trap 'rm -rf "$T" samples/lake/.hy*.json samples/volcano/.hyoff.json' EXIT
+trap 'rm -rf "$T" samples/lake/.hy*.json samples/volcano/.hyoff.json samples/volcano/.hydef.json' EXIT
 mk hyon true
 mk hyoff false
 mk hybad '"yes"'
@@ -31,6 +32,12 @@ check "pure LBM: no FV update" sh -c "! grep -q 'finite-volume update' '$T/err'"
 off_cl=$(sed -n 's/.*clamped \([0-9]*\) cell-steps.*/\1/p' "$T/err")
 check "the hybrid clamps fewer cell-steps (${on_cl:-?} vs ${off_cl:-?})" \
 	test "${on_cl:-0}" -lt "${off_cl:-0}"
+# the default: a copy that does not say bakes the hybrid's bytes
+sed 's|"lbm_hybrid": true, ||' samples/volcano/scene.json >samples/volcano/.hydef.json
+check "the copy does not say" sh -c "! grep -q lbm_hybrid samples/volcano/.hydef.json"
+run 0 $W samples/volcano/.hydef.json -o "$T/def" --steps 200
+expect_err_has "were advanced by the finite-volume update of the hybrid"
+check "default: the hybrid's pack" cmp -s "$T/on/volcano.wtp" "$T/def/volcano.wtp"
 CLW=${CL_BIN:-bin-cl}/wbake
 if [ -x "$CLW" ]; then
 	# OpenCL: the FV update runs on the host on rows read back from the
