@@ -617,6 +617,20 @@ struct cl_lbm {
 	cl_mem b_cnt;        /* the two counts */
 	cl_kernel k_brun, k_bzero;
 	long long sp_cells;  /* interior cell-steps stepped */
+	/* the LBM/FV hybrid (cl_fv_*): the host keeps a copy of the lattice
+	 * (L.f, L.h) that is current only in the rows it reads back */
+	cl_kernel k_fvrows, k_fvput;
+	cl_mem fvrows;       /* per padded row: may hold a candidate */
+	cl_mem fvidx, fvval; /* FV cells' macro values (lbm_fv_put) */
+	size_t fvcap;        /* cells fvidx / fvval hold */
+	cl_int *rowflag;     /* H: fvrows read back */
+	uint8_t *rsel, *rnear; /* H: row selections */
+	uint8_t *frf, *frh;  /* H: host rows of f[cur], h[cur] current (fv_io) */
+	cl_int *fvi;         /* FV cells' unpadded indices, values */
+	cl_float *fvv;
+	long long fv_in, fv_out; /* FV update's change at inflow/level edges */
+	long fv_unclamp;     /* device clamps in FV cells (lbm.c skips them) */
+	double fv_bytes;     /* moved between host and device for the hybrid */
 };
 
 int cl_lbm_bytes_per_cell(const struct cl_lbm *c)
@@ -630,6 +644,7 @@ long long cl_lbm_cells(const struct cl_lbm *c, int *sparse)
 	*sparse = c->sp;
 	return c->sp_cells;
 }
+static void cl_fv_release(struct cl_lbm *c);
 
 void cl_lbm_free(struct cl_lbm *c)
 {
@@ -650,6 +665,7 @@ void cl_lbm_free(struct cl_lbm *c)
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
+	cl_fv_release(c);
 	lbm_release(&c->L);
 	free(c);
 }
@@ -776,6 +792,7 @@ out:
 }
 
 static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d);
+static enum wb_status cl_fv_create(struct cl_lbm *c, struct wb_diags *d);
 
 enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 			     const struct wb_sim *sim, int threads, int half,
@@ -800,16 +817,6 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 		return st;
 	}
 	struct lbm *L = &c->L;
-	/* the kernels have no FV update of the hybrid (docs/lbm.md): a scene
-	 * that asks for it is refused rather than baked differently */
-	if (L->hybrid) {
-		lbm_release(L);
-		free(c);
-		return wb_fail(d, WB_EUSAGE, NULL,
-			       "simulation.lbm_hybrid: the LBM/FV hybrid has no "
-			       "OpenCL kernels yet; bake with --device cpu or set "
-			       "it to false");
-	}
 	c->N = (int)L->ncell;
 	c->cur = 0;
 	const size_t N = L->ncell, fb = N * sizeof(float);
@@ -876,8 +883,14 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 	st = lbm_sparse_create(c, d);
 	if (st != WB_OK)
 		goto fail;
-	/* the host copies of the distributions are no longer needed */
-	lbm_free_f(L);
+	/* the host copies of the distributions are no longer needed, but by
+	 * the hybrid (its FV update runs on rows read back into them) */
+	if (L->hybrid)
+		st = cl_fv_create(c, d);
+	else
+		lbm_free_f(L);
+	if (st != WB_OK)
+		goto fail;
 	/* parameters exactly as lbm_kernel_row computes them */
 	const struct lbm_params *p = &L->p;
 	struct lbm_kp *k = &c->kp;
@@ -1050,6 +1063,10 @@ static cl_int lbm_enq_ghosts(struct cl_lbm *c)
 	return err;
 }
 
+static cl_int cl_fv_step(struct cl_lbm *c);
+static cl_int cl_fv_mark(struct cl_lbm *c);
+static cl_int cl_fv_macro(struct cl_lbm *c, int slot);
+
 static cl_int lbm_enq_step(struct cl_lbm *c)
 {
 	struct cl_env *e = c->env;
@@ -1122,6 +1139,10 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
 		return err;
+	/* the hybrid: its FV update replaces the kernel's result in the FV
+	 * cells before the sources and sinks act (lbm_step's order) */
+	if (L->hybrid && (err = cl_fv_step(c)) != CL_SUCCESS)
+		return err;
 	if (L->nsp) {
 		k = c->k_spec;
 		cl_float ghk = c->kp.ghk;
@@ -1154,6 +1175,9 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	L->cur = c->cur;
 	L->step++;
 	L->time += L->p.dt;
+	/* the hybrid: the FV cells of the next step */
+	if (L->hybrid)
+		return cl_fv_mark(c);
 	return CL_SUCCESS;
 }
 
@@ -1200,6 +1224,9 @@ static cl_int lbm_enq_macro(struct cl_lbm *c, int slot)
 	size_t gs[2] = { round_up((size_t)nx, 16), round_up((size_t)ny, 4) };
 	size_t ls[2] = { 16, 4 };
 	err = clEnqueueNDRangeKernel(c->env->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+	/* the hybrid's FV cells show their own state (lbm_macro) */
+	if (err == CL_SUCCESS && L->hybrid)
+		err = cl_fv_macro(c, slot);
 	if (err != CL_SUCCESS || !L->nsp)
 		return err;
 	k = c->k_mfix;
@@ -1405,9 +1432,360 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
 		cl += u32[k];
 	free(t);
 	free(u);
-	*in = si;
-	*out = so;
-	*clamped = (long)cl;
+	/* the hybrid's books, kept on the host (cl_fv_step) */
+	*in = si + c->fv_in;
+	*out = so + c->fv_out;
+	*clamped = (long)cl - c->fv_unclamp;
+	return err;
+}
+
+
+/* ---- the LBM/FV hybrid on the device ------------------------------------ */
+
+/*
+ * The hybrid (lbm_fv.c, docs/lbm.md "Supercritical flow") runs its FV
+ * update and its marking on the host, the very C code of the CPU bake, on
+ * a host copy of the lattice (L.f, L.h) that is current only in the rows
+ * read back from the device for the purpose:
+ *   after the step kernel (cl_fv_step): f[cur], h[cur], h[!cur] of the rows
+ *     within CL_FV_REACH of an FV cell; the host kernel (lbm_kernel_row)
+ *     recomputes the FV rows (the same bits as the device: it gives the
+ *     whole rows to write back and the clamps the device counted in FV
+ *     cells, which lbm_step does not count); lbm_fv_update; the FV rows
+ *     of f[!cur], h[!cur] written back; then the device's specials;
+ *   after the step (cl_fv_mark): lbm_fv_rows flags the rows that may hold
+ *     a candidate (one int per row read back), their f[cur] and the h[cur]
+ *     of them and their neighbours are read, lbm_fv_mark_rows marks;
+ *   at a sample (cl_fv_macro): the FV rows read again (the macro refills
+ *     the ghosts), lbm_fv_state of each FV cell, lbm_fv_put scatters them.
+ * Rows without FV cells or candidates cost no transfer. Every read comes
+ * after the device work that the CPU bake's read would follow, so the
+ * host sees the CPU bake's state and the result is its bytes.
+ */
+#ifdef LBM_FV_REACH
+#define CL_FV_REACH LBM_FV_REACH
+#else
+#define CL_FV_REACH 2 /* rows an FV cell's update reads on either side */
+#endif
+
+static void cl_fv_release(struct cl_lbm *c)
+{
+	if (c->k_fvrows)
+		clReleaseKernel(c->k_fvrows);
+	if (c->k_fvput)
+		clReleaseKernel(c->k_fvput);
+	c->k_fvrows = c->k_fvput = NULL;
+	buf_free(&c->fvrows);
+	buf_free(&c->fvidx);
+	buf_free(&c->fvval);
+	free(c->rowflag);
+	free(c->rsel);
+	free(c->rnear);
+	free(c->frf);
+	free(c->frh);
+	c->frf = c->frh = NULL;
+	free(c->fvi);
+	free(c->fvv);
+	c->rowflag = NULL;
+	c->rsel = c->rnear = NULL;
+	c->fvi = NULL;
+	c->fvv = NULL;
+	c->fvcap = 0;
+}
+
+static enum wb_status cl_fv_create(struct cl_lbm *c, struct wb_diags *d)
+{
+	struct cl_env *e = c->env;
+	const int H = c->L.H;
+	cl_int err = CL_SUCCESS;
+	if (!(c->k_fvrows = clCreateKernel(e->prog, "lbm_fv_rows", &err)))
+		return cl_fail(d, err, "lbm_fv_rows");
+	if (!(c->k_fvput = clCreateKernel(e->prog, "lbm_fv_put", &err)))
+		return cl_fail(d, err, "lbm_fv_put");
+	c->rowflag = calloc((size_t)H, sizeof(cl_int));
+	c->rsel = calloc((size_t)H, 1);
+	c->rnear = calloc((size_t)H, 1);
+	c->frf = calloc((size_t)H, 1);
+	c->frh = calloc((size_t)H, 1);
+	if (!c->rowflag || !c->rsel || !c->rnear || !c->frf || !c->frh)
+		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+	if (!(c->fvrows = buf_new(e, (size_t)H * sizeof(cl_int), &err)))
+		return cl_fail(d, err, "allocating the hybrid's row flags");
+	return WB_OK;
+}
+
+/* rnear = the rows of rsel and those within r rows of one. */
+static void fv_near(const struct cl_lbm *c, int r, const uint8_t *rsel,
+		    uint8_t *rnear)
+{
+	const int H = c->L.H;
+	for (int j = 0; j < H; j++)
+		rnear[j] = 0;
+	for (int j = 0; j < H; j++) {
+		if (!rsel[j])
+			continue;
+		for (int q = j - r; q <= j + r; q++)
+			if (q >= 0 && q < H)
+				rnear[q] = 1;
+	}
+}
+
+/* rsel = the rows holding an FV cell; returns their count. */
+static int fv_rows_of_cells(struct cl_lbm *c)
+{
+	const struct lbm *L = &c->L;
+	int nr = 0;
+	for (int j = 0; j < L->H; j++)
+		c->rsel[j] = 0;
+	for (int k = 0; k < L->nfv; k++) {
+		int j = L->fvl[k] / L->W;
+		nr += !c->rsel[j];
+		c->rsel[j] = 1;
+	}
+	return nr;
+}
+
+/* One transfer of a run of rows j0 .. j1 - 1, columns i0 .. i1 - 1, of
+ * the host copy's array hp (W per row) and the device buffer m at byte
+ * offset base (stride W). */
+static cl_int fv_rect(struct cl_lbm *c, cl_mem m, size_t base, void *hp,
+		      int j0, int j1, int i0, int i1, int write)
+{
+	struct cl_env *e = c->env;
+	const size_t W = (size_t)c->L.W, es = sizeof(float);
+	c->fv_bytes += (double)(j1 - j0) * (i1 - i0) * es;
+	if (i0 == 0 && i1 == (int)W) { /* whole rows: one contiguous range */
+		size_t o = (size_t)j0 * W * es, len = (size_t)(j1 - j0) * W * es;
+		char *h = (char *)hp + o;
+		return write ? clEnqueueWriteBuffer(e->q, m, CL_FALSE, base + o, len, h,
+						    0, NULL, NULL)
+			     : clEnqueueReadBuffer(e->q, m, CL_FALSE, base + o, len, h,
+						   0, NULL, NULL);
+	}
+	size_t bo[3] = { base + (size_t)i0 * es, (size_t)j0, 0 };
+	size_t ho[3] = { (size_t)i0 * es, (size_t)j0, 0 };
+	size_t rg[3] = { (size_t)(i1 - i0) * es, (size_t)(j1 - j0), 1 };
+	return write ? clEnqueueWriteBufferRect(e->q, m, CL_FALSE, bo, ho, rg,
+						W * es, 0, W * es, 0, hp, 0,
+						NULL, NULL)
+		     : clEnqueueReadBufferRect(e->q, m, CL_FALSE, bo, ho, rg,
+					       W * es, 0, W * es, 0, hp, 0, NULL,
+					       NULL);
+}
+
+/* Copy the rows with rows[j] of time level k between the device and the
+ * host copy: what & 1 the distributions, what & 2 the depths. write 1:
+ * the interior columns to the device. write 0: to the host, whole rows,
+ * but where fresh (the host's row of time level k is current, only its
+ * ghost columns may have been refilled since) just the ghost columns
+ * 0 and W - 1; the rows read become fresh. Runs of rows go in one
+ * transfer per field (and column range); waits for all. */
+static cl_int fv_io(struct cl_lbm *c, const uint8_t *rows, int k, int what,
+		    int write, uint8_t *fresh)
+{
+	struct lbm *L = &c->L;
+	const int W = L->W;
+	cl_int err = CL_SUCCESS;
+	for (int j = 0; j < L->H && err == CL_SUCCESS;) {
+		const int fr = !write && fresh && fresh[j];
+		if (!rows[j]) {
+			j++;
+			continue;
+		}
+		int j1 = j;
+		while (j1 < L->H && rows[j1] && (!write && fresh && fresh[j1]) == fr)
+			j1++;
+		/* column ranges: [0, W) whole rows, [1, W - 1) the interior,
+		 * [0, 1) and [W - 1, W) the ghost columns */
+		int cr[2][2] = { { 0, W }, { 0, 0 } };
+		if (write)
+			cr[0][0] = 1, cr[0][1] = W - 1;
+		else if (fr)
+			cr[0][1] = 1, cr[1][0] = W - 1, cr[1][1] = W;
+		for (int q = 0; q < 2 && err == CL_SUCCESS; q++) {
+			if (cr[q][1] <= cr[q][0])
+				continue;
+			for (int a = 0; (what & 1) && a < LBM_Q && err == CL_SUCCESS; a++)
+				err = fv_rect(c, c->f[k], (size_t)a * L->ncell * sizeof(int32_t),
+					      L->f[k][a], j, j1, cr[q][0], cr[q][1], write);
+			if ((what & 2) && err == CL_SUCCESS)
+				err = fv_rect(c, c->h[k], 0, L->h[k], j, j1, cr[q][0],
+					      cr[q][1], write);
+		}
+		for (int q = j; fresh && !write && q < j1; q++)
+			fresh[q] = q > 0 && q < L->H - 1;
+		j = j1;
+	}
+	cl_int e2 = clFinish(c->env->q);
+	return err != CL_SUCCESS ? err : e2;
+}
+
+/* After the step kernel of lbm_enq_step, before the specials: the FV
+ * update of lbm_step on the host, its rows written back. */
+static cl_int cl_fv_step(struct cl_lbm *c)
+{
+	struct lbm *L = &c->L;
+	if (L->nfv == 0)
+		return CL_SUCCESS;
+	const int cur = c->cur;
+	if (fv_rows_of_cells(c) == 0)
+		return CL_SUCCESS;
+	fv_near(c, CL_FV_REACH, c->rsel, c->rnear);
+	cl_int err = fv_io(c, c->rnear, cur, 1, 0, c->frf);
+	if (err == CL_SUCCESS)
+		err = fv_io(c, c->rnear, cur, 2, 0, c->frh);
+	if (err == CL_SUCCESS)
+		err = fv_io(c, c->rnear, !cur, 2, 0, NULL);
+	if (err != CL_SUCCESS)
+		return err;
+	/* the FV rows on the host: as lbm_step runs them (the FV cells'
+	 * clamps not counted), then unmasked (every clamp the device
+	 * counted); the same populations either way */
+	long masked = 0;
+	const int nfv = L->nfv;
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 4) reduction(+ : masked)
+	for (int j = 1; j <= L->ny; j++) {
+		if (!c->rsel[j])
+			continue;
+		L->row_clamp[j] = 0;
+		L->row_bad[j] = 0;
+		lbm_kernel_row(L, j);
+		masked += L->row_clamp[j];
+	}
+	L->nfv = 0; /* lbm_kernel_row: no FV mask */
+	long all = 0;
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 4) reduction(+ : all)
+	for (int j = 1; j <= L->ny; j++) {
+		if (!c->rsel[j])
+			continue;
+		L->row_clamp[j] = 0;
+		lbm_kernel_row(L, j);
+		all += L->row_clamp[j];
+	}
+	L->nfv = nfv;
+	c->fv_unclamp += all - masked;
+	int64_t eadj = 0;
+	lbm_fv_update(L, &eadj);
+	if (eadj > 0)
+		c->fv_in += eadj;
+	else
+		c->fv_out -= eadj;
+	return fv_io(c, c->rsel, !cur, 3, 1, NULL);
+}
+
+/* After a step: lbm_fv_mark on the rows that may hold a core cell. */
+static cl_int cl_fv_mark(struct cl_lbm *c)
+{
+	struct cl_env *e = c->env;
+	struct lbm *L = &c->L;
+	const double un = L->unit, g = L->p.g, ev = L->p.e, hd = L->p.h_dry;
+	const double off2 = L->fv_off * L->fv_off;
+	/* lbm_fv_mark's candidate constants, thresholds halved (lbm.cl) */
+	cl_float kf = (cl_float)(ev * ev / (un * g)), hdu = (cl_float)(hd / un);
+	cl_float thin_u = (cl_float)(LBM_THIN * hd / un);
+	cl_float t_off = (cl_float)(0.5 * 0.99 * off2);
+	cl_float t_film = (cl_float)(0.5 * 0.99 * LBM_FV_FILM * LBM_FV_FILM);
+	cl_float hdf = (cl_float)hd;
+	cl_int all = off2 <= 0, W = L->W, nx = L->nx, ny = L->ny;
+	cl_kernel k = c->k_fvrows;
+	cl_int err = buf_zero(e, c->fvrows, (size_t)L->H * sizeof(cl_int));
+	err |= ARG(k, 0, c->f[c->cur]);
+	err |= ARG(k, 1, c->h[c->cur]);
+	err |= ARG(k, 2, c->z);
+	err |= ARG(k, 3, c->c);
+	err |= ARG(k, 4, c->N);
+	err |= ARG(k, 5, W);
+	err |= ARG(k, 6, nx);
+	err |= ARG(k, 7, ny);
+	err |= ARG(k, 8, kf);
+	err |= ARG(k, 9, hdu);
+	err |= ARG(k, 10, thin_u);
+	err |= ARG(k, 11, t_off);
+	err |= ARG(k, 12, t_film);
+	err |= ARG(k, 13, hdf);
+	err |= ARG(k, 14, all);
+	err |= ARG(k, 15, c->kp.Gai);
+	err |= ARG(k, 16, c->kp.Gdi);
+	err |= ARG(k, 17, c->fvrows);
+	if (err != CL_SUCCESS)
+		return err;
+	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)ny }, ls[2] = { c->lx, 1 };
+	err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+	if (err == CL_SUCCESS)
+		err = buf_read(e, c->fvrows, 0, (size_t)L->H * sizeof(cl_int),
+			       c->rowflag);
+	c->fv_bytes += (double)L->H * sizeof(cl_int);
+	if (err != CL_SUCCESS)
+		return err;
+	for (int j = 0; j < L->H; j++)
+		c->rsel[j] = c->rowflag[j] != 0;
+	fv_near(c, 1, c->rsel, c->rnear);
+	/* a new time level: nothing of it is on the host yet */
+	memset(c->frf, 0, (size_t)L->H);
+	memset(c->frh, 0, (size_t)L->H);
+	err = fv_io(c, c->rsel, c->cur, 1, 0, c->frf);
+	if (err == CL_SUCCESS)
+		err = fv_io(c, c->rnear, c->cur, 2, 0, c->frh);
+	if (err != CL_SUCCESS)
+		return err;
+	lbm_fv_mark_rows(L, c->rsel);
+	return CL_SUCCESS;
+}
+
+/* After lbm_macro's kernel into mh, mu[slot], mv[slot]: the FV cells'
+ * own state (lbm_fv_state), as lbm_macro shows it. */
+static cl_int cl_fv_macro(struct cl_lbm *c, int slot)
+{
+	struct cl_env *e = c->env;
+	struct lbm *L = &c->L;
+	const int nf = L->nfv;
+	if (nf == 0 || fv_rows_of_cells(c) == 0)
+		return CL_SUCCESS;
+	fv_near(c, 1, c->rsel, c->rnear);
+	cl_int err = fv_io(c, c->rsel, c->cur, 1, 0, c->frf);
+	if (err == CL_SUCCESS)
+		err = fv_io(c, c->rnear, c->cur, 2, 0, c->frh);
+	if (err != CL_SUCCESS)
+		return err;
+	if ((size_t)nf > c->fvcap) {
+		buf_free(&c->fvidx);
+		buf_free(&c->fvval);
+		free(c->fvi);
+		free(c->fvv);
+		c->fvcap = 0;
+		c->fvi = malloc((size_t)nf * sizeof(cl_int));
+		c->fvv = malloc((size_t)nf * 3 * sizeof(cl_float));
+		if (!c->fvi || !c->fvv)
+			return CL_OUT_OF_HOST_MEMORY;
+		if (!(c->fvidx = buf_new(e, (size_t)nf * sizeof(cl_int), &err)) ||
+		    !(c->fvval = buf_new(e, (size_t)nf * 3 * sizeof(cl_float), &err)))
+			return err;
+		c->fvcap = (size_t)nf;
+	}
+	for (int k = 0; k < nf; k++) {
+		const int n = L->fvl[k];
+		float h, u, v;
+		lbm_fv_state(L, n, &h, &u, &v);
+		c->fvi[k] = (n % L->W - 1) + (n / L->W - 1) * L->nx;
+		c->fvv[3 * k] = h;
+		c->fvv[3 * k + 1] = u;
+		c->fvv[3 * k + 2] = v;
+	}
+	c->fv_bytes += (double)nf * 4 * sizeof(cl_float);
+	err = buf_write(e, c->fvidx, 0, (size_t)nf * sizeof(cl_int), c->fvi);
+	if (err == CL_SUCCESS)
+		err = buf_write(e, c->fvval, 0, (size_t)nf * 3 * sizeof(cl_float),
+				c->fvv);
+	cl_kernel k = c->k_fvput;
+	cl_int n = nf;
+	err |= ARG(k, 0, c->fvidx);
+	err |= ARG(k, 1, c->fvval);
+	err |= ARG(k, 2, n);
+	err |= ARG(k, 3, c->mh);
+	err |= ARG(k, 4, c->mu[slot]);
+	err |= ARG(k, 5, c->mv[slot]);
+	if (err == CL_SUCCESS)
+		err = run1d(e, k, (size_t)nf);
 	return err;
 }
 
@@ -1613,10 +1991,22 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	double dx2 = L->p.dx * L->p.dx;
 	rep->steps = L->step;
 	rep->residual = isfinite(res) ? res : NAN;
-	rep->sim_time = L->step * L->p.dt;
+	rep->sim_time = L->time; /* summed as lbm_solve sums it */
 	rep->dt = L->p.dt;
 	rep->lattice_speed = L->p.e;
 	rep->tau = L->p.tau;
+	/* what lbm_solve reports of its parameters, so that the manifest is
+	 * the CPU bake's */
+	rep->h_deep = L->p.h_deep;
+	rep->h_flood = L->p.h_flood;
+	rep->viscosity = L->p.nu;
+	rep->viscosity_requested = L->p.nu_req;
+	rep->rescales = L->rescales;
+	{
+		static const char *why[] = { "depth", "inflow velocity", "given",
+					     "re-chosen during the run" };
+		rep->lattice_speed_reason = why[L->p.e_why];
+	}
 	rep->vol_in = (double)vin * L->unit * dx2;
 	rep->vol_out = (double)vout * L->unit * dx2;
 	double scale = MAXD(MAXD(rep->vol_initial, rep->vol_final),
@@ -1626,6 +2016,17 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 				 rep->vol_final) / scale : 0;
 	rep->clamped = clamped;
 	rep->bytes_per_cell = cl_lbm_bytes_per_cell(c);
+	if (L->fv_cells > 0) /* lbm_solve's note, word for word */
+		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
+			    "lbm: %ld cell-steps (%.3g %% of the wet and dry cell-steps) were advanced by the finite-volume update of the hybrid (supercritical flow, spilling fronts)",
+			    L->fv_cells,
+			    100.0 * (double)L->fv_cells /
+				    ((double)L->step * L->nx * L->ny));
+	if (L->hybrid && L->step > 0)
+		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
+			    "lbm (opencl): the hybrid's FV update and marking ran on the host: %.4g MB moved between host and device, %.4g kB per step (the lattice is %.4g kB)",
+			    c->fv_bytes / 1e6, c->fv_bytes / 1e3 / (double)L->step,
+			    (double)L->ncell * (LBM_Q * 4 + 4) / 1e3);
 	if (rep->balance_error > 1e-3)
 		st = wb_fail(d, WB_ESIM, NULL,
 			     "lbm (opencl): mass balance does not close after %ld steps: initial %g + in %g - out %g != final %g m^3",

@@ -920,12 +920,12 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 	lbm_kernel_params(L, &L->kp);
 	lbm_fill_ghosts(L); /* ghost depths for the link rule */
 	init_state(L, r);
-	/* the hybrid (lbm_fv.c); the OpenCL back end, whose kernels have no
-	 * FV update yet, turns it off (lbm_fv_free, hybrid = 0) */
 	if (sb_alloc(L) != 0) {
 		lbm_release(L);
 		return wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
 	}
+	/* the hybrid (lbm_fv.c); the OpenCL back end runs it on the host
+	 * on rows read back from the device (cl.c, cl_fv_*) */
 	L->hybrid = sim->lbm_hybrid != 0;
 	L->fv_on = LBM_FV_ON;
 	L->fv_off = LBM_FV_OFF;

@@ -355,14 +355,22 @@ double lbm_depth_for(const struct lbm_params *p);
 int lbm_fv_alloc(struct lbm *L);
 void lbm_fv_free(struct lbm *L);
 void lbm_fv_mark(struct lbm *L);
+/* lbm_fv_mark for a caller whose copy of the state is current only in
+ * some rows (the OpenCL back end): scan[j] (padded rows 0 .. H - 1)
+ * nonzero for the rows to look at; the result is lbm_fv_mark's when
+ * every row holding a core cell (lbm_fv.c) is scanned, f[cur] is current
+ * in the scanned rows and h[cur] in them and the rows next to them (a
+ * row without a core cell adds nothing to the marking). scan NULL: every
+ * row. */
+void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan);
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
 /* Depth and velocity (m, m/s) of FV cell n: its own state (its
  * populations less the bed terms), not the pulled LBM moments. */
 void lbm_fv_state(const struct lbm *L, int n, float *h, float *u, float *v);
 
-/* lbm_solve (solve.h) with the hybrid on (1, what lbm_solve does) or off
- * (0: pure LBM, the Froude clamp holds supercritical cells, as the OpenCL
- * back end runs it). */
+/* lbm_solve (solve.h) with the hybrid on (1) or off (0: pure LBM, the
+ * Froude clamp holds supercritical cells); lbm_solve passes the scene's
+ * simulation.lbm_hybrid. */
 enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 				const struct wb_sim *sim,
 				const struct wb_solve_opts *o, struct wb_state *out,

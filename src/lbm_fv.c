@@ -248,6 +248,11 @@ static void cand_row(const uint32_t *const *A, int o,
 /* Mark the FV cells for the next step from the current state. */
 void lbm_fv_mark(struct lbm *L)
 {
+	lbm_fv_mark_rows(L, NULL);
+}
+
+void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
+{
 	if (!L->hybrid)
 		return;
 	int32_t *const *A = L->f[L->cur];
@@ -267,8 +272,16 @@ void lbm_fv_mark(struct lbm *L)
 	const float t_off = (float)(0.99 * off2), t_film = (float)(0.99 * film2);
 	const float hdf = (float)hd;
 	const int all = off2 <= 0;
+	/* rows not scanned hold no core cell: the cells they had in the FV
+	 * list are cleared as a scan would (every cell whose flag is neither
+	 * 0 nor 4 is in the list) */
+	for (int k = 0; scan && k < L->nfv; k++)
+		if (!scan[L->fvl[k] / W])
+			fvf[L->fvl[k]] = 0;
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 	for (int j = 1; j <= ny; j++) {
+		if (scan && !scan[j])
+			continue;
 		/* the runs of blocks the sparse step keeps (lbm_mark_spans) */
 		const int32_t *sp;
 		const int ns = lbm_mark_spans(L, j, &sp);
@@ -286,7 +299,7 @@ void lbm_fv_mark(struct lbm *L)
 	for (int j = 1; j <= ny; j++) {
 		int nc = 0;
 		const int32_t *sp;
-		const int ns = lbm_mark_spans(L, j, &sp);
+		const int ns = scan && !scan[j] ? 0 : lbm_mark_spans(L, j, &sp);
 		for (int s = 0; s < ns; s++)
 		for (int i = sp[2 * s]; i <= sp[2 * s + 1]; i++) {
 			const int n = i + j * W;
@@ -379,7 +392,7 @@ void lbm_fv_mark(struct lbm *L)
 	int nf = 0;
 	for (int j = 1; j <= ny; j++) {
 		const int32_t *sp;
-		const int ns = lbm_mark_spans(L, j, &sp);
+		const int ns = rown[j] ? lbm_mark_spans(L, j, &sp) : 0;
 		for (int s = 0; s < ns; s++)
 		for (int i = sp[2 * s]; i <= sp[2 * s + 1]; i++) {
 			int n = i + j * W;

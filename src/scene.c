@@ -1106,6 +1106,7 @@ static void sim_defaults(struct wb_sim *s)
 	s->foam_dissipation = 0.2;
 	s->maccormack = 1;
 	s->coarse_levels = -1; /* "auto" */
+	s->lbm_hybrid = 1; /* the LBM/FV hybrid (docs/lbm.md) */
 }
 
 /* "auto" or a positive number. */

@@ -141,6 +141,9 @@ static float valley_z(int i, int j)
 	return (float)v;
 }
 
+/* The pure LBM (lbm_hybrid false): with the hybrid, the default, the warm
+ * start and the bake from the first guess end 0.118 apart (> 2 x the
+ * tolerance): its steady state depends on the path (docs/lbm.md). */
 static const char *write_valley(const char *name, double eddy_y)
 {
 	char text[2048];
@@ -154,7 +157,7 @@ static const char *write_valley(const char *name, double eddy_y)
 		 "   \"discharge\": 0.4, \"material\": \"w\"}],\n"
 		 " \"modifiers\": [{\"name\": \"eddy\", \"center\": [50, %g], \"radius\": 6,\n"
 		 "   \"direction\": [1, 0], \"speed\": 0.3, \"strength\": 0.2}],\n"
-		 " \"simulation\": {\"solver\": \"lbm\", \"manning\": 0.04, \"viscosity\": 0.5,\n"
+		 " \"simulation\": {\"solver\": \"lbm\", \"lbm_hybrid\": false, \"manning\": 0.04, \"viscosity\": 0.5,\n"
 		 "   \"max_steps\": 40000, \"tolerance\": 0.03, \"window\": 600},\n"
 		 " \"output\": {\"lods\": 1}}\n",
 		 VNX, VNY, VDX, eddy_y);

@@ -213,8 +213,8 @@ static void run_both(const struct wb_raster *r, const struct wb_sim *sim,
 	memset(gpu, 0, sizeof(*gpu));
 	enum wb_status s1 = sim->solver == WB_SOLVER_SWE ?
 		swe_solve(r, sim, &o, cpu, rc, &d) :
-		/* the OpenCL LBM has no FV update of the hybrid (docs/lbm.md):
-		 * compared with the CPU's pure LBM */
+		/* these scenes leave lbm_hybrid off (sim_defaults): the CPU's
+		 * pure LBM (test_opencl_hybrid compares the hybrid) */
 		lbm_solve_hybrid(r, sim, &o, cpu, rc, &d, 0);
 	for (int k = 0; k < d.n; k++)
 		if (d.v[k].sev == WB_SEV_ERROR)

@@ -772,3 +772,85 @@ kernel void wb_resid_rows(global const float *h, global const float *u0,
 	den[j] = rd;
 	hs[j] = rh;
 }
+
+/* ---- the LBM/FV hybrid (cl.c's cl_fv_*; the FV update itself runs on
+ * the host, lbm_fv.c) ------------------------------------------------------ */
+
+/* Rows that may hold a core cell of lbm_fv_mark (lbm_fv.c: a wet cell
+ * whose Froude number passes the thresholds, or that spills onto a dry
+ * neighbour below its surface): such a cell sets rows[j + 1] (padded
+ * row) to 1; rows zeroed by the host. A superset, so that no rounding can
+ * leave a row out (extra rows cost a transfer, never a result): the host
+ * passes half of lbm_fv.c's Froude thresholds, applied to the raw
+ * moments (as its candidate test) and to the moments less the bed terms
+ * (as its core test, with a margin); the spill test is lbm_fv.c's
+ * spills, the same float operations on the same bytes. Rows
+ * without a core cell mark nothing (lbm_fv_mark_rows). A change to the
+ * core criteria of lbm_fv.c must be made here too. */
+kernel void lbm_fv_rows(global const int *A, global const float *hA,
+			global const float *z, global const float *c, int N,
+			int W, int nx, int ny, float kf, float hdu, float thin_u,
+			float t_off, float t_film, float hdf, int all, float Gai,
+			float Gdi, global int *rows)
+{
+	const int i = get_global_id(0) + 1, j = get_global_id(1) + 1;
+	if (i > nx || j > ny)
+		return;
+	const int n = i + j * W;
+	const uint a0 = (uint)A[n], a1 = (uint)A[N + n], a2 = (uint)A[2 * N + n],
+		   a3 = (uint)A[3 * N + n], a4 = (uint)A[4 * N + n],
+		   a5 = (uint)A[5 * N + n], a6 = (uint)A[6 * N + n],
+		   a7 = (uint)A[7 * N + n], a8 = (uint)A[8 * N + n];
+	const uint p15 = a1 + a2 + a8, m15 = a4 + a5 + a6;
+	const uint p37 = a2 + a3 + a4, m37 = a6 + a7 + a8;
+	const float mf = (float)as_int(a0 + p15 + m15 + a3 + a7);
+	if (!(mf > hdu))
+		return;
+	const float X = (float)as_int(p15 - m15), Y = (float)as_int(p37 - m37);
+	const float thr = mf < thin_u ? t_film : t_off;
+	const float m3 = thr * (mf * mf * mf);
+	int hit = ((X * X + Y * Y) * kf > m3) | all;
+	const float eta = z[n] + hA[n];
+	if (hit && !all) {
+		/* the core test takes the bed terms of the open links out of
+		 * the momentum (lbm_fv.c cell_moments): so does this one, with
+		 * a margin for the float sums that covers their rounding */
+		float bx = 0.0f, by = 0.0f, ab = 0.0f;
+		for (int a = 1; a < 9; a++) {
+			const int q = n + lbm_cxs[a] + lbm_cys[a] * W;
+			if (!lbm_link_open(hA[n], z[n], c[n], hA[q], z[q], c[q], hdf))
+				continue;
+			const float b = lbm_bed(hA[n], z[n], hA[q], z[q]) *
+					((a & 1) ? Gai : Gdi);
+			bx += lbm_cxs[a] * b;
+			by += lbm_cys[a] * b;
+			ab += fabs(b);
+		}
+		const float slack = 1e-4f * (fabs(X) + fabs(Y) + ab) + 16.0f;
+		const float mx = fabs(X - bx) + slack, my = fabs(Y - by) + slack;
+		hit = (mx * mx + my * my) * kf > m3;
+	}
+	for (int dj = -1; dj <= 1 && !hit; dj++)
+		for (int di = -1; di <= 1; di++) {
+			const int x = n + di + dj * W;
+			const int in = (i + di >= 1) & (i + di <= nx) &
+				       (j + dj >= 1) & (j + dj <= ny);
+			hit |= in & (x != n) & (hA[x] <= hdf) &
+			       (z[x] + hdf < eta) & (c[x] > eta);
+		}
+	if (hit)
+		rows[j] = 1; /* every writer stores the same value */
+}
+
+/* The FV cells' macroscopic values (lbm_fv_state, computed on the host)
+ * into lbm_macro's output: cell idx[k] (unpadded) gets val[3k .. 3k + 2]. */
+kernel void lbm_fv_put(global const int *idx, global const float *val, int n,
+		       global float *ho, global float *uo, global float *vo)
+{
+	const int k = get_global_id(0);
+	if (k >= n)
+		return;
+	ho[idx[k]] = val[3 * k];
+	uo[idx[k]] = val[3 * k + 1];
+	vo[idx[k]] = val[3 * k + 2];
+}

@@ -1,9 +1,10 @@
 # simulation.lbm_hybrid (docs/lbm.md "Supercritical flow"): the LBM/FV
-# hybrid is opt-in, CPU and one process only. A bad value is exit 2 with
-# its JSON path; a scene that asks for it is refused on OpenCL and under
-# MPI with more than one rank (exit 1), so that no device or rank count
-# bakes other bytes; on the CPU it changes the bake (its FV cell-steps
-# are named in the log).
+# hybrid is the default (a scene that does not say runs it), one process
+# only. A bad value is exit 2 with its JSON
+# path; a scene that asks for it is refused under MPI with more than one
+# rank (exit 1), so that no rank count bakes other bytes; it changes the
+# bake (its FV cell-steps are named in the log), and on OpenCL it bakes
+# the CPU's bytes (docs/opencl.md).
 . tests/cli/lib.inc
 W=$BIN/wbake
 # the lake sample with the hybrid asked for (or a bad value)
@@ -11,7 +12,7 @@ mk() { # mk NAME VALUE
 	sed "s|\"simulation\": {|\"simulation\": { \"lbm_hybrid\": $2,|" \
 		samples/lake/scene.json > "samples/lake/.$1.json"
 }
-trap 'rm -rf "$T" samples/lake/.hy*.json samples/volcano/.hyoff.json' EXIT
+trap 'rm -rf "$T" samples/lake/.hy*.json samples/volcano/.hyoff.json samples/volcano/.hydef.json' EXIT
 mk hyon true
 mk hyoff false
 mk hybad '"yes"'
@@ -31,11 +32,23 @@ check "pure LBM: no FV update" sh -c "! grep -q 'finite-volume update' '$T/err'"
 off_cl=$(sed -n 's/.*clamped \([0-9]*\) cell-steps.*/\1/p' "$T/err")
 check "the hybrid clamps fewer cell-steps (${on_cl:-?} vs ${off_cl:-?})" \
 	test "${on_cl:-0}" -lt "${off_cl:-0}"
+# the default: a copy that does not say bakes the hybrid's bytes
+sed 's|"lbm_hybrid": true, ||' samples/volcano/scene.json >samples/volcano/.hydef.json
+check "the copy does not say" sh -c "! grep -q lbm_hybrid samples/volcano/.hydef.json"
+run 0 $W samples/volcano/.hydef.json -o "$T/def" --steps 200
+expect_err_has "were advanced by the finite-volume update of the hybrid"
+check "default: the hybrid's pack" cmp -s "$T/on/volcano.wtp" "$T/def/volcano.wtp"
 CLW=${CL_BIN:-bin-cl}/wbake
 if [ -x "$CLW" ]; then
-	run 1 $CLW samples/lake/.hyon.json -o "$T/cl" --steps 10 --quiet --device opencl
-	expect_err_has "simulation.lbm_hybrid: the LBM/FV hybrid has no OpenCL kernels yet"
-	check "OpenCL refusal leaves no output" test ! -e "$T/cl/manifest.json"
+	# OpenCL: the FV update runs on the host on rows read back from the
+	# device (docs/opencl.md): the CPU bake's bytes, pack, state file and
+	# manifest alike
+	run 0 $CLW samples/volcano/scene.json -o "$T/cl" --steps 200 --device opencl
+	expect_err_has "were advanced by the finite-volume update of the hybrid"
+	expect_err_has "the hybrid's FV update and marking ran on the host"
+	for f in volcano.wtp state.wbs manifest.json; do
+		check "OpenCL hybrid: $f is the CPU's" cmp -s "$T/on/$f" "$T/cl/$f"
+	done
 fi
 MB=${MPI_BIN:-bin-mpi}/wbake
 if [ -x "$MB" ] && command -v mpirun >/dev/null 2>&1; then

@@ -37,8 +37,13 @@ same() { # same DESCRIPTION DIR1 DIR2: equal file sets, equal bytes
 	fi
 }
 
+# The LBM/FV hybrid, the LBM's default, is refused under MPI with more
+# than one rank until the bands have it (docs/lbm.md): these scenes pin
+# the pure LBM.
 # 1. the river: LBM and SWE (waterfall particles), fixed steps
-R=samples/river/scene.json
+R=samples/river/.mpi-pure.json
+sed 's|"simulation": {|"simulation": { "lbm_hybrid": false,|' samples/river/scene.json >"$R"
+trap 'rm -rf "$T" "$R"' EXIT
 for s in lbm swe; do
 	run 0 "$BIN/wbake" $R -o "$T/$s-1" --solver $s --steps 40 --threads 1 --quiet
 	for n in 1 2 3; do
@@ -69,7 +74,7 @@ cat >"$T/flat/scene.json" <<'EOF'
     { "type": "spring", "name": "s", "point": [20, 10], "radius": 3, "discharge": 0.4, "material": "w" },
     { "type": "river", "name": "r", "width": 6, "discharge": 0.8, "material": "w",
       "path": [[50, 2], [45, 30], [50, 59]] } ],
-  "simulation": { "solver": "swe", "manning": 0.03, "max_steps": 300, "window": 50 } }
+  "simulation": { "solver": "swe", "lbm_hybrid": false, "manning": 0.03, "max_steps": 300, "window": 50 } }
 EOF
 F=$T/flat/scene.json
 for s in swe lbm; do
