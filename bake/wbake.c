@@ -84,7 +84,7 @@ struct opts {
 	const char *from; /* --from: an earlier bake's OUTDIR */
 	int check, dump, preview, pages_png, quiet, json, report, require_steady;
 	int solver;  /* -1 = scene's */
-	int opencl, cl_device, list_devices;
+	int opencl, cl_device, cl_device_set, list_devices;
 	int threads;
 	long steps;
 	int mute; /* MPI: a rank other than 0 (its messages only on failure) */
@@ -157,6 +157,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (parse_long(val, 0, 1000, &v))
 				return usage_error("--cl-device expects a device index, found '%s'", val);
 			o->cl_device = (int)v;
+			o->cl_device_set = 1;
 		} else if (!strcmp(a, "--list-devices")) {
 			o->list_devices = 1;
 		} else if (!strcmp(a, "--threads")) {
@@ -641,6 +642,14 @@ int main(int argc, char **argv)
 		so.par = &mpi.par;
 		if (!o.threads)
 			so.threads = mpi.threads;
+#ifdef WB_OPENCL
+		/* --device opencl: the node-local rank picks its device,
+		   unless --cl-device names one for all */
+		if (o.opencl && !o.cl_device_set) {
+			int ndev = cl_device_count();
+			so.cl_device = ndev > 0 ? mpi.local_rank % ndev : 0;
+		}
+#endif
 	}
 #endif
 	if (!o.quiet)

@@ -42,6 +42,7 @@
 
 #include "cl.h"
 #include "lbm.h"
+#include "par.h"
 #include "solve.h"
 #include "swe.h"
 #include "util.h"
@@ -235,6 +236,14 @@ enum wb_status wb_cl_list_devices(char **text, struct wb_diags *d)
 	free(v);
 	*text = s;
 	return WB_OK;
+}
+
+int cl_device_count(void)
+{
+	struct cl_dev *v;
+	int n = cl_devices(&v);
+	free(v);
+	return n > 0 ? n : 0;
 }
 
 int cl_default_device(void)
@@ -607,6 +616,7 @@ struct cl_lbm {
 	struct lbm_kp kp;
 	struct lbm_kpar ks;  /* lbm_step's parameters (lbm_kernel_params) */
 	int cur;
+	int nsp;             /* special cells in si/sf: this band's (par.h) */
 };
 
 int cl_lbm_bytes_per_cell(const struct cl_lbm *c)
@@ -636,7 +646,16 @@ void cl_lbm_free(struct cl_lbm *c)
 	free(c);
 }
 
-/* Build the ghost, flux and special lists and upload them. */
+/* Several processes (par.h): whether padded cell n lies in this band. */
+static int lbm_par_mine(const struct lbm *L, int n)
+{
+	int j0, j1, j = n / L->W - 1;
+	wb_par_band(L->par, L->ny, &j0, &j1);
+	return j >= j0 && j < j1;
+}
+
+/* Build the ghost, flux and special lists (specials: this band's) and
+ * upload them. */
 static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 {
 	struct lbm *L = &c->L;
@@ -708,8 +727,12 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 			gf[m].s[3] = L->gvel[g];
 		}
 	}
-	for (int k = 0; k < L->nsp; k++) {
-		const struct lbm_special *q = &L->sp[k];
+	int ns = 0;
+	for (int j = 0; j < L->nsp; j++) {
+		const struct lbm_special *q = &L->sp[j];
+		if (!lbm_par_mine(L, q->n))
+			continue;
+		const int k = ns++;
 		si[k].s[0] = q->n;
 		si[k].s[1] = q->flags;
 		sf[6 * k] = q->src;
@@ -719,6 +742,7 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 		sf[6 * k + 4] = q->mk;
 		sf[6 * k + 5] = L->z[q->n];
 	}
+	c->nsp = ns;
 	c->n1 = n1;
 	c->n2 = n2;
 	c->nf = nf;
@@ -757,9 +781,25 @@ out:
 	return st;
 }
 
+static enum wb_status lbm_create_par(struct cl_env *e,
+				     const struct wb_raster *r,
+				     const struct wb_sim *sim, int threads,
+				     int half, struct wb_par *par,
+				     struct cl_lbm **out, struct wb_diags *d);
+
 enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 			     const struct wb_sim *sim, int threads, int half,
 			     struct cl_lbm **out, struct wb_diags *d)
+{
+	return lbm_create_par(e, r, sim, threads, half, NULL, out, d);
+}
+
+/* cl_lbm_create for the band of par (par.h; NULL: one process). */
+static enum wb_status lbm_create_par(struct cl_env *e,
+				     const struct wb_raster *r,
+				     const struct wb_sim *sim, int threads,
+				     int half, struct wb_par *par,
+				     struct cl_lbm **out, struct wb_diags *d)
 {
 	*out = NULL;
 	if (half)
@@ -780,6 +820,7 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 		return st;
 	}
 	struct lbm *L = &c->L;
+	L->par = par && par->size > 1 ? par : NULL;
 	/* the kernels have no FV update of the hybrid (docs/lbm.md): a scene
 	 * that asks for it is refused rather than baked differently */
 	if (L->hybrid) {
@@ -972,17 +1013,21 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	err |= ARG(k, 13, step);
 	if (err != CL_SUCCESS)
 		return err;
-	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)ny }, ls[2] = { c->lx, 1 };
-	err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+	int J0, J1; /* several processes: this band's rows (par.h) */
+	wb_par_band(L->par, ny, &J0, &J1);
+	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)(J1 - J0) },
+	       ls[2] = { c->lx, 1 }, go[2] = { 0, (size_t)J0 };
+	err = clEnqueueNDRangeKernel(e->q, k, 2, J0 ? go : NULL, gs, ls, 0, NULL,
+				     NULL);
 	if (err != CL_SUCCESS)
 		return err;
-	if (L->nsp) {
+	if (c->nsp) {
 		k = c->k_spec;
 		cl_float ghk = c->kp.ghk;
 		err |= ARG(k, 0, c->f[!c->cur]);
 		err |= ARG(k, 1, c->si);
 		err |= ARG(k, 2, c->sf);
-		err |= ARG(k, 3, L->nsp);
+		err |= ARG(k, 3, c->nsp);
 		err |= ARG(k, 4, c->N);
 		err |= set_real(e, k, 5, L->p.dt);
 		err |= set_real(e, k, 6, L->p.e);
@@ -1000,7 +1045,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		err |= ARG(k, 18, c->kp.Gai);
 		err |= ARG(k, 19, c->kp.Gdi);
 		if (err == CL_SUCCESS)
-			err = run1d(e, k, (size_t)L->nsp);
+			err = run1d(e, k, (size_t)c->nsp);
 		if (err != CL_SUCCESS)
 			return err;
 	}
@@ -1011,12 +1056,54 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	return CL_SUCCESS;
 }
 
+/* wb_par_io on f[cur] (9 slices) and h[cur]: buf holds the 9 populations,
+ * then the depth. */
+static int lbm_par_io(void *user, int write, long x0, long y0, long w,
+		      long h, void *buf)
+{
+	struct cl_lbm *c = user;
+	const size_t o[3] = { (size_t)x0 * 4, (size_t)y0, 0 }, z[3] = { 0, 0, 0 },
+		     rf[3] = { (size_t)w * 4, (size_t)h, LBM_Q },
+		     rh[3] = { (size_t)w * 4, (size_t)h, 1 };
+	const size_t rp = (size_t)c->L.W * 4, sp = (size_t)c->N * 4,
+		     hp = (size_t)w * 4, hs = hp * (size_t)h;
+	char *b = buf;
+	cl_command_queue q = c->env->q;
+	cl_int err = write ?
+		clEnqueueWriteBufferRect(q, c->f[c->cur], CL_TRUE, o, z, rf, rp, sp,
+					 hp, hs, b, 0, NULL, NULL) :
+		clEnqueueReadBufferRect(q, c->f[c->cur], CL_TRUE, o, z, rf, rp, sp,
+					hp, hs, b, 0, NULL, NULL);
+	if (err == CL_SUCCESS)
+		err = write ?
+			clEnqueueWriteBufferRect(q, c->h[c->cur], CL_TRUE, o, z, rh,
+						 rp, sp, hp, hs, b + LBM_Q * hs, 0,
+						 NULL, NULL) :
+			clEnqueueReadBufferRect(q, c->h[c->cur], CL_TRUE, o, z, rh,
+						rp, sp, hp, hs, b + LBM_Q * hs, 0,
+						NULL, NULL);
+	return err == CL_SUCCESS ? 0 : -1;
+}
+
+/* Several processes (par.h): after a step, the halo row each side and
+ * the boundary ring of f and h, as lbm_par_exchange on the CPU. */
+static int lbm_par_step(struct cl_lbm *c)
+{
+	struct wb_par *p = c->L.par;
+	return wb_par_halo_io(p, LBM_Q + 1, 4, c->L.W, 1, lbm_par_io, c) |
+	       wb_par_ring_io(p, LBM_Q + 1, 4, c->L.nx, c->L.ny, lbm_par_io, c);
+}
+
 enum wb_status cl_lbm_enqueue(struct cl_lbm *c, long n, struct wb_diags *d)
 {
 	for (long s = 0; s < n; s++) {
 		cl_int err = lbm_enq_step(c);
 		if (err != CL_SUCCESS)
 			return cl_fail(d, err, "enqueueing an LBM step");
+		if (c->L.par && lbm_par_step(c))
+			return wb_fail(d, WB_EIO, NULL,
+				       "lbm (opencl): step %ld: exchange between processes failed",
+				       c->L.step);
 	}
 	return WB_OK;
 }
@@ -1054,19 +1141,19 @@ static cl_int lbm_enq_macro(struct cl_lbm *c, int slot)
 	size_t gs[2] = { round_up((size_t)nx, 16), round_up((size_t)ny, 4) };
 	size_t ls[2] = { 16, 4 };
 	err = clEnqueueNDRangeKernel(c->env->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
-	if (err != CL_SUCCESS || !L->nsp)
+	if (err != CL_SUCCESS || !c->nsp)
 		return err;
 	k = c->k_mfix;
 	err |= ARG(k, 0, c->si);
 	err |= ARG(k, 1, c->sf);
-	err |= ARG(k, 2, L->nsp);
+	err |= ARG(k, 2, c->nsp);
 	err |= ARG(k, 3, W);
 	err |= ARG(k, 4, nx);
 	err |= ARG(k, 5, c->mh);
 	err |= ARG(k, 6, c->mu[slot]);
 	err |= ARG(k, 7, c->mv[slot]);
 	if (err == CL_SUCCESS)
-		err = run1d(c->env, k, (size_t)L->nsp);
+		err = run1d(c->env, k, (size_t)c->nsp);
 	return err;
 }
 
@@ -1105,6 +1192,7 @@ enum wb_status cl_lbm_sync(struct cl_lbm *c, struct wb_diags *d)
 	cl_int err = buf_read(c->env, c->bad, 0, sizeof(bad), &bad);
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "running the LBM kernels");
+	bad = wb_par_min(c->L.par, bad); /* the first of every band's */
 	if (bad != INT_MAX) {
 		lbm_report_bad(c, bad, d);
 		return WB_ESIM;
@@ -1153,10 +1241,12 @@ static cl_int lbm_mass_dev(struct cl_lbm *c, long long *mass)
 	if (err == CL_SUCCESS)
 		err = buf_read(c->env, c->rows, 0, (size_t)ny * sizeof(cl_long), rows);
 	long long m = 0;
-	for (int j = 0; err == CL_SUCCESS && j < ny; j++)
+	int J0, J1; /* several processes: this band's, then all (exact) */
+	wb_par_band(L->par, ny, &J0, &J1);
+	for (int j = J0; err == CL_SUCCESS && j < J1; j++)
 		m += rows[j];
 	free(rows);
-	*mass = m;
+	*mass = L->par ? wb_par_sum(L->par, m) : m;
 	return err;
 }
 
@@ -1200,6 +1290,11 @@ static cl_int lbm_resid_dev(struct cl_lbm *c, cl_mem hb, int p, int q,
 		err = read_reals(c->env, c->rden, (size_t)ny, den);
 	if (err == CL_SUCCESS)
 		err = read_reals(c->env, c->rwet, (size_t)ny, hs);
+	if (err == CL_SUCCESS && L->par) /* every band's rows, summed in order */
+		err = wb_par_rows(L->par, num, sizeof(double), 1, 0, 0) |
+		      wb_par_rows(L->par, den, sizeof(double), 1, 0, 0) |
+		      wb_par_rows(L->par, hs, sizeof(double), 1, 0, 0) ?
+			CL_OUT_OF_HOST_MEMORY : CL_SUCCESS;
 	if (err == CL_SUCCESS) {
 		double sn = 0, sd = 0, sh = 0;
 		for (int j = 0; j < ny; j++) {
@@ -1214,6 +1309,15 @@ static cl_int lbm_resid_dev(struct cl_lbm *c, cl_mem hb, int p, int q,
 	free(den);
 	free(hs);
 	return err;
+}
+
+/* Several processes: the sums of every band's (exact integers). */
+static void lbm_par_books(struct wb_par *p, long long *si, long long *so,
+			  unsigned long long *cl)
+{
+	*si = wb_par_sum(p, *si);
+	*so = wb_par_sum(p, *so);
+	*cl = (unsigned long long)wb_par_sum(p, (long long)*cl);
 }
 
 /* Sum the bookkeeping slots (integer mass units, exact). */
@@ -1231,15 +1335,15 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
 		free(u);
 		return CL_OUT_OF_HOST_MEMORY;
 	}
-	long long si = 0, so = 0;
+	long long si = 0, so = 0, fi = 0, fo = 0;
 	unsigned long long cl = 0;
 	cl_int err = buf_read(e, c->acc_fin, 0, nf * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < nf; k++)
-		si += t[k];
+		fi += t[k];
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->acc_fout, 0, nf * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < nf; k++)
-		so += t[k];
+		fo += t[k];
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->acc_sin, 0, ns * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < ns; k++)
@@ -1259,10 +1363,20 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
 		cl += u32[k];
 	free(t);
 	free(u);
-	*in = si;
-	*out = so;
+	if (L->par) /* edges: the same on every rank; specials, clamps: per band */
+		lbm_par_books(L->par, &si, &so, &cl);
+	*in = fi + si;
+	*out = fo + so;
 	*clamped = (long)cl;
 	return err;
+}
+
+/* Several processes: every band's rows of the result to every rank. */
+static int lbm_par_gather(struct wb_par *p, struct wb_state *out)
+{
+	return wb_par_rows(p, out->h, sizeof(float), out->nx, 0, 0) |
+	       wb_par_rows(p, out->u, sizeof(float), out->nx, 0, 0) |
+	       wb_par_rows(p, out->v, sizeof(float), out->nx, 0, 0) | p->failed;
 }
 
 static enum wb_status solve_env(int dev, struct cl_env **e, struct wb_diags *d)
@@ -1286,7 +1400,8 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	enum wb_status st = solve_env(o ? o->cl_device : 0, &e, d);
 	if (st != WB_OK)
 		return st;
-	st = cl_lbm_create(e, r, sim, o ? o->threads : 0, 0, &c, d);
+	st = lbm_create_par(e, r, sim, o ? o->threads : 0, 0, o ? o->par : NULL,
+			    &c, d);
 	if (st != WB_OK)
 		goto done;
 	struct lbm *L = &c->L;
@@ -1456,6 +1571,11 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		st = cl_lbm_macro(c, out->h, out->u, out->v, d);
 		if (st != WB_OK)
 			goto done;
+	}
+	if (L->par && lbm_par_gather(L->par, out)) {
+		st = wb_fail(d, WB_EIO, NULL,
+			     "lbm (opencl): exchange between processes failed");
+		goto done;
 	}
 	long long vin = 0, vout = 0;
 	long clamped = 0;
@@ -3134,6 +3254,9 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	struct cl_swe *c = NULL;
 	struct swe_means_dev M;
 	memset(&M, 0, sizeof(M));
+	if (o && o->par && o->par->size > 1) /* docs/mpi.md, "Not done" */
+		return wb_fail(d, WB_EUSAGE, NULL,
+			       "--device opencl over several MPI ranks runs the LBM only so far; bake the SWE with --device cpu, or use --solver lbm");
 	enum wb_status st = solve_env(o ? o->cl_device : 0, &e, d);
 	if (st != WB_OK)
 		return st;

@@ -230,3 +230,131 @@ int lbm_par_full(struct lbm *L, int which)
 	e |= wb_par_rows(p, L->h[which], sizeof(float), L->W, 1, 0);
 	return e;
 }
+
+int wb_par_halo_io(struct wb_par *p, int nf, size_t elsize, long W, int hw,
+		   wb_par_io io, void *user)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	const int r = p->rank, j0 = p->row0[r], j1 = p->row0[r + 1];
+	const int up = r > 0, dn = r + 1 < p->size;
+	const size_t all = (size_t)hw * W * elsize * (size_t)nf;
+	char *buf = j1 - j0 >= hw ? calloc(4, all) : NULL;
+	if (!buf) {
+		p->failed = 1;
+		return -1;
+	}
+	char *to_up = buf, *to_dn = buf + all, *from_up = buf + 2 * all,
+	     *from_dn = buf + 3 * all;
+	/* interior row j is padded row j + 1 */
+	int e = 0;
+	if (up)
+		e |= io(user, 0, 0, j0 + 1, W, hw, to_up);
+	if (dn)
+		e |= io(user, 0, 0, j1 - hw + 1, W, hw, to_dn);
+	if (!e)
+		e = p->halo(p->user, to_up, to_dn, from_up, from_dn, all);
+	if (!e && up)
+		e |= io(user, 1, 0, j0 - hw + 1, W, hw, from_up);
+	if (!e && dn)
+		e |= io(user, 1, 0, j1 + 1, W, hw, from_dn);
+	free(buf);
+	p->failed |= e != 0;
+	return e;
+}
+
+int wb_par_ring_io(struct wb_par *p, int nf, size_t elsize, int nx, int ny,
+		   wb_par_io io, void *user)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	const long W = nx + 2;
+	int rows[6], nr = ring_lines(ny, rows), cols[6], nc = ring_lines(nx, cols);
+	/* runs of consecutive ring columns (two of three, or one of up to
+	   six on narrow grids) */
+	int rx[6], rw[6], nrun = 0;
+	for (int c = 0; c < nc; c++)
+		if (nrun && cols[c] == rx[nrun - 1] + rw[nrun - 1])
+			rw[nrun - 1]++;
+		else
+			rx[nrun] = cols[c], rw[nrun++] = 1;
+	/* a ring row: the row of every field; a column record: the ring
+	   columns of one interior row of every field (as wb_par_ring) */
+	const size_t rb = (size_t)W * elsize * (size_t)nf,
+		     cb = (size_t)nc * elsize * (size_t)nf,
+		     tb = (size_t)ny * 6 * elsize * (size_t)nf;
+	char *buf = malloc((size_t)nr * rb + (size_t)ny * cb + tb), *tmp;
+	if (!buf) {
+		p->failed = 1;
+		return -1;
+	}
+	char *cbuf = buf + (size_t)nr * rb;
+	tmp = cbuf + (size_t)ny * cb;
+	const int me = p->rank, j0 = p->row0[me], j1 = p->row0[me + 1];
+	int e = 0;
+	for (int k = 0; k < nr && !e; k++)
+		if (owns(p, me, rows[k], ny))
+			e |= io(user, 0, 0, rows[k], W, 1, buf + k * rb);
+	int k = 0;
+	for (int r = 0; r < p->size; r++) {
+		p->off[r] = k;
+		while (k < nr && owns(p, r, rows[k], ny))
+			k++;
+	}
+	p->off[p->size] = k;
+	e |= k != nr; /* cannot happen with non-empty bands */
+	if (!e)
+		e = p->allgather(p->user, buf, rb, p->off);
+	/* the column runs of this band's rows, one record per row */
+	for (int x = 0, c0 = 0; x < nrun && !e; c0 += rw[x], x++) {
+		const long h = j1 - j0, w = rw[x];
+		if ((e = io(user, 0, rx[x], j0 + 1, w, h, tmp)))
+			break;
+		for (int q = 0; q < nf; q++)
+			for (long j = 0; j < h; j++)
+				memcpy(cbuf + (size_t)(j0 + j) * cb +
+					       ((size_t)q * nc + c0) * elsize,
+				       tmp + (((size_t)q * h + j) * w) * elsize,
+				       (size_t)w * elsize);
+	}
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = p->row0[r];
+	if (!e)
+		e = p->allgather(p->user, cbuf, cb, p->off);
+	for (int x = 0; x < nr && !e; x++)
+		if (!owns(p, me, rows[x], ny))
+			e |= io(user, 1, 0, rows[x], W, 1, buf + x * rb);
+	for (int x = 0, c0 = 0; x < nrun && !e; c0 += rw[x], x++) {
+		const long w = rw[x];
+		for (int q = 0; q < nf; q++)
+			for (long j = 0; j < ny; j++)
+				memcpy(tmp + (((size_t)q * ny + j) * w) * elsize,
+				       cbuf + (size_t)j * cb +
+					       ((size_t)q * nc + c0) * elsize,
+				       (size_t)w * elsize);
+		e |= io(user, 1, rx[x], 1, w, ny, tmp);
+	}
+	free(buf);
+	p->failed |= e != 0;
+	return e;
+}
+
+int wb_par_min(struct wb_par *p, int v)
+{
+	if (!p || p->size <= 1)
+		return v;
+	int *all = calloc((size_t)p->size, sizeof(*all));
+	if (!all) {
+		p->failed = 1;
+		return v;
+	}
+	all[p->rank] = v;
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = r;
+	p->failed |= p->allgather(p->user, all, sizeof(*all), p->off) != 0;
+	int m = all[0];
+	for (int r = 1; r < p->size; r++)
+		m = all[r] < m ? all[r] : m;
+	free(all);
+	return m;
+}

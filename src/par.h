@@ -97,6 +97,21 @@ int wb_par_halo(struct wb_par *p, void *const *fields, int nf,
 int wb_par_ring(struct wb_par *p, void *const *fields, int nf,
 		size_t elsize, long W, int nx, int ny);
 
+/* Fields that live elsewhere (an OpenCL device): io reads (write = 0) or
+ * writes (write = 1) the rectangle of padded columns [x0, x0 + w) and
+ * padded rows [y0, y0 + h) of all nf fields at once; buf holds nf blocks
+ * of h rows of w elements. 0 on success. */
+typedef int (*wb_par_io)(void *user, int write, long x0, long y0, long w,
+			 long h, void *buf);
+/* wb_par_halo (first = 1) and wb_par_ring on such fields, through io;
+ * the same bytes travel. */
+int wb_par_halo_io(struct wb_par *p, int nf, size_t elsize, long W, int hw,
+		   wb_par_io io, void *user);
+int wb_par_ring_io(struct wb_par *p, int nf, size_t elsize, int nx, int ny,
+		   wb_par_io io, void *user);
+/* The smallest of every rank's v. */
+int wb_par_min(struct wb_par *p, int v);
+
 /* The sum of every rank's v, added in rank order (exact for integers). */
 long long wb_par_sum(struct wb_par *p, long long v);
 
