@@ -251,6 +251,10 @@ struct progress {
 	double start, last;
 	const char *what;
 	int shown;
+	/* the first and the latest call: the stepping rate without the
+	   set-up (bin-mpi/wbake reports it) */
+	long s0, s1;
+	double t0, t1;
 };
 
 static double now_s(void)
@@ -279,6 +283,10 @@ static void on_progress(void *user, long step, long max_steps, double residual)
 {
 	struct progress *p = user;
 	double t = now_s();
+	if (!p->s0)
+		p->s0 = step, p->t0 = t;
+	p->s1 = step;
+	p->t1 = t;
 	if (p->tty) {
 		if (t - p->last < 0.1 && step < max_steps)
 			return;
@@ -621,7 +629,8 @@ int main(int argc, char **argv)
 	}
 
 	struct progress pr = { isatty(2), now_s(), 0,
-			       sc->sim.solver == WB_SOLVER_SWE ? "swe" : "lbm", 0 };
+			       sc->sim.solver == WB_SOLVER_SWE ? "swe" : "lbm", 0,
+			       0, 0, 0, 0 };
 	pr.last = pr.start;
 	struct wb_solve_opts so = { 0 };
 	so.threads = o.threads;
@@ -666,6 +675,12 @@ int main(int argc, char **argv)
 			r->ny, mpi.par.bytes / 1e6 / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0),
 			(double)mpi.par.calls / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0),
 			b.rep.seconds > 0 ? 100.0 * mpi.par.secs / b.rep.seconds : 0.0);
+	if (!o.quiet && pr.s1 > pr.s0) /* scaling figures (docs/mpi.md) */
+		fprintf(stderr, "mpi: %d rank%s: steps %ld..%ld took %.4g ms per step; exchanges %.4g ms and %.4g MB per step (rank 0)\n",
+			mpi.size, mpi.size == 1 ? "" : "s", pr.s0, pr.s1,
+			1e3 * (pr.t1 - pr.t0) / (double)(pr.s1 - pr.s0),
+			1e3 * mpi.par.secs / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0),
+			mpi.par.bytes / 1e6 / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0));
 	if (!writer && st == WB_OK && !stop_signal)
 		goto done; /* rank 0 writes */
 #endif

@@ -617,6 +617,10 @@ struct cl_lbm {
 	struct lbm_kpar ks;  /* lbm_step's parameters (lbm_kernel_params) */
 	int cur;
 	int nsp;             /* special cells in si/sf: this band's (par.h) */
+	/* several processes (par.h): the exchange's cell lists */
+	struct wb_par_plan plan;
+	cl_mem pg, ps, pbuf;
+	cl_kernel k_pack, k_unpack;
 };
 
 int cl_lbm_bytes_per_cell(const struct cl_lbm *c)
@@ -634,14 +638,17 @@ void cl_lbm_free(struct cl_lbm *c)
 			&c->acc_fout, &c->acc_sin, &c->acc_sout, &c->acc_scl,
 			&c->clamp_acc, &c->bad, &c->mh, &c->mu[0], &c->mu[1],
 			&c->mv[0], &c->mv[1], &c->rows, &c->rnum, &c->rden,
-			&c->rwet, &c->sh, &c->su, &c->sv, &c->mm };
+			&c->rwet, &c->sh, &c->su, &c->sv, &c->mm, &c->pg,
+			&c->ps, &c->pbuf };
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
 	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
-			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid };
+			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid,
+			   c->k_pack, c->k_unpack };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
+	wb_par_plan_release(&c->plan);
 	lbm_release(&c->L);
 	free(c);
 }
@@ -1056,42 +1063,56 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	return CL_SUCCESS;
 }
 
-/* wb_par_io on f[cur] (9 slices) and h[cur]: buf holds the 9 populations,
- * then the depth. */
-static int lbm_par_io(void *user, int write, long x0, long y0, long w,
-		      long h, void *buf)
+/* wb_par_cells on f[cur] and h[cur] (src/cl/par.cl): the cells of the
+ * plan's gather or scatter list, with one copy. */
+static int lbm_par_cells(void *user, int write, const int *cells, long n,
+			 void *buf)
 {
 	struct cl_lbm *c = user;
-	const size_t o[3] = { (size_t)x0 * 4, (size_t)y0, 0 }, z[3] = { 0, 0, 0 },
-		     rf[3] = { (size_t)w * 4, (size_t)h, LBM_Q },
-		     rh[3] = { (size_t)w * 4, (size_t)h, 1 };
-	const size_t rp = (size_t)c->L.W * 4, sp = (size_t)c->N * 4,
-		     hp = (size_t)w * 4, hs = hp * (size_t)h;
-	char *b = buf;
-	cl_command_queue q = c->env->q;
-	cl_int err = write ?
-		clEnqueueWriteBufferRect(q, c->f[c->cur], CL_TRUE, o, z, rf, rp, sp,
-					 hp, hs, b, 0, NULL, NULL) :
-		clEnqueueReadBufferRect(q, c->f[c->cur], CL_TRUE, o, z, rf, rp, sp,
-					hp, hs, b, 0, NULL, NULL);
-	if (err == CL_SUCCESS)
-		err = write ?
-			clEnqueueWriteBufferRect(q, c->h[c->cur], CL_TRUE, o, z, rh,
-						 rp, sp, hp, hs, b + LBM_Q * hs, 0,
-						 NULL, NULL) :
-			clEnqueueReadBufferRect(q, c->h[c->cur], CL_TRUE, o, z, rh,
-						rp, sp, hp, hs, b + LBM_Q * hs, 0,
-						NULL, NULL);
+	struct cl_env *e = c->env;
+	const size_t bytes = (size_t)n * (LBM_Q + 1) * 4;
+	cl_int err = CL_SUCCESS, ni = (cl_int)n;
+	cl_kernel k = write ? c->k_unpack : c->k_pack;
+	cl_mem list = write ? c->ps : c->pg;
+	if (write)
+		err = buf_write(e, c->pbuf, 0, bytes, buf);
+	err |= ARG(k, 0, c->f[c->cur]);
+	err |= ARG(k, 1, c->h[c->cur]);
+	err |= ARG(k, 2, c->N);
+	err |= ARG(k, 3, list);
+	err |= ARG(k, 4, ni);
+	err |= ARG(k, 5, c->pbuf);
+	if (err == CL_SUCCESS && n > 0)
+		err = run1d(e, k, (size_t)n);
+	if (err == CL_SUCCESS && !write)
+		err = buf_read(e, c->pbuf, 0, bytes, buf);
+	(void)cells; /* the plan's lists, uploaded by lbm_par_step */
 	return err == CL_SUCCESS ? 0 : -1;
 }
 
 /* Several processes (par.h): after a step, the halo row each side and
- * the boundary ring of f and h, as lbm_par_exchange on the CPU. */
+ * the boundary ring of f and h, as lbm_par_exchange on the CPU (the cell
+ * lists are made and uploaded at the first step). */
 static int lbm_par_step(struct cl_lbm *c)
 {
 	struct wb_par *p = c->L.par;
-	return wb_par_halo_io(p, LBM_Q + 1, 4, c->L.W, 1, lbm_par_io, c) |
-	       wb_par_ring_io(p, LBM_Q + 1, 4, c->L.nx, c->L.ny, lbm_par_io, c);
+	struct cl_env *e = c->env;
+	if (!c->pbuf) {
+		struct wb_par_plan *q = &c->plan;
+		cl_int err = CL_SUCCESS;
+		if (wb_par_plan_make(p, c->L.nx, c->L.ny, 1, q))
+			return -1;
+		long most = q->ng > q->ns ? q->ng : q->ns;
+		if (!(c->k_pack = clCreateKernel(e->prog, "par_cells_gather", &err)) ||
+		    !(c->k_unpack = clCreateKernel(e->prog, "par_cells_scatter", &err)) ||
+		    !(c->pg = buf_new(e, (size_t)q->ng * sizeof(int), &err)) ||
+		    !(c->ps = buf_new(e, (size_t)(q->ns + 1) * sizeof(int), &err)) ||
+		    buf_write(e, c->pg, 0, (size_t)q->ng * sizeof(int), q->gather) ||
+		    buf_write(e, c->ps, 0, (size_t)q->ns * sizeof(int), q->scatter) ||
+		    !(c->pbuf = buf_new(e, (size_t)(most + 1) * (LBM_Q + 1) * 4, &err)))
+			return -1;
+	}
+	return wb_par_plan_exchange(p, &c->plan, LBM_Q + 1, 4, lbm_par_cells, c);
 }
 
 enum wb_status cl_lbm_enqueue(struct cl_lbm *c, long n, struct wb_diags *d)

@@ -231,110 +231,120 @@ int lbm_par_full(struct lbm *L, int which)
 	return e;
 }
 
-int wb_par_halo_io(struct wb_par *p, int nf, size_t elsize, long W, int hw,
-		   wb_par_io io, void *user)
+/* The ring cells rank r owns (as wb_par_ring sends them): its ring rows
+ * whole, then the ring columns of its rows; their count. cells NULL:
+ * count only. */
+static long ring_cells(const struct wb_par *p, int r, int nx, int ny,
+		       int *cells)
 {
-	if (!p || p->size <= 1)
-		return 0;
-	const int r = p->rank, j0 = p->row0[r], j1 = p->row0[r + 1];
-	const int up = r > 0, dn = r + 1 < p->size;
-	const size_t all = (size_t)hw * W * elsize * (size_t)nf;
-	char *buf = j1 - j0 >= hw ? calloc(4, all) : NULL;
-	if (!buf) {
-		p->failed = 1;
-		return -1;
-	}
-	char *to_up = buf, *to_dn = buf + all, *from_up = buf + 2 * all,
-	     *from_dn = buf + 3 * all;
-	/* interior row j is padded row j + 1 */
-	int e = 0;
-	if (up)
-		e |= io(user, 0, 0, j0 + 1, W, hw, to_up);
-	if (dn)
-		e |= io(user, 0, 0, j1 - hw + 1, W, hw, to_dn);
-	if (!e)
-		e = p->halo(p->user, to_up, to_dn, from_up, from_dn, all);
-	if (!e && up)
-		e |= io(user, 1, 0, j0 - hw + 1, W, hw, from_up);
-	if (!e && dn)
-		e |= io(user, 1, 0, j1 + 1, W, hw, from_dn);
-	free(buf);
-	p->failed |= e != 0;
-	return e;
-}
-
-int wb_par_ring_io(struct wb_par *p, int nf, size_t elsize, int nx, int ny,
-		   wb_par_io io, void *user)
-{
-	if (!p || p->size <= 1)
-		return 0;
 	const long W = nx + 2;
 	int rows[6], nr = ring_lines(ny, rows), cols[6], nc = ring_lines(nx, cols);
-	/* runs of consecutive ring columns (two of three, or one of up to
-	   six on narrow grids) */
-	int rx[6], rw[6], nrun = 0;
-	for (int c = 0; c < nc; c++)
-		if (nrun && cols[c] == rx[nrun - 1] + rw[nrun - 1])
-			rw[nrun - 1]++;
-		else
-			rx[nrun] = cols[c], rw[nrun++] = 1;
-	/* a ring row: the row of every field; a column record: the ring
-	   columns of one interior row of every field (as wb_par_ring) */
-	const size_t rb = (size_t)W * elsize * (size_t)nf,
-		     cb = (size_t)nc * elsize * (size_t)nf,
-		     tb = (size_t)ny * 6 * elsize * (size_t)nf;
-	char *buf = malloc((size_t)nr * rb + (size_t)ny * cb + tb), *tmp;
-	if (!buf) {
+	long n = 0;
+	for (int k = 0; k < nr; k++)
+		if (owns(p, r, rows[k], ny))
+			for (long x = 0; x < W; x++, n++)
+				if (cells)
+					cells[n] = (int)(rows[k] * W + x);
+	for (int j = p->row0[r]; j < p->row0[r + 1]; j++)
+		for (int c = 0; c < nc; c++, n++)
+			if (cells)
+				cells[n] = (int)((j + 1) * W + cols[c]);
+	return n;
+}
+
+int wb_par_plan_make(const struct wb_par *p, int nx, int ny, int hw,
+		     struct wb_par_plan *plan)
+{
+	memset(plan, 0, sizeof(*plan));
+	const long W = nx + 2;
+	const int me = p->rank, n = p->size, j0 = p->row0[me],
+		  j1 = p->row0[me + 1], up = me > 0, dn = me + 1 < n;
+	plan->roff = calloc((size_t)n + 1, sizeof(long));
+	if (!plan->roff)
+		return -1;
+	for (int r = 0; r < n; r++)
+		plan->roff[r + 1] = plan->roff[r] + ring_cells(p, r, nx, ny, NULL);
+	const long all = plan->roff[n], mine = plan->roff[me + 1] - plan->roff[me];
+	plan->nh = (long)hw * W;
+	plan->ng = 2 * plan->nh + mine;
+	plan->ns = (up + dn) * plan->nh + all - mine;
+	plan->gather = malloc((size_t)plan->ng * sizeof(int));
+	plan->scatter = malloc((size_t)(plan->ns + 1) * sizeof(int));
+	if (!plan->gather || !plan->scatter) {
+		wb_par_plan_release(plan);
+		return -1;
+	}
+	/* interior row j is padded row j + 1 */
+	for (long k = 0; k < plan->nh; k++) {
+		plan->gather[k] = (int)((j0 + 1) * W + k);
+		plan->gather[plan->nh + k] = (int)((j1 - hw + 1) * W + k);
+	}
+	ring_cells(p, me, nx, ny, plan->gather + 2 * plan->nh);
+	long s = 0;
+	if (up)
+		for (long k = 0; k < plan->nh; k++)
+			plan->scatter[s++] = (int)((j0 - hw + 1) * W + k);
+	if (dn)
+		for (long k = 0; k < plan->nh; k++)
+			plan->scatter[s++] = (int)((j1 + 1) * W + k);
+	for (int r = 0; r < n; r++)
+		if (r != me)
+			s += ring_cells(p, r, nx, ny, plan->scatter + s);
+	return 0;
+}
+
+void wb_par_plan_release(struct wb_par_plan *plan)
+{
+	free(plan->gather);
+	free(plan->scatter);
+	free(plan->roff);
+	memset(plan, 0, sizeof(*plan));
+}
+
+int wb_par_plan_exchange(struct wb_par *p, const struct wb_par_plan *plan,
+			 int nf, size_t elsize, wb_par_cells io, void *user)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	const int me = p->rank, up = me > 0, dn = me + 1 < p->size;
+	const size_t rec = (size_t)nf * elsize, nh = (size_t)plan->nh;
+	const long all = plan->roff[p->size];
+	/* gathered: halo up, halo down, my ring; received: from up, from
+	   down, then the whole ring list (mine in its place) */
+	char *g = malloc(((size_t)plan->ng + 2 * nh + (size_t)all) * rec);
+	if (!g) {
 		p->failed = 1;
 		return -1;
 	}
-	char *cbuf = buf + (size_t)nr * rb;
-	tmp = cbuf + (size_t)ny * cb;
-	const int me = p->rank, j0 = p->row0[me], j1 = p->row0[me + 1];
-	int e = 0;
-	for (int k = 0; k < nr && !e; k++)
-		if (owns(p, me, rows[k], ny))
-			e |= io(user, 0, 0, rows[k], W, 1, buf + k * rb);
-	int k = 0;
-	for (int r = 0; r < p->size; r++) {
-		p->off[r] = k;
-		while (k < nr && owns(p, r, rows[k], ny))
-			k++;
-	}
-	p->off[p->size] = k;
-	e |= k != nr; /* cannot happen with non-empty bands */
+	char *from = g + (size_t)plan->ng * rec, *ring = from + 2 * nh * rec;
+	int e = io(user, 0, plan->gather, plan->ng, g);
 	if (!e)
-		e = p->allgather(p->user, buf, rb, p->off);
-	/* the column runs of this band's rows, one record per row */
-	for (int x = 0, c0 = 0; x < nrun && !e; c0 += rw[x], x++) {
-		const long h = j1 - j0, w = rw[x];
-		if ((e = io(user, 0, rx[x], j0 + 1, w, h, tmp)))
-			break;
-		for (int q = 0; q < nf; q++)
-			for (long j = 0; j < h; j++)
-				memcpy(cbuf + (size_t)(j0 + j) * cb +
-					       ((size_t)q * nc + c0) * elsize,
-				       tmp + (((size_t)q * h + j) * w) * elsize,
-				       (size_t)w * elsize);
+		e = p->halo(p->user, g, g + nh * rec, from, from + nh * rec,
+			    nh * rec);
+	if (!e) {
+		memcpy(ring + (size_t)plan->roff[me] * rec, g + 2 * nh * rec,
+		       (size_t)(plan->roff[me + 1] - plan->roff[me]) * rec);
+		e = p->allgather(p->user, ring, rec, plan->roff);
 	}
-	for (int r = 0; r <= p->size; r++)
-		p->off[r] = p->row0[r];
-	if (!e)
-		e = p->allgather(p->user, cbuf, cb, p->off);
-	for (int x = 0; x < nr && !e; x++)
-		if (!owns(p, me, rows[x], ny))
-			e |= io(user, 1, 0, rows[x], W, 1, buf + x * rb);
-	for (int x = 0, c0 = 0; x < nrun && !e; c0 += rw[x], x++) {
-		const long w = rw[x];
-		for (int q = 0; q < nf; q++)
-			for (long j = 0; j < ny; j++)
-				memcpy(tmp + (((size_t)q * ny + j) * w) * elsize,
-				       cbuf + (size_t)j * cb +
-					       ((size_t)q * nc + c0) * elsize,
-				       (size_t)w * elsize);
-		e |= io(user, 1, rx[x], 1, w, ny, tmp);
+	if (!e) {
+		/* the scatter list's order: [from up] [from down] other
+		   ranks' ring cells; close the gaps in place */
+		char *s = g; /* in place: every record moves left */
+		size_t k = 0;
+		if (up)
+			memmove(s, from, nh * rec), k += nh;
+		if (dn)
+			memmove(s + k * rec, from + nh * rec, nh * rec), k += nh;
+		for (int r = 0; r < p->size; r++) {
+			if (r == me)
+				continue;
+			size_t c = (size_t)(plan->roff[r + 1] - plan->roff[r]);
+			memmove(s + k * rec, ring + (size_t)plan->roff[r] * rec, c * rec);
+			k += c;
+		}
+		e = io(user, 1, plan->scatter, plan->ns, s);
 	}
-	free(buf);
+	free(g);
 	p->failed |= e != 0;
 	return e;
 }

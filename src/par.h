@@ -97,18 +97,31 @@ int wb_par_halo(struct wb_par *p, void *const *fields, int nf,
 int wb_par_ring(struct wb_par *p, void *const *fields, int nf,
 		size_t elsize, long W, int nx, int ny);
 
-/* Fields that live elsewhere (an OpenCL device): io reads (write = 0) or
- * writes (write = 1) the rectangle of padded columns [x0, x0 + w) and
- * padded rows [y0, y0 + h) of all nf fields at once; buf holds nf blocks
- * of h rows of w elements. 0 on success. */
-typedef int (*wb_par_io)(void *user, int write, long x0, long y0, long w,
-			 long h, void *buf);
-/* wb_par_halo (first = 1) and wb_par_ring on such fields, through io;
- * the same bytes travel. */
-int wb_par_halo_io(struct wb_par *p, int nf, size_t elsize, long W, int hw,
-		   wb_par_io io, void *user);
-int wb_par_ring_io(struct wb_par *p, int nf, size_t elsize, int nx, int ny,
-		   wb_par_io io, void *user);
+/* Fields that live elsewhere (an OpenCL device): one exchange after a
+ * step - hw halo rows each side and the boundary ring, the same cells and
+ * bytes as wb_par_halo (first = 1) and wb_par_ring - through one gather
+ * and one scatter by lists of padded cell indices (base[(i + 1) + (j + 1)
+ * * W] is row j, column i). The plan holds the lists: */
+struct wb_par_plan {
+	int *gather;    /* ng cells: halo up (nh), halo down (nh), this rank's
+			   ring cells */
+	long ng, nh;
+	int *scatter;   /* ns cells: from up (if any), from down (if any),
+			   every other rank's ring cells in rank order */
+	long ns;
+	long *roff;     /* size + 1: rank r's ring cells in the ring list */
+};
+/* Fill plan for p's bands on a grid of nx x ny interior cells. 0 on
+ * success, -1 out of memory (plan then empty). */
+int wb_par_plan_make(const struct wb_par *p, int nx, int ny, int hw,
+		     struct wb_par_plan *plan);
+void wb_par_plan_release(struct wb_par_plan *plan);
+/* io reads (write = 0) the records of cells[0 .. n - 1] (nf elements of
+ * elsize bytes each, per cell) into buf, or writes them from buf. */
+typedef int (*wb_par_cells)(void *user, int write, const int *cells, long n,
+			    void *buf);
+int wb_par_plan_exchange(struct wb_par *p, const struct wb_par_plan *plan,
+			 int nf, size_t elsize, wb_par_cells io, void *user);
 /* The smallest of every rank's v. */
 int wb_par_min(struct wb_par *p, int v);
 
