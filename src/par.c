@@ -368,3 +368,8 @@ int wb_par_min(struct wb_par *p, int v)
 	free(all);
 	return m;
 }
+
+int lbm_par_hybrid(struct lbm *L)
+{
+	return lbm_par_full(L, !L->cur) | L->par->failed;
+}

@@ -134,5 +134,9 @@ struct lbm;
 int lbm_par_exchange(struct lbm *L);
 /* All rows of f[cur] / h[cur] to every rank (rare: a diverging step). */
 int lbm_par_full(struct lbm *L, int which);
+/* The LBM/FV hybrid (lbm_fv.c): after the kernel, every row of the step's
+ * f and h to every rank, which then runs lbm_fv_update and lbm_fv_mark
+ * on the bytes one process holds (the marking reads every cell). */
+int lbm_par_hybrid(struct lbm *L);
 
 #endif
