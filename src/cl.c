@@ -619,6 +619,7 @@ struct cl_lbm {
 	int nsp;             /* special cells in si/sf: this band's (par.h) */
 	/* several processes (par.h): the exchange's cell lists */
 	struct wb_par_plan plan;
+	uint8_t *fown;       /* per flux ghost: in this band (its books) */
 	cl_mem pg, ps, pbuf;
 	cl_kernel k_pack, k_unpack;
 };
@@ -649,6 +650,7 @@ void cl_lbm_free(struct cl_lbm *c)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
 	wb_par_plan_release(&c->plan);
+	free(c->fown);
 	lbm_release(&c->L);
 	free(c);
 }
@@ -750,6 +752,12 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 		sf[6 * k + 5] = L->z[q->n];
 	}
 	c->nsp = ns;
+	if (L->par && !(c->fown = malloc((size_t)nf + 1))) {
+		st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+		goto out;
+	}
+	for (int k = 0; L->par && k < nf; k++)
+		c->fown[k] = (uint8_t)wb_par_owns_cell(L->par, fg[k], L->W, L->ny);
 	c->n1 = n1;
 	c->n2 = n2;
 	c->nf = nf;
@@ -828,6 +836,14 @@ static enum wb_status lbm_create_par(struct cl_env *e,
 	}
 	struct lbm *L = &c->L;
 	L->par = par && par->size > 1 ? par : NULL;
+	for (int k = 0; L->par && k < par->size; k++)
+		if (par->row0[k + 1] - par->row0[k] < 3) {
+			lbm_release(L);
+			free(c);
+			return wb_fail(d, WB_EINPUT, NULL,
+				       "opencl: %d MPI ranks for a grid of %d rows: each rank needs three rows at least",
+				       par->size, r->ny);
+		}
 	/* the kernels have no FV update of the hybrid (docs/lbm.md): a scene
 	 * that asks for it is refused rather than baked differently */
 	if (L->hybrid) {
@@ -1090,8 +1106,8 @@ static int lbm_par_cells(void *user, int write, const int *cells, long n,
 	return err == CL_SUCCESS ? 0 : -1;
 }
 
-/* Several processes (par.h): after a step, the halo row each side and
- * the boundary ring of f and h, as lbm_par_exchange on the CPU (the cell
+/* Several processes (par.h): after a step, what the band's next step and
+ * its edge ghosts read from the neighbours' rows (wb_par_plan; the cell
  * lists are made and uploaded at the first step). */
 static int lbm_par_step(struct cl_lbm *c)
 {
@@ -1100,7 +1116,12 @@ static int lbm_par_step(struct cl_lbm *c)
 	if (!c->pbuf) {
 		struct wb_par_plan *q = &c->plan;
 		cl_int err = CL_SUCCESS;
-		if (wb_par_plan_make(p, c->L.nx, c->L.ny, 1, q))
+		/* ring rows: only periodic north and south edges read the
+		   other end's rows */
+		int per = 0;
+		for (int x = 0; x < c->L.W; x++)
+			per |= c->L.gkind[x] == LBM_G_PERIODIC;
+		if (wb_par_plan_make(p, c->L.nx, c->L.ny, per, q))
 			return -1;
 		long most = q->ng > q->ns ? q->ng : q->ns;
 		if (!(c->k_pack = clCreateKernel(e->prog, "par_cells_gather", &err)) ||
@@ -1333,9 +1354,11 @@ static cl_int lbm_resid_dev(struct cl_lbm *c, cl_mem hb, int p, int q,
 }
 
 /* Several processes: the sums of every band's (exact integers). */
-static void lbm_par_books(struct wb_par *p, long long *si, long long *so,
-			  unsigned long long *cl)
+static void lbm_par_books(struct wb_par *p, long long *fi, long long *fo,
+			  long long *si, long long *so, unsigned long long *cl)
 {
+	*fi = wb_par_sum(p, *fi);
+	*fo = wb_par_sum(p, *fo);
 	*si = wb_par_sum(p, *si);
 	*so = wb_par_sum(p, *so);
 	*cl = (unsigned long long)wb_par_sum(p, (long long)*cl);
@@ -1358,13 +1381,15 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
 	}
 	long long si = 0, so = 0, fi = 0, fo = 0;
 	unsigned long long cl = 0;
+	/* several processes: the edge ghosts of this band (the others'
+	   are not computed here) */
 	cl_int err = buf_read(e, c->acc_fin, 0, nf * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < nf; k++)
-		fi += t[k];
+		fi += !c->fown || c->fown[k] ? t[k] : 0;
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->acc_fout, 0, nf * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < nf; k++)
-		fo += t[k];
+		fo += !c->fown || c->fown[k] ? t[k] : 0;
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->acc_sin, 0, ns * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < ns; k++)
@@ -1384,8 +1409,8 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
 		cl += u32[k];
 	free(t);
 	free(u);
-	if (L->par) /* edges: the same on every rank; specials, clamps: per band */
-		lbm_par_books(L->par, &si, &so, &cl);
+	if (L->par) /* edges, specials, clamps: per band */
+		lbm_par_books(L->par, &fi, &fo, &si, &so, &cl);
 	*in = fi + si;
 	*out = fo + so;
 	*clamped = (long)cl;

@@ -231,41 +231,55 @@ int lbm_par_full(struct lbm *L, int which)
 	return e;
 }
 
-/* The ring cells rank r owns (as wb_par_ring sends them): its ring rows
- * whole, then the ring columns of its rows; their count. cells NULL:
- * count only. */
+/* The ring rows rank r owns, whole; their count (cells NULL: count). */
 static long ring_cells(const struct wb_par *p, int r, int nx, int ny,
 		       int *cells)
 {
 	const long W = nx + 2;
-	int rows[6], nr = ring_lines(ny, rows), cols[6], nc = ring_lines(nx, cols);
+	int rows[6], nr = ring_lines(ny, rows);
 	long n = 0;
 	for (int k = 0; k < nr; k++)
 		if (owns(p, r, rows[k], ny))
 			for (long x = 0; x < W; x++, n++)
 				if (cells)
 					cells[n] = (int)(rows[k] * W + x);
-	for (int j = p->row0[r]; j < p->row0[r + 1]; j++)
-		for (int c = 0; c < nc; c++, n++)
-			if (cells)
-				cells[n] = (int)((j + 1) * W + cols[c]);
 	return n;
 }
 
-int wb_par_plan_make(const struct wb_par *p, int nx, int ny, int hw,
+/* The cells a band edge sends: padded row R whole, then the ring columns
+ * of rows R + d and R + 2 d (d = +1: into the band, toward the far side). */
+static long edge_cells(int R, int d, const int *cols, int nc, long W,
+		       int *out)
+{
+	long n = 0;
+	for (long x = 0; x < W; x++)
+		out[n++] = (int)(R * W + x);
+	for (int s = 1; s <= 2; s++)
+		for (int c = 0; c < nc; c++)
+			out[n++] = (int)((R + s * d) * W + cols[c]);
+	return n;
+}
+
+int wb_par_plan_make(const struct wb_par *p, int nx, int ny, int rows,
 		     struct wb_par_plan *plan)
 {
 	memset(plan, 0, sizeof(*plan));
 	const long W = nx + 2;
 	const int me = p->rank, n = p->size, j0 = p->row0[me],
 		  j1 = p->row0[me + 1], up = me > 0, dn = me + 1 < n;
+	int cols[6], nc = ring_lines(nx, cols);
+	for (int r = 0; r < n; r++)
+		if (p->row0[r + 1] - p->row0[r] < 3)
+			return -1;
 	plan->roff = calloc((size_t)n + 1, sizeof(long));
 	if (!plan->roff)
 		return -1;
-	for (int r = 0; r < n; r++)
+	for (int r = 0; r < n && rows; r++)
 		plan->roff[r + 1] = plan->roff[r] + ring_cells(p, r, nx, ny, NULL);
+	for (int r = 0; r < n && !rows; r++)
+		plan->roff[r + 1] = 0;
 	const long all = plan->roff[n], mine = plan->roff[me + 1] - plan->roff[me];
-	plan->nh = (long)hw * W;
+	plan->nh = W + 2L * nc;
 	plan->ng = 2 * plan->nh + mine;
 	plan->ns = (up + dn) * plan->nh + all - mine;
 	plan->gather = malloc((size_t)plan->ng * sizeof(int));
@@ -274,23 +288,26 @@ int wb_par_plan_make(const struct wb_par *p, int nx, int ny, int hw,
 		wb_par_plan_release(plan);
 		return -1;
 	}
-	/* interior row j is padded row j + 1 */
-	for (long k = 0; k < plan->nh; k++) {
-		plan->gather[k] = (int)((j0 + 1) * W + k);
-		plan->gather[plan->nh + k] = (int)((j1 - hw + 1) * W + k);
-	}
-	ring_cells(p, me, nx, ny, plan->gather + 2 * plan->nh);
+	/* interior row j is padded row j + 1; up: rows j0, j0 + 1, j0 + 2;
+	   down: rows j1 - 1, j1 - 2, j1 - 3; received the same way */
+	edge_cells(j0 + 1, 1, cols, nc, W, plan->gather);
+	edge_cells(j1, -1, cols, nc, W, plan->gather + plan->nh);
+	if (rows)
+		ring_cells(p, me, nx, ny, plan->gather + 2 * plan->nh);
 	long s = 0;
 	if (up)
-		for (long k = 0; k < plan->nh; k++)
-			plan->scatter[s++] = (int)((j0 - hw + 1) * W + k);
+		s += edge_cells(j0, -1, cols, nc, W, plan->scatter + s);
 	if (dn)
-		for (long k = 0; k < plan->nh; k++)
-			plan->scatter[s++] = (int)((j1 + 1) * W + k);
-	for (int r = 0; r < n; r++)
+		s += edge_cells(j1 + 1, 1, cols, nc, W, plan->scatter + s);
+	for (int r = 0; r < n && rows; r++)
 		if (r != me)
 			s += ring_cells(p, r, nx, ny, plan->scatter + s);
 	return 0;
+}
+
+int wb_par_owns_cell(const struct wb_par *p, int n, long W, int ny)
+{
+	return !p || p->size <= 1 || owns(p, p->rank, (int)(n / W), ny);
 }
 
 void wb_par_plan_release(struct wb_par_plan *plan)
@@ -321,7 +338,7 @@ int wb_par_plan_exchange(struct wb_par *p, const struct wb_par_plan *plan,
 	if (!e)
 		e = p->halo(p->user, g, g + nh * rec, from, from + nh * rec,
 			    nh * rec);
-	if (!e) {
+	if (!e && all > 0) { /* the same on every rank */
 		memcpy(ring + (size_t)plan->roff[me] * rec, g + 2 * nh * rec,
 		       (size_t)(plan->roff[me + 1] - plan->roff[me]) * rec);
 		e = p->allgather(p->user, ring, rec, plan->roff);

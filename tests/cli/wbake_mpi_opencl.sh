@@ -3,8 +3,8 @@
 # over 2 and 3 MPI ranks, each rank stepping its band on its device (here
 # PoCL on the CPU, two or three processes sharing it), gives the same bytes
 # - pack, manifest, state file - as one OpenCL process (bin-cl/wbake) and
-# as the CPU: the river sample for fixed steps (sources, open edges,
-# clamps), and a flat basin run to a steady state (window means and their
+# as the CPU: the river and the coast samples for fixed steps (sources,
+# open and level edges, clamps), and a flat basin run to a steady state (window means and their
 # residual, summed over the bands in row order). The SWE on OpenCL over
 # several ranks is refused (exit 1) rather than baked another way.
 . tests/cli/lib.inc
@@ -43,6 +43,15 @@ for n in 2 3; do
 	same "river lbm on OpenCL, $n ranks" "$T/c1" "$T/m$n"
 done
 check "the river's pack holds water" test -s "$T/m3/river.wtp"
+# the coast: a level (Zou-He) edge on the west, across the bands' edges
+# (the closure reads two rows along the edge: without the ring columns of
+# the neighbours' rows the bytes differ)
+C=samples/coast/scene.json
+run 0 "$CLW" $C -o "$T/co1" --solver lbm --steps 60 --threads 1 --quiet --device opencl
+for n in 2 3; do
+	run 0 mpi $n $C -o "$T/co$n" --solver lbm --steps 60 --threads 1 --quiet
+	same "coast lbm on OpenCL, $n ranks" "$T/co1" "$T/co$n"
+done
 
 # 2. a flat basin with a spring and a river to a steady state (windows
 #    of 50 steps): the window means and residual over the bands
