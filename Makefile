@@ -191,12 +191,12 @@ test: test-deps
 ifneq ($(OPENCL),1)
 	$(Q)$(MAKE) --no-print-directory OPENCL=1 cl-tests
 endif
-	$(Q)BUILD=$(BUILD) BIN=$(BIN) MPI_BIN=$(BIN)-mpi CL_BUILD=$(BUILD)-cl CL_BIN=$(BIN)-cl FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	$(Q)BUILD=$(BUILD) BIN=$(BIN) MPI_BIN=$(BIN)-mpi CL_MPI_BIN=$(BIN)-cl-mpi CL_BUILD=$(BUILD)-cl CL_BIN=$(BIN)-cl FUZZ_SECONDS=$(FUZZ_SECONDS) \
 	  $(if $(filter 1,$(SAN)),WB_TEST_QUICK=1) sh tests/run.sh
 
 .PHONY: cl-tests
 cl-tests:
-	$(Q)$(MAKE) --no-print-directory $(PROGS) $(filter $(BUILD)/tests/test_opencl%,$(TESTS))
+	$(Q)$(MAKE) --no-print-directory $(PROGS) $(filter $(BUILD)/tests/test_opencl%,$(TESTS)) $(MPI_WBAKE)
 
 ifneq ($(OPENCL),1)
 BENCHES := $(filter-out $(BUILD)/tests/bench_opencl%,$(BENCHES))

@@ -84,7 +84,7 @@ struct opts {
 	const char *from; /* --from: an earlier bake's OUTDIR */
 	int check, dump, preview, pages_png, quiet, json, report, require_steady;
 	int solver;  /* -1 = scene's */
-	int opencl, cl_device, list_devices;
+	int opencl, cl_device, cl_device_set, list_devices;
 	int threads;
 	long steps;
 	int mute; /* MPI: a rank other than 0 (its messages only on failure) */
@@ -157,6 +157,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (parse_long(val, 0, 1000, &v))
 				return usage_error("--cl-device expects a device index, found '%s'", val);
 			o->cl_device = (int)v;
+			o->cl_device_set = 1;
 		} else if (!strcmp(a, "--list-devices")) {
 			o->list_devices = 1;
 		} else if (!strcmp(a, "--threads")) {
@@ -250,6 +251,10 @@ struct progress {
 	double start, last;
 	const char *what;
 	int shown;
+	/* the first and the latest call: the stepping rate without the
+	   set-up (bin-mpi/wbake reports it) */
+	long s0, s1;
+	double t0, t1;
 };
 
 static double now_s(void)
@@ -278,6 +283,10 @@ static void on_progress(void *user, long step, long max_steps, double residual)
 {
 	struct progress *p = user;
 	double t = now_s();
+	if (!p->s0)
+		p->s0 = step, p->t0 = t;
+	p->s1 = step;
+	p->t1 = t;
 	if (p->tty) {
 		if (t - p->last < 0.1 && step < max_steps)
 			return;
@@ -620,7 +629,8 @@ int main(int argc, char **argv)
 	}
 
 	struct progress pr = { isatty(2), now_s(), 0,
-			       sc->sim.solver == WB_SOLVER_SWE ? "swe" : "lbm", 0 };
+			       sc->sim.solver == WB_SOLVER_SWE ? "swe" : "lbm", 0,
+			       0, 0, 0, 0 };
 	pr.last = pr.start;
 	struct wb_solve_opts so = { 0 };
 	so.threads = o.threads;
@@ -641,6 +651,14 @@ int main(int argc, char **argv)
 		so.par = &mpi.par;
 		if (!o.threads)
 			so.threads = mpi.threads;
+#ifdef WB_OPENCL
+		/* --device opencl: the node-local rank picks its device,
+		   unless --cl-device names one for all */
+		if (o.opencl && !o.cl_device_set) {
+			int ndev = cl_device_count();
+			so.cl_device = ndev > 0 ? mpi.local_rank % ndev : 0;
+		}
+#endif
 	}
 #endif
 	if (!o.quiet)
@@ -657,6 +675,12 @@ int main(int argc, char **argv)
 			r->ny, mpi.par.bytes / 1e6 / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0),
 			(double)mpi.par.calls / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0),
 			b.rep.seconds > 0 ? 100.0 * mpi.par.secs / b.rep.seconds : 0.0);
+	if (!o.quiet && pr.s1 > pr.s0) /* scaling figures (docs/mpi.md) */
+		fprintf(stderr, "mpi: %d rank%s: steps %ld..%ld took %.4g ms per step; exchanges %.4g ms and %.4g MB per step (rank 0)\n",
+			mpi.size, mpi.size == 1 ? "" : "s", pr.s0, pr.s1,
+			1e3 * (pr.t1 - pr.t0) / (double)(pr.s1 - pr.s0),
+			1e3 * mpi.par.secs / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0),
+			mpi.par.bytes / 1e6 / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0));
 	if (!writer && st == WB_OK && !stop_signal)
 		goto done; /* rank 0 writes */
 #endif

@@ -42,6 +42,7 @@
 
 #include "cl.h"
 #include "lbm.h"
+#include "par.h"
 #include "solve.h"
 #include "swe.h"
 #include "util.h"
@@ -235,6 +236,14 @@ enum wb_status wb_cl_list_devices(char **text, struct wb_diags *d)
 	free(v);
 	*text = s;
 	return WB_OK;
+}
+
+int cl_device_count(void)
+{
+	struct cl_dev *v;
+	int n = cl_devices(&v);
+	free(v);
+	return n > 0 ? n : 0;
 }
 
 int cl_default_device(void)
@@ -631,6 +640,12 @@ struct cl_lbm {
 	long long fv_in, fv_out; /* FV update's change at inflow/level edges */
 	long fv_unclamp;     /* device clamps in FV cells (lbm.c skips them) */
 	double fv_bytes;     /* moved between host and device for the hybrid */
+	int nsp;             /* special cells in si/sf: this band's (par.h) */
+	/* several processes (par.h): the exchange's cell lists */
+	struct wb_par_plan plan;
+	uint8_t *fown;       /* per flux ghost: in this band (its books) */
+	cl_mem pg, ps, pbuf;
+	cl_kernel k_pack, k_unpack;
 };
 
 int cl_lbm_bytes_per_cell(const struct cl_lbm *c)
@@ -656,21 +671,33 @@ void cl_lbm_free(struct cl_lbm *c)
 			&c->clamp_acc, &c->bad, &c->mh, &c->mu[0], &c->mu[1],
 			&c->mv[0], &c->mv[1], &c->rows, &c->rnum, &c->rden,
 			&c->rwet, &c->sh, &c->su, &c->sv, &c->mm, &c->b_wet[0],
-			&c->b_wet[1], &c->b_keep, &c->b_list, &c->b_cnt };
+			&c->b_wet[1], &c->b_keep, &c->b_list, &c->b_cnt,
+			&c->pg, &c->ps, &c->pbuf };
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
 	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
 			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid,
-			   c->k_brun, c->k_bzero };
+			   c->k_brun, c->k_bzero, c->k_pack, c->k_unpack };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
 	cl_fv_release(c);
+	wb_par_plan_release(&c->plan);
+	free(c->fown);
 	lbm_release(&c->L);
 	free(c);
 }
 
-/* Build the ghost, flux and special lists and upload them. */
+/* Several processes (par.h): whether padded cell n lies in this band. */
+static int lbm_par_mine(const struct lbm *L, int n)
+{
+	int j0, j1, j = n / L->W - 1;
+	wb_par_band(L->par, L->ny, &j0, &j1);
+	return j >= j0 && j < j1;
+}
+
+/* Build the ghost, flux and special lists (specials: this band's) and
+ * upload them. */
 static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 {
 	struct lbm *L = &c->L;
@@ -742,8 +769,12 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 			gf[m].s[3] = L->gvel[g];
 		}
 	}
-	for (int k = 0; k < L->nsp; k++) {
-		const struct lbm_special *q = &L->sp[k];
+	int ns = 0;
+	for (int j = 0; j < L->nsp; j++) {
+		const struct lbm_special *q = &L->sp[j];
+		if (!lbm_par_mine(L, q->n))
+			continue;
+		const int k = ns++;
 		si[k].s[0] = q->n;
 		si[k].s[1] = q->flags;
 		sf[6 * k] = q->src;
@@ -753,6 +784,13 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 		sf[6 * k + 4] = q->mk;
 		sf[6 * k + 5] = L->z[q->n];
 	}
+	c->nsp = ns;
+	if (L->par && !(c->fown = malloc((size_t)nf + 1))) {
+		st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+		goto out;
+	}
+	for (int k = 0; L->par && k < nf; k++)
+		c->fown[k] = (uint8_t)wb_par_owns_cell(L->par, fg[k], L->W, L->ny);
 	c->n1 = n1;
 	c->n2 = n2;
 	c->nf = nf;
@@ -793,10 +831,25 @@ out:
 
 static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d);
 static enum wb_status cl_fv_create(struct cl_lbm *c, struct wb_diags *d);
+static enum wb_status lbm_create_par(struct cl_env *e,
+				     const struct wb_raster *r,
+				     const struct wb_sim *sim, int threads,
+				     int half, struct wb_par *par,
+				     struct cl_lbm **out, struct wb_diags *d);
 
 enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 			     const struct wb_sim *sim, int threads, int half,
 			     struct cl_lbm **out, struct wb_diags *d)
+{
+	return lbm_create_par(e, r, sim, threads, half, NULL, out, d);
+}
+
+/* cl_lbm_create for the band of par (par.h; NULL: one process). */
+static enum wb_status lbm_create_par(struct cl_env *e,
+				     const struct wb_raster *r,
+				     const struct wb_sim *sim, int threads,
+				     int half, struct wb_par *par,
+				     struct cl_lbm **out, struct wb_diags *d)
 {
 	*out = NULL;
 	if (half)
@@ -817,6 +870,26 @@ enum wb_status cl_lbm_create(struct cl_env *e, const struct wb_raster *r,
 		return st;
 	}
 	struct lbm *L = &c->L;
+	L->par = par && par->size > 1 ? par : NULL;
+	for (int k = 0; L->par && k < par->size; k++)
+		if (par->row0[k + 1] - par->row0[k] < 3) {
+			lbm_release(L);
+			free(c);
+			return wb_fail(d, WB_EINPUT, NULL,
+				       "opencl: %d MPI ranks for a grid of %d rows: each rank needs three rows at least",
+				       par->size, r->ny);
+		}
+	/* the hybrid's host-side FV update (cl_fv_*) reads back rows of one
+	 * device: over several ranks it is refused rather than baked
+	 * differently */
+	if (L->hybrid && L->par) {
+		lbm_release(L);
+		free(c);
+		return wb_fail(d, WB_EUSAGE, NULL,
+			       "simulation.lbm_hybrid: the LBM/FV hybrid has no "
+			       "OpenCL over several MPI ranks yet; bake on the "
+			       "CPU ranks (--device cpu) or set it to false");
+	}
 	c->N = (int)L->ncell;
 	c->cur = 0;
 	const size_t N = L->ncell, fb = N * sizeof(float);
@@ -942,7 +1015,7 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 	size_t wg = 0;
 	clGetKernelWorkGroupInfo(c->k_step, e->dev, CL_KERNEL_WORK_GROUP_SIZE,
 				 sizeof(wg), &wg, NULL);
-	c->sp = L->sparse && wg >= 32 && L->sb_keep;
+	c->sp = L->sparse && !L->par && wg >= 32 && L->sb_keep;
 	if (!(c->k_brun = clCreateKernel(e->prog, "lbm_blk_run", &err)))
 		return cl_fail(d, err, "lbm_blk_run");
 	if (!(c->k_bzero = clCreateKernel(e->prog, "lbm_blk_zero", &err)))
@@ -1129,27 +1202,31 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	err |= ARG(k, 18, c->b_wet[!c->cur]);
 	if (err != CL_SUCCESS)
 		return err;
-	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)ny }, ls[2] = { c->lx, 1 };
-	if (sparse) {
+	int J0, J1; /* several processes: this band's rows (par.h) */
+	wb_par_band(L->par, ny, &J0, &J1);
+	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)(J1 - J0) },
+	       ls[2] = { c->lx, 1 }, go[2] = { 0, (size_t)J0 };
+	if (sparse) { /* one process only (lbm_sparse_create) */
 		gs[0] = 32 * (size_t)nrun;
 		gs[1] = 32;
 		ls[0] = 32;
 	}
 	if (gs[0] > 0)
-		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+		err = clEnqueueNDRangeKernel(e->q, k, 2, J0 && !sparse ? go : NULL,
+					     gs, ls, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
 		return err;
 	/* the hybrid: its FV update replaces the kernel's result in the FV
 	 * cells before the sources and sinks act (lbm_step's order) */
 	if (L->hybrid && (err = cl_fv_step(c)) != CL_SUCCESS)
 		return err;
-	if (L->nsp) {
+	if (c->nsp) {
 		k = c->k_spec;
 		cl_float ghk = c->kp.ghk;
 		err |= ARG(k, 0, c->f[!c->cur]);
 		err |= ARG(k, 1, c->si);
 		err |= ARG(k, 2, c->sf);
-		err |= ARG(k, 3, L->nsp);
+		err |= ARG(k, 3, c->nsp);
 		err |= ARG(k, 4, c->N);
 		err |= set_real(e, k, 5, L->p.dt);
 		err |= set_real(e, k, 6, L->p.e);
@@ -1167,7 +1244,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		err |= ARG(k, 18, c->kp.Gai);
 		err |= ARG(k, 19, c->kp.Gdi);
 		if (err == CL_SUCCESS)
-			err = run1d(e, k, (size_t)L->nsp);
+			err = run1d(e, k, (size_t)c->nsp);
 		if (err != CL_SUCCESS)
 			return err;
 	}
@@ -1181,12 +1258,73 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	return CL_SUCCESS;
 }
 
+/* wb_par_cells on f[cur] and h[cur] (src/cl/par.cl): the cells of the
+ * plan's gather or scatter list, with one copy. */
+static int lbm_par_cells(void *user, int write, const int *cells, long n,
+			 void *buf)
+{
+	struct cl_lbm *c = user;
+	struct cl_env *e = c->env;
+	const size_t bytes = (size_t)n * (LBM_Q + 1) * 4;
+	cl_int err = CL_SUCCESS, ni = (cl_int)n;
+	cl_kernel k = write ? c->k_unpack : c->k_pack;
+	cl_mem list = write ? c->ps : c->pg;
+	if (write)
+		err = buf_write(e, c->pbuf, 0, bytes, buf);
+	err |= ARG(k, 0, c->f[c->cur]);
+	err |= ARG(k, 1, c->h[c->cur]);
+	err |= ARG(k, 2, c->N);
+	err |= ARG(k, 3, list);
+	err |= ARG(k, 4, ni);
+	err |= ARG(k, 5, c->pbuf);
+	if (err == CL_SUCCESS && n > 0)
+		err = run1d(e, k, (size_t)n);
+	if (err == CL_SUCCESS && !write)
+		err = buf_read(e, c->pbuf, 0, bytes, buf);
+	(void)cells; /* the plan's lists, uploaded by lbm_par_step */
+	return err == CL_SUCCESS ? 0 : -1;
+}
+
+/* Several processes (par.h): after a step, what the band's next step and
+ * its edge ghosts read from the neighbours' rows (wb_par_plan; the cell
+ * lists are made and uploaded at the first step). */
+static int lbm_par_step(struct cl_lbm *c)
+{
+	struct wb_par *p = c->L.par;
+	struct cl_env *e = c->env;
+	if (!c->pbuf) {
+		struct wb_par_plan *q = &c->plan;
+		cl_int err = CL_SUCCESS;
+		/* ring rows: only periodic north and south edges read the
+		   other end's rows */
+		int per = 0;
+		for (int x = 0; x < c->L.W; x++)
+			per |= c->L.gkind[x] == LBM_G_PERIODIC;
+		if (wb_par_plan_make(p, c->L.nx, c->L.ny, per, q))
+			return -1;
+		long most = q->ng > q->ns ? q->ng : q->ns;
+		if (!(c->k_pack = clCreateKernel(e->prog, "par_cells_gather", &err)) ||
+		    !(c->k_unpack = clCreateKernel(e->prog, "par_cells_scatter", &err)) ||
+		    !(c->pg = buf_new(e, (size_t)q->ng * sizeof(int), &err)) ||
+		    !(c->ps = buf_new(e, (size_t)(q->ns + 1) * sizeof(int), &err)) ||
+		    buf_write(e, c->pg, 0, (size_t)q->ng * sizeof(int), q->gather) ||
+		    buf_write(e, c->ps, 0, (size_t)q->ns * sizeof(int), q->scatter) ||
+		    !(c->pbuf = buf_new(e, (size_t)(most + 1) * (LBM_Q + 1) * 4, &err)))
+			return -1;
+	}
+	return wb_par_plan_exchange(p, &c->plan, LBM_Q + 1, 4, lbm_par_cells, c);
+}
+
 enum wb_status cl_lbm_enqueue(struct cl_lbm *c, long n, struct wb_diags *d)
 {
 	for (long s = 0; s < n; s++) {
 		cl_int err = lbm_enq_step(c);
 		if (err != CL_SUCCESS)
 			return cl_fail(d, err, "enqueueing an LBM step");
+		if (c->L.par && lbm_par_step(c))
+			return wb_fail(d, WB_EIO, NULL,
+				       "lbm (opencl): step %ld: exchange between processes failed",
+				       c->L.step);
 	}
 	return WB_OK;
 }
@@ -1227,19 +1365,19 @@ static cl_int lbm_enq_macro(struct cl_lbm *c, int slot)
 	/* the hybrid's FV cells show their own state (lbm_macro) */
 	if (err == CL_SUCCESS && L->hybrid)
 		err = cl_fv_macro(c, slot);
-	if (err != CL_SUCCESS || !L->nsp)
+	if (err != CL_SUCCESS || !c->nsp)
 		return err;
 	k = c->k_mfix;
 	err |= ARG(k, 0, c->si);
 	err |= ARG(k, 1, c->sf);
-	err |= ARG(k, 2, L->nsp);
+	err |= ARG(k, 2, c->nsp);
 	err |= ARG(k, 3, W);
 	err |= ARG(k, 4, nx);
 	err |= ARG(k, 5, c->mh);
 	err |= ARG(k, 6, c->mu[slot]);
 	err |= ARG(k, 7, c->mv[slot]);
 	if (err == CL_SUCCESS)
-		err = run1d(c->env, k, (size_t)L->nsp);
+		err = run1d(c->env, k, (size_t)c->nsp);
 	return err;
 }
 
@@ -1278,6 +1416,7 @@ enum wb_status cl_lbm_sync(struct cl_lbm *c, struct wb_diags *d)
 	cl_int err = buf_read(c->env, c->bad, 0, sizeof(bad), &bad);
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "running the LBM kernels");
+	bad = wb_par_min(c->L.par, bad); /* the first of every band's */
 	if (bad != INT_MAX) {
 		lbm_report_bad(c, bad, d);
 		return WB_ESIM;
@@ -1326,10 +1465,12 @@ static cl_int lbm_mass_dev(struct cl_lbm *c, long long *mass)
 	if (err == CL_SUCCESS)
 		err = buf_read(c->env, c->rows, 0, (size_t)ny * sizeof(cl_long), rows);
 	long long m = 0;
-	for (int j = 0; err == CL_SUCCESS && j < ny; j++)
+	int J0, J1; /* several processes: this band's, then all (exact) */
+	wb_par_band(L->par, ny, &J0, &J1);
+	for (int j = J0; err == CL_SUCCESS && j < J1; j++)
 		m += rows[j];
 	free(rows);
-	*mass = m;
+	*mass = L->par ? wb_par_sum(L->par, m) : m;
 	return err;
 }
 
@@ -1373,6 +1514,11 @@ static cl_int lbm_resid_dev(struct cl_lbm *c, cl_mem hb, int p, int q,
 		err = read_reals(c->env, c->rden, (size_t)ny, den);
 	if (err == CL_SUCCESS)
 		err = read_reals(c->env, c->rwet, (size_t)ny, hs);
+	if (err == CL_SUCCESS && L->par) /* every band's rows, summed in order */
+		err = wb_par_rows(L->par, num, sizeof(double), 1, 0, 0) |
+		      wb_par_rows(L->par, den, sizeof(double), 1, 0, 0) |
+		      wb_par_rows(L->par, hs, sizeof(double), 1, 0, 0) ?
+			CL_OUT_OF_HOST_MEMORY : CL_SUCCESS;
 	if (err == CL_SUCCESS) {
 		double sn = 0, sd = 0, sh = 0;
 		for (int j = 0; j < ny; j++) {
@@ -1387,6 +1533,17 @@ static cl_int lbm_resid_dev(struct cl_lbm *c, cl_mem hb, int p, int q,
 	free(den);
 	free(hs);
 	return err;
+}
+
+/* Several processes: the sums of every band's (exact integers). */
+static void lbm_par_books(struct wb_par *p, long long *fi, long long *fo,
+			  long long *si, long long *so, unsigned long long *cl)
+{
+	*fi = wb_par_sum(p, *fi);
+	*fo = wb_par_sum(p, *fo);
+	*si = wb_par_sum(p, *si);
+	*so = wb_par_sum(p, *so);
+	*cl = (unsigned long long)wb_par_sum(p, (long long)*cl);
 }
 
 /* Sum the bookkeeping slots (integer mass units, exact). */
@@ -1404,15 +1561,17 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
 		free(u);
 		return CL_OUT_OF_HOST_MEMORY;
 	}
-	long long si = 0, so = 0;
+	long long si = 0, so = 0, fi = 0, fo = 0;
 	unsigned long long cl = 0;
+	/* several processes: the edge ghosts of this band (the others'
+	   are not computed here) */
 	cl_int err = buf_read(e, c->acc_fin, 0, nf * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < nf; k++)
-		si += t[k];
+		fi += !c->fown || c->fown[k] ? t[k] : 0;
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->acc_fout, 0, nf * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < nf; k++)
-		so += t[k];
+		fo += !c->fown || c->fown[k] ? t[k] : 0;
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->acc_sin, 0, ns * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < ns; k++)
@@ -1432,9 +1591,11 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
 		cl += u32[k];
 	free(t);
 	free(u);
+	if (L->par) /* edges, specials, clamps: per band */
+		lbm_par_books(L->par, &fi, &fo, &si, &so, &cl);
 	/* the hybrid's books, kept on the host (cl_fv_step) */
-	*in = si + c->fv_in;
-	*out = so + c->fv_out;
+	*in = fi + si + c->fv_in;
+	*out = fo + so + c->fv_out;
 	*clamped = (long)cl - c->fv_unclamp;
 	return err;
 }
@@ -1789,6 +1950,14 @@ static cl_int cl_fv_macro(struct cl_lbm *c, int slot)
 	return err;
 }
 
+/* Several processes: every band's rows of the result to every rank. */
+static int lbm_par_gather(struct wb_par *p, struct wb_state *out)
+{
+	return wb_par_rows(p, out->h, sizeof(float), out->nx, 0, 0) |
+	       wb_par_rows(p, out->u, sizeof(float), out->nx, 0, 0) |
+	       wb_par_rows(p, out->v, sizeof(float), out->nx, 0, 0) | p->failed;
+}
+
 static enum wb_status solve_env(int dev, struct cl_env **e, struct wb_diags *d)
 {
 	enum wb_status st = cl_env_open(dev, e, d);
@@ -1810,7 +1979,8 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	enum wb_status st = solve_env(o ? o->cl_device : 0, &e, d);
 	if (st != WB_OK)
 		return st;
-	st = cl_lbm_create(e, r, sim, o ? o->threads : 0, 0, &c, d);
+	st = lbm_create_par(e, r, sim, o ? o->threads : 0, 0, o ? o->par : NULL,
+			    &c, d);
 	if (st != WB_OK)
 		goto done;
 	struct lbm *L = &c->L;
@@ -1980,6 +2150,11 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		st = cl_lbm_macro(c, out->h, out->u, out->v, d);
 		if (st != WB_OK)
 			goto done;
+	}
+	if (L->par && lbm_par_gather(L->par, out)) {
+		st = wb_fail(d, WB_EIO, NULL,
+			     "lbm (opencl): exchange between processes failed");
+		goto done;
 	}
 	long long vin = 0, vout = 0;
 	long clamped = 0;
@@ -3681,6 +3856,9 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	struct cl_swe *c = NULL;
 	struct swe_means_dev M;
 	memset(&M, 0, sizeof(M));
+	if (o && o->par && o->par->size > 1) /* docs/mpi.md, "Not done" */
+		return wb_fail(d, WB_EUSAGE, NULL,
+			       "--device opencl over several MPI ranks runs the LBM only so far; bake the SWE with --device cpu, or use --solver lbm");
 	enum wb_status st = solve_env(o ? o->cl_device : 0, &e, d);
 	if (st != WB_OK)
 		return st;

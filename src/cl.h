@@ -52,6 +52,8 @@ struct cl_env;
 
 /* Index of the first GPU device, else 0; -1 when there is no device. */
 int cl_default_device(void);
+/* How many OpenCL devices there are (0 when none or on error). */
+int cl_device_count(void);
 /* Open device 'index' and build the embedded kernels. *out is freed with
  * cl_env_free. */
 enum wb_status cl_env_open(int index, struct cl_env **out, struct wb_diags *d);

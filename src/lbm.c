@@ -1665,6 +1665,10 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 				specials_row(L, jj - 1);
 		}
 		int64_t eadj = 0;
+		if (L->par && L->hybrid && lbm_par_hybrid(L))
+			return wb_fail(d, WB_EIO, NULL,
+				       "lbm: step %ld: exchange between processes failed",
+				       L->step + 1);
 		lbm_fv_update(L, &eadj);
 		if (L->nfv) { /* sources and sinks of FV cells act on its result */
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
@@ -2037,13 +2041,6 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 	if (st != WB_OK)
 		return st;
 	L.par = o ? o->par : NULL;
-	if (L.par && L.hybrid) {
-		lbm_release(&L);
-		return wb_fail(d, WB_EUSAGE, NULL,
-			       "simulation.lbm_hybrid: the LBM/FV hybrid runs in "
-			       "one process only for now; bake with one process "
-			       "or set it to false");
-	}
 	if (!hybrid) {
 		lbm_fv_free(&L);
 		L.hybrid = 0;

@@ -96,10 +96,12 @@ int wb_mpi_init(int *argc, char ***argv, struct wb_mpi *m)
 	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
 				MPI_INFO_NULL, &node) == MPI_SUCCESS) {
 		MPI_Comm_size(node, &local);
+		MPI_Comm_rank(node, &m->local_rank);
 		MPI_Comm_free(&node);
 	}
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	m->threads = cores > local ? (int)(cores / local) : 1;
+	m->local_size = local;
 	return 0;
 }
 

@@ -19,6 +19,7 @@ struct wb_mpi {
 	char host[WB_MPI_HOST];   /* this rank's host name */
 	struct wb_par par;        /* par.row0 / par.off: owned here */
 	int threads;              /* cores of this rank's share of its host */
+	int local_rank, local_size; /* this rank among those of its host */
 	int *cnt;                 /* 2 * size: MPI_Allgatherv counts, offsets */
 };
 

@@ -230,3 +230,163 @@ int lbm_par_full(struct lbm *L, int which)
 	e |= wb_par_rows(p, L->h[which], sizeof(float), L->W, 1, 0);
 	return e;
 }
+
+/* The ring rows rank r owns, whole; their count (cells NULL: count). */
+static long ring_cells(const struct wb_par *p, int r, int nx, int ny,
+		       int *cells)
+{
+	const long W = nx + 2;
+	int rows[6], nr = ring_lines(ny, rows);
+	long n = 0;
+	for (int k = 0; k < nr; k++)
+		if (owns(p, r, rows[k], ny))
+			for (long x = 0; x < W; x++, n++)
+				if (cells)
+					cells[n] = (int)(rows[k] * W + x);
+	return n;
+}
+
+/* The cells a band edge sends: padded row R whole, then the ring columns
+ * of rows R + d and R + 2 d (d = +1: into the band, toward the far side). */
+static long edge_cells(int R, int d, const int *cols, int nc, long W,
+		       int *out)
+{
+	long n = 0;
+	for (long x = 0; x < W; x++)
+		out[n++] = (int)(R * W + x);
+	for (int s = 1; s <= 2; s++)
+		for (int c = 0; c < nc; c++)
+			out[n++] = (int)((R + s * d) * W + cols[c]);
+	return n;
+}
+
+int wb_par_plan_make(const struct wb_par *p, int nx, int ny, int rows,
+		     struct wb_par_plan *plan)
+{
+	memset(plan, 0, sizeof(*plan));
+	const long W = nx + 2;
+	const int me = p->rank, n = p->size, j0 = p->row0[me],
+		  j1 = p->row0[me + 1], up = me > 0, dn = me + 1 < n;
+	int cols[6], nc = ring_lines(nx, cols);
+	for (int r = 0; r < n; r++)
+		if (p->row0[r + 1] - p->row0[r] < 3)
+			return -1;
+	plan->roff = calloc((size_t)n + 1, sizeof(long));
+	if (!plan->roff)
+		return -1;
+	for (int r = 0; r < n && rows; r++)
+		plan->roff[r + 1] = plan->roff[r] + ring_cells(p, r, nx, ny, NULL);
+	for (int r = 0; r < n && !rows; r++)
+		plan->roff[r + 1] = 0;
+	const long all = plan->roff[n], mine = plan->roff[me + 1] - plan->roff[me];
+	plan->nh = W + 2L * nc;
+	plan->ng = 2 * plan->nh + mine;
+	plan->ns = (up + dn) * plan->nh + all - mine;
+	plan->gather = malloc((size_t)plan->ng * sizeof(int));
+	plan->scatter = malloc((size_t)(plan->ns + 1) * sizeof(int));
+	if (!plan->gather || !plan->scatter) {
+		wb_par_plan_release(plan);
+		return -1;
+	}
+	/* interior row j is padded row j + 1; up: rows j0, j0 + 1, j0 + 2;
+	   down: rows j1 - 1, j1 - 2, j1 - 3; received the same way */
+	edge_cells(j0 + 1, 1, cols, nc, W, plan->gather);
+	edge_cells(j1, -1, cols, nc, W, plan->gather + plan->nh);
+	if (rows)
+		ring_cells(p, me, nx, ny, plan->gather + 2 * plan->nh);
+	long s = 0;
+	if (up)
+		s += edge_cells(j0, -1, cols, nc, W, plan->scatter + s);
+	if (dn)
+		s += edge_cells(j1 + 1, 1, cols, nc, W, plan->scatter + s);
+	for (int r = 0; r < n && rows; r++)
+		if (r != me)
+			s += ring_cells(p, r, nx, ny, plan->scatter + s);
+	return 0;
+}
+
+int wb_par_owns_cell(const struct wb_par *p, int n, long W, int ny)
+{
+	return !p || p->size <= 1 || owns(p, p->rank, (int)(n / W), ny);
+}
+
+void wb_par_plan_release(struct wb_par_plan *plan)
+{
+	free(plan->gather);
+	free(plan->scatter);
+	free(plan->roff);
+	memset(plan, 0, sizeof(*plan));
+}
+
+int wb_par_plan_exchange(struct wb_par *p, const struct wb_par_plan *plan,
+			 int nf, size_t elsize, wb_par_cells io, void *user)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	const int me = p->rank, up = me > 0, dn = me + 1 < p->size;
+	const size_t rec = (size_t)nf * elsize, nh = (size_t)plan->nh;
+	const long all = plan->roff[p->size];
+	/* gathered: halo up, halo down, my ring; received: from up, from
+	   down, then the whole ring list (mine in its place) */
+	char *g = malloc(((size_t)plan->ng + 2 * nh + (size_t)all) * rec);
+	if (!g) {
+		p->failed = 1;
+		return -1;
+	}
+	char *from = g + (size_t)plan->ng * rec, *ring = from + 2 * nh * rec;
+	int e = io(user, 0, plan->gather, plan->ng, g);
+	if (!e)
+		e = p->halo(p->user, g, g + nh * rec, from, from + nh * rec,
+			    nh * rec);
+	if (!e && all > 0) { /* the same on every rank */
+		memcpy(ring + (size_t)plan->roff[me] * rec, g + 2 * nh * rec,
+		       (size_t)(plan->roff[me + 1] - plan->roff[me]) * rec);
+		e = p->allgather(p->user, ring, rec, plan->roff);
+	}
+	if (!e) {
+		/* the scatter list's order: [from up] [from down] other
+		   ranks' ring cells; close the gaps in place */
+		char *s = g; /* in place: every record moves left */
+		size_t k = 0;
+		if (up)
+			memmove(s, from, nh * rec), k += nh;
+		if (dn)
+			memmove(s + k * rec, from + nh * rec, nh * rec), k += nh;
+		for (int r = 0; r < p->size; r++) {
+			if (r == me)
+				continue;
+			size_t c = (size_t)(plan->roff[r + 1] - plan->roff[r]);
+			memmove(s + k * rec, ring + (size_t)plan->roff[r] * rec, c * rec);
+			k += c;
+		}
+		e = io(user, 1, plan->scatter, plan->ns, s);
+	}
+	free(g);
+	p->failed |= e != 0;
+	return e;
+}
+
+int wb_par_min(struct wb_par *p, int v)
+{
+	if (!p || p->size <= 1)
+		return v;
+	int *all = calloc((size_t)p->size, sizeof(*all));
+	if (!all) {
+		p->failed = 1;
+		return v;
+	}
+	all[p->rank] = v;
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = r;
+	p->failed |= p->allgather(p->user, all, sizeof(*all), p->off) != 0;
+	int m = all[0];
+	for (int r = 1; r < p->size; r++)
+		m = all[r] < m ? all[r] : m;
+	free(all);
+	return m;
+}
+
+int lbm_par_hybrid(struct lbm *L)
+{
+	return lbm_par_full(L, !L->cur) | L->par->failed;
+}

@@ -97,6 +97,44 @@ int wb_par_halo(struct wb_par *p, void *const *fields, int nf,
 int wb_par_ring(struct wb_par *p, void *const *fields, int nf,
 		size_t elsize, long W, int nx, int ny);
 
+/* Fields that live elsewhere (an OpenCL device): the exchange after a
+ * step through one gather and one scatter by lists of padded cell
+ * indices (base[(i + 1) + (j + 1) * W] is row j, column i). Unlike the
+ * CPU path (wb_par_halo + wb_par_ring: every rank then computes every
+ * edge ghost), a rank computes the edge ghosts and edge books of its own
+ * rows only, so it needs from each neighbour: the nearest row whole, and
+ * the ring columns (the ghost column and two interior columns at each
+ * side) of the next two rows - how far an edge ghost's Zou-He closure
+ * reads along the edge; with periodic north and south edges (rows = 1)
+ * also the ring rows (ghost and two interior rows at each end) of every
+ * rank. Every band needs three rows at least. The plan holds the lists: */
+struct wb_par_plan {
+	int *gather;    /* ng cells: to up (nh), to down (nh), this rank's
+			   ring rows */
+	long ng, nh;
+	int *scatter;   /* ns cells: from up (if any), from down (if any),
+			   every other rank's ring rows in rank order */
+	long ns;
+	long *roff;     /* size + 1: rank r's ring cells in the ring list */
+};
+/* Fill plan for p's bands on a grid of nx x ny interior cells. 0 on
+ * success, -1 out of memory or a band of fewer than three rows (plan
+ * then empty). */
+int wb_par_plan_make(const struct wb_par *p, int nx, int ny, int rows,
+		     struct wb_par_plan *plan);
+void wb_par_plan_release(struct wb_par_plan *plan);
+/* io reads (write = 0) the records of cells[0 .. n - 1] (nf elements of
+ * elsize bytes each, per cell) into buf, or writes them from buf. */
+typedef int (*wb_par_cells)(void *user, int write, const int *cells, long n,
+			    void *buf);
+int wb_par_plan_exchange(struct wb_par *p, const struct wb_par_plan *plan,
+			 int nf, size_t elsize, wb_par_cells io, void *user);
+/* Whether padded cell n lies in rank p->rank's rows (ghost rows with the
+ * first and last band); 1 without p. */
+int wb_par_owns_cell(const struct wb_par *p, int n, long W, int ny);
+/* The smallest of every rank's v. */
+int wb_par_min(struct wb_par *p, int v);
+
 /* The sum of every rank's v, added in rank order (exact for integers). */
 long long wb_par_sum(struct wb_par *p, long long v);
 
@@ -106,5 +144,9 @@ struct lbm;
 int lbm_par_exchange(struct lbm *L);
 /* All rows of f[cur] / h[cur] to every rank (rare: a diverging step). */
 int lbm_par_full(struct lbm *L, int which);
+/* The LBM/FV hybrid (lbm_fv.c): after the kernel, every row of the step's
+ * f and h to every rank, which then runs lbm_fv_update and lbm_fv_mark
+ * on the bytes one process holds (the marking reads every cell). */
+int lbm_par_hybrid(struct lbm *L);
 
 #endif

@@ -7,7 +7,11 @@
  * pulls the owners' elements from their copies). After each exchange a rank must hold the
  * true values exactly where the helper promises them (every row; the halo
  * rows; the ring's rows and columns) and keep its own band untouched;
- * elsewhere it keeps what it had. MPI itself: tests/cli/wbake_mpi.sh.
+ * elsewhere it keeps what it had; wb_par_plan_exchange (the OpenCL
+ * path's one-copy exchange by cell lists) must leave exactly the cells
+ * par.h promises (nearest rows, the ring columns two rows further, the
+ * ring rows when asked), on narrow grids too. MPI itself:
+ * tests/cli/wbake_mpi.sh, tests/cli/wbake_mpi_opencl.sh.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -287,6 +291,117 @@ static void test_exchanges(void **state)
 	}
 }
 
+/* ---- wb_par_plan_exchange (the OpenCL path's exchange) ------------------ */
+
+/* Two padded fields of one rank, read and written by cell (wb_par_cells):
+ * the second holds the first's values negated. */
+struct cells_user {
+	float *f[2];
+};
+
+static int cells_io(void *user, int write, const int *cells, long n,
+		    void *buf)
+{
+	struct cells_user *u = user;
+	float *b = buf;
+	for (long k = 0; k < n; k++)
+		for (int q = 0; q < 2; q++) {
+			if (write)
+				u->f[q][cells[k]] = b[2 * k + q];
+			else
+				b[2 * k + q] = u->f[q][cells[k]];
+		}
+	return 0;
+}
+
+/* Every rank's plan exchange (halo of one row and the ring) at once, and
+ * every rank's smallest-value reduction of 100 - r. */
+static int plan_exchange(struct world *w, struct cells_user *u, int nx,
+			 int ny, int rows, int *mins)
+{
+	int rc[NMAX] = { 0 }, ran = 0;
+#pragma omp parallel num_threads(w->n) reduction(+ : ran)
+	{
+		int r = omp_get_thread_num();
+		if (omp_get_num_threads() == w->n) {
+			struct wb_par_plan plan;
+			ran = 1;
+			rc[r] = wb_par_plan_make(&w->p[r], nx, ny, rows, &plan);
+#pragma omp barrier
+			if (!rc[r])
+				rc[r] = wb_par_plan_exchange(&w->p[r], &plan, 2,
+							     sizeof(float),
+							     cells_io, &u[r]);
+			wb_par_plan_release(&plan);
+#pragma omp barrier
+			mins[r] = wb_par_min(&w->p[r], 100 - r);
+		}
+	}
+	int e = ran != w->n;
+	for (int r = 0; r < w->n; r++)
+		e |= rc[r];
+	return e;
+}
+
+static void test_plan_exchange(void **state)
+{
+	(void)state;
+	/* narrow grids too: their ring columns overlap */
+	const int sizes[][2] = { { 9, 23 }, { 3, 11 }, { 4, 12 }, { 1, 15 } };
+	for (int s = 0; s < 4; s++)
+		for (int n = 2; n <= 5; n++)
+			for (int rows = 0; rows <= 1; rows++) {
+				const int nx = sizes[s][0], ny = sizes[s][1], W = nx + 2;
+				struct world w;
+				struct link links[NMAX];
+				struct cells_user u[NMAX];
+				int mins[NMAX];
+				world_init(&w, links, n, ny);
+				for (int r = 0; r < n; r++) {
+					u[r].f[0] = rank_copy(&w, r, W, ny);
+					u[r].f[1] = rank_copy(&w, r, W, ny);
+					for (int c = 0; c < W * (ny + 2); c++)
+						u[r].f[1][c] = -u[r].f[1][c];
+				}
+				int rc = plan_exchange(&w, u, nx, ny, rows, mins);
+				if (ny < 3 * n) { /* bands of two rows: refused */
+					assert_int_not_equal(rc, 0);
+					for (int r = 0; r < n; r++) {
+						free(u[r].f[0]);
+						free(u[r].f[1]);
+					}
+					continue;
+				}
+				assert_int_equal(rc, 0);
+				/* the band, the next row each side whole, the
+				   ring columns of the two rows after it, the ring
+				   rows when asked; nothing else changed */
+				for (int r = 0; r < n; r++) {
+					int j0 = w.row0[r], j1 = w.row0[r + 1];
+					int up = r > 0, dn = r + 1 < n;
+					assert_int_equal(mins[r], 100 - (n - 1));
+					for (int J = 0; J < ny + 2; J++)
+						for (int I = 0; I < W; I++) {
+							int j = J - 1 < 0 ? 0 : J - 1 >= ny ? ny - 1 : J - 1;
+							int col = I <= 2 || I >= nx - 1;
+							int want = (j >= j0 && j < j1) ||
+								   (up && J - 1 == j0 - 1) ||
+								   (dn && J - 1 == j1) ||
+								   (col && up && (J - 1 == j0 - 2 || J - 1 == j0 - 3)) ||
+								   (col && dn && (J - 1 == j1 + 1 || J - 1 == j1 + 2)) ||
+								   (rows && (J <= 2 || J >= ny - 1));
+							float v = u[r].f[0][(size_t)J * W + I],
+							      m = u[r].f[1][(size_t)J * W + I];
+							float t = want ? truth(I, J) : (float)(-r - 1);
+							assert_true(v == t);
+							assert_true(m == -t);
+						}
+					free(u[r].f[0]);
+					free(u[r].f[1]);
+				}
+			}
+}
+
 static void test_one_process(void **state)
 {
 	(void)state;
@@ -309,6 +424,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split_bands),
 		cmocka_unit_test(test_exchanges),
+		cmocka_unit_test(test_plan_exchange),
 		cmocka_unit_test(test_one_process),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,10 +1,8 @@
 # simulation.lbm_hybrid (docs/lbm.md "Supercritical flow"): the LBM/FV
-# hybrid is the default (a scene that does not say runs it), one process
-# only. A bad value is exit 2 with its JSON
-# path; a scene that asks for it is refused under MPI with more than one
-# rank (exit 1), so that no rank count bakes other bytes; it changes the
-# bake (its FV cell-steps are named in the log), and on OpenCL it bakes
-# the CPU's bytes (docs/opencl.md).
+# hybrid is the default (a scene that does not say runs it). A bad value
+# is exit 2 with its JSON path; it changes the bake (its FV cell-steps are
+# named in the log); on OpenCL it bakes the CPU's bytes (docs/opencl.md);
+# under MPI one process's bytes (tests/cli/wbake_mpi.sh).
 . tests/cli/lib.inc
 W=$BIN/wbake
 # the lake sample with the hybrid asked for (or a bad value)
@@ -50,19 +48,5 @@ if [ -x "$CLW" ]; then
 		check "OpenCL hybrid: $f is the CPU's" cmp -s "$T/on/$f" "$T/cl/$f"
 	done
 fi
-MB=${MPI_BIN:-bin-mpi}/wbake
-if [ -x "$MB" ] && command -v mpirun >/dev/null 2>&1; then
-	export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none \
-		OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_plm_rsh_agent=false \
-		OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-	ROOT=""
-	[ "$(id -u)" = 0 ] && ROOT=--allow-run-as-root
-	"$(command -v timeout)" 120 mpirun $ROOT --oversubscribe -np 2 "$MB" \
-		samples/lake/.hyon.json -o "$T/mp" --steps 10 --quiet >"$T/out" 2>"$T/err"
-	rc=$?
-	check "MPI with 2 ranks refuses the hybrid (exit $rc)" test "$rc" -ne 0
-	expect_err_has "simulation.lbm_hybrid: the LBM/FV hybrid runs in one process only"
-	check "MPI refusal leaves no output" test ! -e "$T/mp/manifest.json"
-fi
+# under MPI the hybrid gives one process's bytes: tests/cli/wbake_mpi.sh
 finish

@@ -4,7 +4,8 @@
 # of bin/wbake, for both solvers: the LBM and the SWE with waterfall
 # particles (river sample, unfused step), the SWE's fused step and both
 # solvers' steady-state windows (a flat basin, no waterfalls, run to
-# convergence); ranks with other thread counts, several threads in a band.
+# convergence), the LBM/FV hybrid (volcano sample); ranks with other
+# thread counts, several threads in a band.
 # Ranks that run another scene or another binary, or more ranks than the
 # rows allow, are refused at start (exit 2, rank and host named); a rank
 # stopped during the bake ends all of them (its exit status, rank and host
@@ -93,6 +94,16 @@ sed 's/terrain.r16/big.r16/; s/\[72, 60\]/[640, 440]/; s/"point": \[20, 10\]/"po
 run 0 "$BIN/wbake" "$T/flat/big.json" -o "$T/big-1" --steps 20 --threads 2 --quiet
 run 0 mpi 3 "$T/flat/big.json" -o "$T/big-m3" --steps 20 --threads 2 --quiet
 same "large basin swe, 3 ranks of 2 threads" "$T/big-1" "$T/big-m3"
+
+# 2b. the LBM/FV hybrid (the volcano sample turns it on; 14 % of the
+#     cell-steps of these 200 take the FV update): 1, 2 and 3 ranks
+V=samples/volcano/scene.json
+run 0 "$BIN/wbake" $V -o "$T/hy-1" --steps 200 --threads 1
+expect_err_has "were advanced by the finite-volume update of the hybrid"
+for n in 1 2 3; do
+	run 0 mpi $n $V -o "$T/hy-m$n" --steps 200 --threads 1 --quiet
+	same "volcano lbm with the hybrid, $n ranks" "$T/hy-1" "$T/hy-m$n"
+done
 
 # 3. ranks that differ are refused at start, every rank with exit 2
 sed 's/"discharge": 0.4/"discharge": 0.5/' "$F" >"$T/flat/other.json"

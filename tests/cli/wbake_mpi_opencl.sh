@@ -1,0 +1,85 @@
+#!/bin/sh
+# bin-cl-mpi/wbake (make OPENCL=1 MPI=1, docs/mpi.md): the LBM on OpenCL
+# over 2 and 3 MPI ranks, each rank stepping its band on its device (here
+# PoCL on the CPU, two or three processes sharing it), gives the same bytes
+# - pack, manifest, state file - as one OpenCL process (bin-cl/wbake) and
+# as the CPU: the river and the coast samples for fixed steps (sources,
+# open and level edges, clamps), and a flat basin run to a steady state (window means and their
+# residual, summed over the bands in row order). The SWE on OpenCL over
+# several ranks is refused (exit 1) rather than baked another way.
+. tests/cli/lib.inc
+MB=${CL_MPI_BIN:-bin-cl-mpi}/wbake
+CLW=${CL_BIN:-bin-cl}/wbake
+if [ ! -x "$MB" ] || [ ! -x "$CLW" ] || ! command -v mpirun >/dev/null 2>&1; then
+	echo "FAIL: $MB, $CLW or mpirun missing (make OPENCL=1 MPI=1)"
+	exit 1
+fi
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none \
+	OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_plm_rsh_agent=false \
+	OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+ROOT=""
+[ "$(id -u)" = 0 ] && ROOT=--allow-run-as-root
+mpi() { # mpi NP ARGS...: NP ranks of bin-cl-mpi/wbake on OpenCL
+	n=$1; shift
+	timeout 300 mpirun $ROOT --oversubscribe -np "$n" "$MB" "$@" --device opencl
+}
+same() { # same DESCRIPTION DIR1 DIR2: equal file sets, equal bytes
+	if ! diff -r "$2" "$3" >"$T/diff" 2>&1; then
+		echo "FAIL: $1: $3 differs from $2"
+		head -5 "$T/diff"
+		fails=$((fails + 1))
+	fi
+}
+
+# 1. the river, LBM, fixed steps: OpenCL 1 process = 2, 3 ranks (and its
+#    pack is the CPU's; the manifest says which device)
+R=samples/river/scene.json
+run 0 "$CLW" $R -o "$T/c1" --solver lbm --steps 40 --threads 1 --quiet --device opencl
+run 0 "$CLW" $R -o "$T/cpu" --solver lbm --steps 40 --threads 1 --quiet --device cpu
+check "river lbm: the OpenCL pack is the CPU's" cmp "$T/cpu/river.wtp" "$T/c1/river.wtp"
+for n in 2 3; do
+	run 0 mpi $n $R -o "$T/m$n" --solver lbm --steps 40 --threads 1 --quiet
+	same "river lbm on OpenCL, $n ranks" "$T/c1" "$T/m$n"
+done
+check "the river's pack holds water" test -s "$T/m3/river.wtp"
+# the coast: a level (Zou-He) edge on the west, across the bands' edges
+# (the closure reads two rows along the edge: without the ring columns of
+# the neighbours' rows the bytes differ)
+C=samples/coast/scene.json
+run 0 "$CLW" $C -o "$T/co1" --solver lbm --steps 60 --threads 1 --quiet --device opencl
+for n in 2 3; do
+	run 0 mpi $n $C -o "$T/co$n" --solver lbm --steps 60 --threads 1 --quiet
+	same "coast lbm on OpenCL, $n ranks" "$T/co1" "$T/co$n"
+done
+
+# 2. a flat basin with a spring and a river to a steady state (windows
+#    of 50 steps): the window means and residual over the bands
+mkdir -p "$T/flat"
+head -c $((72 * 60 * 2)) /dev/zero >"$T/flat/terrain.r16"
+cat >"$T/flat/scene.json" <<'EOF'
+{ "name": "flat", "version": 1,
+  "terrain": { "heightmap": "terrain.r16", "format": "r16", "size": [72, 60],
+               "metres_per_pixel": 1, "height_scale": 10 },
+  "boundaries": { "west": "wall", "east": "wall", "north": "wall", "south": "open" },
+  "initial_water": "dry",
+  "materials": [ { "id": 1, "name": "w", "kind": "river" } ],
+  "sources": [
+    { "type": "spring", "name": "s", "point": [20, 10], "radius": 3, "discharge": 0.4, "material": "w" },
+    { "type": "river", "name": "r", "width": 6, "discharge": 0.8, "material": "w",
+      "path": [[50, 2], [45, 30], [50, 59]] } ],
+  "simulation": { "solver": "lbm", "manning": 0.03, "max_steps": 300, "window": 50 } }
+EOF
+F=$T/flat/scene.json
+run 0 "$CLW" $F -o "$T/f1" --threads 1 --quiet --device opencl
+check "the flat bake kept its window residuals" grep -q '"residual"' "$T/f1/manifest.json"
+for n in 2 3; do
+	run 0 mpi $n $F -o "$T/fm$n" --threads 1 --quiet
+	same "flat lbm to steady on OpenCL, $n ranks" "$T/f1" "$T/fm$n"
+done
+
+# 3. the SWE on OpenCL over several ranks: refused, nothing written
+run 1 mpi 2 $F -o "$T/x" --solver swe --steps 5 --quiet
+expect_err_has "--device opencl over several MPI ranks runs the LBM only so far"
+check "a refused bake writes nothing" test ! -e "$T/x/manifest.json"
+finish
