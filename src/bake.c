@@ -39,6 +39,11 @@ enum wb_status wb_bake_load(struct wb_bake *b, const char *scene_path,
 			wb_diags_release(&quiet);
 		}
 	}
+	/* the raster holds its own copy of the terrain: the heightmap's
+	 * (4 bytes per cell, 1 GiB at 16384^2) is not read again; its size
+	 * and hash stay */
+	free(b->hm.z);
+	b->hm.z = NULL;
 	b->loaded = st == WB_OK;
 	return st;
 }
@@ -82,9 +87,11 @@ enum wb_status wb_bake_guess(struct wb_bake *b, struct wb_diags *d)
 	free(b->guess_h);
 	free(b->guess_u);
 	free(b->guess_v);
-	b->guess_h = malloc(n * sizeof(float));
-	b->guess_u = malloc(n * sizeof(float));
-	b->guess_v = malloc(n * sizeof(float));
+	/* calloc'd: the guess writes only where there is water or flow, so
+	 * dry land costs no memory at world scale (docs/scale.md) */
+	b->guess_h = calloc(n, sizeof(float));
+	b->guess_u = calloc(n, sizeof(float));
+	b->guess_v = calloc(n, sizeof(float));
 	unsigned char *dry = keep_dry_mask(&b->sc, &b->r, &oom);
 	struct hydro_guess_opts go = { b->sc.sim.manning, dry };
 	if (oom || !b->guess_h || !b->guess_u || !b->guess_v ||

@@ -37,6 +37,7 @@
  * thread count.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +94,29 @@ static double section_k(const float *zf, const double *q, int nx, int ny,
 		}
 	*qs = qq;
 	return k;
+}
+
+/* Memory at world scale (docs/scale.md "Host stages"): the discharge q
+ * and the outputs are written only where a value changes, so that their
+ * pages away from the water stay unbacked (q is calloc'd here; callers may
+ * pass calloc'd h, u, v). Same bytes as the plain stores and sums. */
+
+/* *p = x, storing only when the bits differ. */
+static void store_if_diff(float *p, float x)
+{
+	uint32_t a, b;
+	memcpy(&a, p, sizeof(a));
+	memcpy(&b, &x, sizeof(b));
+	if (a != b)
+		*p = x;
+}
+
+/* *q += x, leaving out the additions that cannot change *q: x = +-0 with
+ * *q not -0 (y + +-0 = y for y != -0; -0 + +0 would give +0). */
+static void add_if_changes(double *q, double x)
+{
+	if (x != 0 || signbit(*q))
+		*q += x;
 }
 
 int hydro_first_guess(const struct wb_raster *r,
@@ -179,7 +203,7 @@ int hydro_first_guess(const struct wb_raster *r,
 		double s = r->src ? r->src[i] : 0.0;
 		if (s > 0)
 			seed[i] = 1;
-		q[i] += s * dx * dx;
+		add_if_changes(&q[i], s * dx * dx);
 	}
 	if (hydro_downstream(lv, zf, nx, ny, seed, reach))
 		goto fail;
@@ -211,8 +235,9 @@ int hydro_first_guess(const struct wb_raster *r,
 	}
 	for (long i = 0; i < n; i++) {
 		float h0 = r->h0 ? r->h0[i] : 0.0f;
-		h[i] = h0 > 0 ? h0 : 0.0f;
-		u[i] = v[i] = 0.0f;
+		store_if_diff(&h[i], h0 > 0 ? h0 : 0.0f);
+		store_if_diff(&u[i], 0.0f);
+		store_if_diff(&v[i], 0.0f);
 		if (dry[i]) {
 			R.kept_dry++;
 			continue;
@@ -234,7 +259,7 @@ int hydro_first_guess(const struct wb_raster *r,
 		if (q[i] < 0)
 			q[i] = 0; /* a sink takes what arrives, no more */
 		if (rcv[i] >= 0)
-			q[rcv[i]] += q[i];
+			add_if_changes(&q[rcv[i]], q[i]);
 		else if (isfinite(lv[i]))
 			R.discharge += q[i];
 	}

@@ -1673,6 +1673,7 @@ static int sparse_init(struct swe_ctx *s)
 	b->pact = calloc(n, 1);
 	b->phalo = calloc(n, 1);
 	b->wet = calloc(n, 1);
+	b->wmask = calloc(n, 1);
 	b->film = calloc(n, sizeof(float));
 	b->nz = calloc(n, 1);
 	b->runs = malloc((size_t)b->nby * 2 * (size_t)(b->nbx + 1) * 2 *
@@ -1681,7 +1682,8 @@ static int sparse_init(struct swe_ctx *s)
 	b->strip = malloc((size_t)s->threads * 6 * (size_t)(b->nbx + 1) *
 			  sizeof(int));
 	if (!b->always || !b->act || !b->halo || !b->pact || !b->phalo ||
-	    !b->wet || !b->film || !b->nz || !b->runs || !b->nrun || !b->strip)
+	    !b->wet || !b->wmask || !b->film || !b->nz || !b->runs || !b->nrun ||
+	    !b->strip)
 		return -1;
 	const struct swe_cell_list *L[] = { &s->src, &s->fixed, &s->mod_u,
 					    &s->mod_v };
@@ -1702,6 +1704,7 @@ static void sparse_release(struct swe_sparse *b)
 	free(b->pact);
 	free(b->phalo);
 	free(b->wet);
+	free(b->wmask);
 	free(b->film);
 	free(b->nz);
 	free(b->runs);
@@ -1727,28 +1730,71 @@ static void block_box(const struct swe_ctx *s, int bi, int bj, int ghosts,
 	}
 }
 
+/* Neighbour bits of the wake masks: (dj + 1) * 3 + (di + 1), the centre
+ * (4) left out. */
+#define WAKE_BIT(di, dj) (1u << (((dj) + 1) * 3 + ((di) + 1)))
+#define WAKE_ALL 0x1efu /* every neighbour: bits 0..8 but 4 */
+
 /* A cell deeper than eps (or not finite) or a face velocity with a bit
  * set in the block (ghost ring and the far boundary faces of edge blocks
- * included). */
-static int block_wet(const struct swe_ctx *s, int bi, int bj, float eps)
+ * included): 0 when there is none, else 0x10 (the centre bit) with the
+ * bits of the neighbours that such a cell or face lies within
+ * SWE_WAKE_MARGIN cells of (rows or columns of the block's edge
+ * towards them, ghosts included). */
+static unsigned block_wet(const struct swe_ctx *s, int bi, int bj, float eps)
 {
 	int i0, i1, j0, j1;
 	block_box(s, bi, bj, 1, &i0, &i1, &j0, &j1);
+	const int M = SWE_WAKE_MARGIN;
+	const int I0 = bi * SWE_BLOCK, J0 = bj * SWE_BLOCK;
+	const int I1 = I0 + SWE_BLOCK < s->nx ? I0 + SWE_BLOCK : s->nx;
+	const int J1 = J0 + SWE_BLOCK < s->ny ? J0 + SWE_BLOCK : s->ny;
+	/* a block narrower than two margins (the last column or row of
+	   blocks) wakes every neighbour when wet */
+	const int narrow = I1 - I0 < 2 * M || J1 - J0 < 2 * M;
 	const uint32_t *u = (const uint32_t *)(const void *)s->u;
 	const uint32_t *v = (const uint32_t *)(const void *)s->v;
 	const float *h = s->h;
+	unsigned m = 0;
 	for (int j = j0; j < j1; j++) {
 		const long c0 = P(s, i0, j), c1 = P(s, i1, j);
-		uint32_t acc = 0;
-		int wet = 0;
-		for (long c = c0; c < c1; c++) {
-			acc |= u[c] | v[c];
-			wet |= !(h[c] <= eps);
+		const long cw = P(s, I0 + M, j), ce = P(s, I1 - M, j);
+		uint32_t aw = 0, am = 0, ae = 0;
+		int ww = 0, wm = 0, we = 0;
+		long c = c0;
+		for (; c < cw && c < c1; c++) {
+			aw |= u[c] | v[c];
+			ww |= !(h[c] <= eps);
 		}
-		if (acc | (uint32_t)wet)
-			return 1;
+		for (; c < ce && c < c1; c++) {
+			am |= u[c] | v[c];
+			wm |= !(h[c] <= eps);
+		}
+		for (; c < c1; c++) {
+			ae |= u[c] | v[c];
+			we |= !(h[c] <= eps);
+		}
+		int west = (aw != 0) | ww, east = (ae != 0) | we;
+		if (!(west | east | (am != 0) | wm))
+			continue;
+		if (narrow)
+			return 0x10u | WAKE_ALL;
+		int north = j < J0 + M, south = j >= J1 - M;
+		m |= 0x10u;
+		m |= west ? WAKE_BIT(-1, 0) : 0;
+		m |= east ? WAKE_BIT(1, 0) : 0;
+		if (north) {
+			m |= WAKE_BIT(0, -1);
+			m |= west ? WAKE_BIT(-1, -1) : 0;
+			m |= east ? WAKE_BIT(1, -1) : 0;
+		}
+		if (south) {
+			m |= WAKE_BIT(0, 1);
+			m |= west ? WAKE_BIT(-1, 1) : 0;
+			m |= east ? WAKE_BIT(1, 1) : 0;
+		}
 	}
-	return 0;
+	return m;
 }
 
 /* What the dense boundary passes write into a sleeping edge block: its
@@ -1901,6 +1947,34 @@ static void dilate(const struct swe_sparse *b, const uint8_t *src,
 		}
 }
 
+/* set = the wet blocks and the neighbours their water is near: block q
+ * is set when it is wet or a neighbour's mask has the bit pointing at q
+ * (masks packed to 8 bits: the 9-bit WAKE_BIT layout without the centre). */
+static void wake(const struct swe_sparse *b, const uint8_t *wet,
+		 const uint8_t *mask, uint8_t *set)
+{
+	for (int bj = 0; bj < b->nby; bj++)
+		for (int bi = 0; bi < b->nbx; bi++) {
+			long q = (long)bj * b->nbx + bi;
+			int on = wet[q];
+			for (int dj = -1; dj <= 1 && !on; dj++)
+				for (int di = -1; di <= 1; di++) {
+					int x = bi + di, y = bj + dj;
+					if ((di | dj) == 0 || x < 0 || y < 0 ||
+					    x >= b->nbx || y >= b->nby)
+						continue;
+					/* from the neighbour towards q */
+					int k = (-dj + 1) * 3 + (-di + 1);
+					int bit = k < 4 ? k : k - 1;
+					if (mask[(long)y * b->nbx + x] >> bit & 1) {
+						on = 1;
+						break;
+					}
+				}
+			set[q] = (uint8_t)on;
+		}
+}
+
 /* The activity pass at the start of a step: wet blocks (scanned where
  * water can be: last step's active blocks, edge blocks, or every block on
  * the first step), the active and halo sets, the zeros of blocks leaving
@@ -1920,9 +1994,11 @@ static void sparse_activity(struct swe_ctx *s)
 	for (long q = 0; q < b->nblk; q++) {
 		int bi = (int)(q % nbx), bj = (int)(q / nbx);
 		int edge = bi == 0 || bj == 0 || bi == nbx - 1 || bj == nby - 1;
-		b->wet[q] = (uint8_t)(b->first || b->pact[q] ?
-				      block_wet(s, bi, bj, eps) :
-				      edge && edge_wet(s, bi, bj, eps));
+		unsigned m = b->first || b->pact[q] ? block_wet(s, bi, bj, eps) :
+			     edge && edge_wet(s, bi, bj, eps) ? 0x10u | WAKE_ALL :
+			     0u;
+		b->wet[q] = (uint8_t)(m != 0);
+		b->wmask[q] = (uint8_t)(m & 0xfu) | (uint8_t)((m >> 1) & 0xf0u);
 	}
 	if (b->first) {
 		/* as if every block left both sets: h1 = h, zeros */
@@ -1934,8 +2010,11 @@ static void sparse_activity(struct swe_ctx *s)
 	   can wet a cell on its edge within this step, and the faces that
 	   cell shares with the next block open in the same step */
 	for (long q = 0; q < b->nblk; q++)
-		b->wet[q] |= b->always[q];
-	dilate(b, b->wet, b->act);
+		if (b->always[q]) {
+			b->wet[q] = 1;
+			b->wmask[q] = 0xff;
+		}
+	wake(b, b->wet, b->wmask, b->act);
 	dilate(b, b->act, b->halo);
 	float *fa[] = { s->u1, s->v1 };
 	float *fh[] = { s->fu, s->fv, s->ut, s->vt };
@@ -2378,6 +2457,18 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 	return WB_OK;
 }
 
+/* dst[0..n) = src[0..n), a page (1024 floats from the mmap'd base) at a
+ * time, storing only the pages that differ: the snapshot of the
+ * instantaneous residual then backs memory only where the velocities
+ * are or were nonzero (a dense memcpy backed 8 bytes per cell of the
+ * whole grid, 2 GiB at 16384^2). Same bytes as memcpy. */
+static void copy_pages_if_diff(float *dst, const float *src, long n)
+{
+	const long pg = 1024;
+	for (long c = 0; c < n; c += pg)
+		copy_if_diff(dst + c, src + c, (size_t)(n - c < pg ? n - c : pg));
+}
+
 double swe_residual(struct swe_ctx *s)
 {
 	const int nx = s->nx, ny = s->ny;
@@ -2414,8 +2505,8 @@ double swe_residual(struct swe_ctx *s)
 		a += dn[j];
 		b += nn[j];
 	}
-	memcpy(s->usnap, s->u, (size_t)s->ncell * sizeof(float));
-	memcpy(s->vsnap, s->v, (size_t)s->ncell * sizeof(float));
+	copy_pages_if_diff(s->usnap, s->u, s->ncell);
+	copy_pages_if_diff(s->vsnap, s->v, s->ncell);
 	if (b <= 0.0)
 		return a > 0.0 ? 1.0 : 0.0;
 	return sqrt(a / b);

@@ -80,15 +80,21 @@ struct swe_cell_list {
 /* Block-sparse stepping (swe.c, docs/scale.md): the grid is cut into
  * SWE_BLOCK x SWE_BLOCK blocks. A block is wet when a cell (ghosts of edge
  * blocks included) is deeper than the dry depth or an owned face has a
- * velocity whose bits are not 0; active when it or one of its 8 neighbours is wet (or it holds a
- * source, fixed-level cell or modifier face, or a particle deposit of this
- * step); halo when it or a neighbour is active. The height step and the
+ * velocity whose bits are not 0; active when it is wet, or a neighbour (of
+ * 8) is wet within SWE_WAKE_MARGIN cells of it (or it holds a source,
+ * fixed-level cell or modifier face, or a particle deposit of this step;
+ * such a block wakes all 8 neighbours); halo when it or a neighbour is
+ * active. The height step and the
  * MacCormack forward pass run on halo blocks, the velocity step on active
  * blocks. Every other block's update would leave its dry depths as they
  * are and its faces closed (no flux), so skipping it gives the dense
  * bytes; a block leaving a set gets the values the dense path would
  * write. */
 #define SWE_BLOCK 32
+/* Cells from a block's edge within which its water wakes the neighbour
+ * across that edge (or corner). One step reads at most two cells away
+ * (docs/scale.md "Why the bytes are the dense bytes"); 4 leaves a margin. */
+#define SWE_WAKE_MARGIN 4
 struct swe_sparse {
 	int on;               /* 1: block-sparse step (default; WB_SWE_DENSE=1
 				 in the environment or on = 0 after swe_init
@@ -99,6 +105,9 @@ struct swe_sparse {
 	uint8_t *act, *halo;  /* this step's sets (act also: deposits) */
 	uint8_t *pact, *phalo; /* the previous step's */
 	uint8_t *wet;
+	uint8_t *wmask;       /* per wet block: the neighbours its water is
+				 within SWE_WAKE_MARGIN cells of (bit
+				 (dj + 1) * 3 + (di + 1), centre left out) */
 	float *film;          /* largest depth of a sleeping block (<= eps) */
 	uint8_t *nz;          /* a sleeping block holds a depth other than
 				 +-0 (a film): swe_means_sample adds it; set

@@ -309,6 +309,37 @@ static void test_spreading(void **state)
 	wb_raster_free(&r);
 }
 
+/* A dam break in the middle of one block, farther than SWE_WAKE_MARGIN
+ * from its edges: the first step steps that block alone (its neighbours
+ * wake only once the water is near them: a whole ring of 8 before), and
+ * the bytes stay the dense bytes while the front crosses the margins into
+ * the neighbours and beyond. */
+static void test_wake_margin(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	const int nx = 192, ny = 192;
+	raster(&r, nx, ny, 1.0);
+	const int a = 2 * SWE_BLOCK + SWE_WAKE_MARGIN + 6;
+	const int b = 3 * SWE_BLOCK - SWE_WAKE_MARGIN - 6;
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			size_t q = (size_t)i + (size_t)j * nx;
+			r.z[q] = (float)(0.001 * i);
+			r.h0[q] = i >= a && i < b && j >= a && j < b ? 0.3f : 0.0f;
+		}
+	struct wb_sim sim = sim_plain();
+	sim.manning = 0.02;
+	sim.maccormack = 1;
+	for (int t = 1; t <= 2; t++) {
+		struct run_stats st;
+		compare_run(&r, &sim, t, 300, 10, "wake margin", &st);
+		assert_int_equal(st.act_first, 1);
+		assert_true(st.act_max >= 9); /* the front reached them all */
+	}
+	wb_raster_free(&r);
+}
+
 /* Blocker decks and MacCormack on a spreading front. */
 static void test_spreading_mc_blocker(void **state)
 {
@@ -437,6 +468,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_drying),
 		cmocka_unit_test(test_films),
 		cmocka_unit_test(test_source_edge),
+		cmocka_unit_test(test_wake_margin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
