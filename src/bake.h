@@ -56,6 +56,7 @@ struct wb_bake {
 	struct hydro_guess_report guess;
 	struct wb_state warm; /* wb_bake_warm's state (h NULL: none) */
 	float *warm_guess;    /* the first guess saved with it, or NULL */
+	float *warm_mod[3];   /* its modifier target u, v and rate, or NULLs */
 	int warm_solver;
 };
 
