@@ -17,7 +17,10 @@
  *     saved water; 1 and 2 threads give the same bytes;
  *   - after a modifier inside the tarn moved, the tarn starts at rest (its
  *     old gyre would persist: another steady state, 0.2 off the fresh
- *     bake's when carried), and the warm start agrees with a fresh bake.
+ *     bake's when carried), and the warm start agrees with a fresh bake;
+ *   - the state file keeps the modifier fields (version 2, bits 5-7) bit for
+ *     bit; a version 1 file (no modifier fields) is still read, one
+ *     claiming them is refused as corrupt.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -263,9 +266,68 @@ static void test_warm_lake_modifier_at_rest(void **state)
 	wb_bake_release(&c);
 }
 
+static void put_u32(unsigned char *p, uint32_t v)
+{
+	for (int k = 0; k < 4; k++)
+		p[k] = (unsigned char)(v >> (8 * k));
+}
+
+static void test_state_modifier_fields(void **state)
+{
+	(void)state;
+	struct wb_bake a;
+	struct wb_diags d;
+	struct wb_state t;
+	float *mod[3];
+	wb_diags_init(&d);
+	write_terrain();
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(wb_bake_load(&a, write_scene("fields", 95), &d), WB_OK);
+	size_t n = (size_t)NX * NY;
+	/* a state of the right shape: the solver's output is not needed */
+	struct wb_state s = { NX, NY, 1.0, a.r.z, a.r.z, a.r.z, NULL, NULL, 0 };
+	const char *p = TMP "/fields.wbs";
+	assert_int_equal(wb_state_save(p, &a.r, WB_SOLVER_SWE, &s, NULL, NULL, &d), WB_OK);
+	assert_int_equal(wb_state_load(p, &a.r, &t, NULL, mod, NULL, &d), WB_OK);
+	for (int c = 0; c < 3; c++)
+		assert_non_null(mod[c]);
+	assert_memory_equal(mod[0], a.r.mod_u, n * sizeof(float));
+	assert_memory_equal(mod[1], a.r.mod_v, n * sizeof(float));
+	assert_memory_equal(mod[2], a.r.mod_k, n * sizeof(float));
+	for (int c = 0; c < 3; c++)
+		free(mod[c]);
+	wb_state_free(&t);
+
+	/* the same file as version 1: its fields bits 5-7 are refused ... */
+	unsigned char *b;
+	size_t len;
+	assert_int_equal(wb_read_file(p, &b, &len, &d), WB_OK);
+	put_u32(b + 8, 1);
+	wb_sha256(b, len - 32, b + len - 32);
+	assert_int_equal(wb_write_file_atomic(TMP "/v1bad.wbs", b, len, &d), WB_OK);
+	int from = d.n;
+	assert_int_equal(wb_state_load(TMP "/v1bad.wbs", &a.r, &t, NULL, mod, NULL, &d),
+			 WB_EINPUT);
+	assert_non_null(strstr(d.v[from].msg, "corrupt"));
+	/* ... and a true version 1 file (depth, u, v) is read, no modifiers */
+	size_t v1 = 80 + 3 * n * 4 + 32;
+	put_u32(b + 76, 7);
+	wb_sha256(b, v1 - 32, b + v1 - 32);
+	assert_int_equal(wb_write_file_atomic(TMP "/v1.wbs", b, v1, &d), WB_OK);
+	assert_int_equal(wb_state_load(TMP "/v1.wbs", &a.r, &t, NULL, mod, NULL, &d), WB_OK);
+	for (int c = 0; c < 3; c++)
+		assert_null(mod[c]);
+	assert_memory_equal(t.h, a.r.z, n * sizeof(float));
+	wb_state_free(&t);
+	free(b);
+	wb_bake_release(&a);
+	wb_diags_release(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_state_modifier_fields),
 		cmocka_unit_test(test_warm_carries_circulation),
 		cmocka_unit_test(test_warm_lake_modifier_at_rest),
 	};
