@@ -113,8 +113,13 @@ enum wb_status wb_bake_warm(struct wb_bake *b, const char *dir,
 	wb_state_free(&b->warm);
 	free(b->warm_guess);
 	b->warm_guess = NULL;
+	for (int c = 0; c < 3; c++) {
+		free(b->warm_mod[c]);
+		b->warm_mod[c] = NULL;
+	}
 	enum wb_status st = wb_state_load(path, &b->r, &b->warm,
-					  &b->warm_guess, &b->warm_solver, d);
+					  &b->warm_guess, b->warm_mod,
+					  &b->warm_solver, d);
 	free(path);
 	return st;
 }
@@ -286,6 +291,77 @@ out:
 	return st;
 }
 
+/* Warm start (SWE): set su, sv to zero in every lake of the first guess
+ * (connected still water: guess depth > 0, guess velocity 0; 4-neighbour)
+ * within one cell of a cell whose modifier changed since the saved bake
+ * (target velocity or rate; a state without modifier fields had none). A
+ * lake's circulation is not unique: carried into a lake whose modifier
+ * moved, the old gyre persists and the bake settles on another steady
+ * state than a fresh one (docs/hydrology.md "Warm starts"); such a lake
+ * starts at rest. Serial, index order. Returns -1 when out of memory. */
+static int rest_modified_lakes(const struct wb_bake *b, float *su, float *sv)
+{
+	const struct wb_raster *r = &b->r;
+	const int nx = r->nx, ny = r->ny;
+	size_t n = (size_t)nx * ny;
+	float *const *om = b->warm_mod;
+	unsigned char *seen = calloc(n, 1);
+	unsigned char *chg = calloc(n, 1);
+	size_t *stack = malloc(n * sizeof(size_t));
+	if (!seen || !chg || !stack) {
+		free(seen);
+		free(chg);
+		free(stack);
+		return -1;
+	}
+	for (size_t k = 0; k < n; k++) {
+		float ou = om[0] ? om[0][k] : 0.0f, ov = om[1] ? om[1][k] : 0.0f;
+		float ok = om[2] ? om[2][k] : 0.0f;
+		float nu = r->mod_u ? r->mod_u[k] : 0.0f, nv = r->mod_v ? r->mod_v[k] : 0.0f;
+		float nk = r->mod_k ? r->mod_k[k] : 0.0f;
+		chg[k] = (ok > 0 || nk > 0) && (ou != nu || ov != nv || ok != nk);
+	}
+#define STILL(q) (b->guess_h[q] > 0 && b->guess_u[q] == 0 && b->guess_v[q] == 0)
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			size_t k = (size_t)i + (size_t)j * nx;
+			if (seen[k] || !STILL(k))
+				continue;
+			int near = 0;
+			for (int y = j - 1; y <= j + 1 && !near; y++)
+				for (int x = i - 1; x <= i + 1; x++)
+					if (x >= 0 && y >= 0 && x < nx && y < ny &&
+					    chg[(size_t)x + (size_t)y * nx])
+						near = 1;
+			if (!near)
+				continue;
+			size_t top = 0;
+			stack[top++] = k;
+			seen[k] = 1;
+			while (top > 0) {
+				size_t q = stack[--top];
+				su[q] = sv[q] = 0.0f;
+				int qi = (int)(q % (size_t)nx), qj = (int)(q / (size_t)nx);
+				const int di[4] = { 1, -1, 0, 0 }, dj[4] = { 0, 0, 1, -1 };
+				for (int e = 0; e < 4; e++) {
+					int x = qi + di[e], y = qj + dj[e];
+					if (x < 0 || y < 0 || x >= nx || y >= ny)
+						continue;
+					size_t m = (size_t)x + (size_t)y * nx;
+					if (!seen[m] && STILL(m)) {
+						seen[m] = 1;
+						stack[top++] = m;
+					}
+				}
+			}
+		}
+#undef STILL
+	free(seen);
+	free(chg);
+	free(stack);
+	return 0;
+}
+
 enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 			     struct wb_diags *d)
 {
@@ -302,10 +378,24 @@ enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 	st = wb_bake_guess(b, d);
 	if (st != WB_OK)
 		return st;
+	float *su = NULL, *sv = NULL; /* the start's velocity, or none */
 	if (b->warm.h) {
 		start = malloc(n * sizeof(float));
-		if (!start)
+		/* SWE: the saved velocities too: a steady flow's circulation
+		 * (a lake's gyre) takes most of a bake to spin up from rest,
+		 * and a change (a moved modifier, more discharge) leaves most
+		 * of it as it was (docs/hydrology.md "Warm starts"). The LBM
+		 * starts at rest: it gained little and its lakes settled on
+		 * another circulation than a fresh bake's */
+		int carry = b->sc.sim.solver == WB_SOLVER_SWE;
+		su = carry && b->warm.u ? malloc(n * sizeof(float)) : NULL;
+		sv = carry && b->warm.v ? malloc(n * sizeof(float)) : NULL;
+		if (!start || (carry && ((b->warm.u && !su) || (b->warm.v && !sv)))) {
+			free(start);
+			free(su);
+			free(sv);
 			return wb_fail(d, WB_EIO, NULL, "out of memory");
+		}
 		for (size_t k = 0; k < n; k++) {
 			float h = b->warm.h[k];
 			/* what the scene changed, as the first guesses see it:
@@ -321,6 +411,23 @@ enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 			if (b->r.block_bot && b->r.block_bot[k] <= b->r.z[k] + 1e-3f)
 				h = 0;
 			start[k] = h;
+			/* velocity only where the saved bake had water and the
+			 * start has: new water starts at rest */
+			int moving = h > 0 && b->warm.h[k] > 0;
+			if (su)
+				su[k] = moving ? b->warm.u[k] : 0.0f;
+			if (sv)
+				sv[k] = moving ? b->warm.v[k] : 0.0f;
+		}
+		if (!su || !sv) {
+			free(su);
+			free(sv);
+			su = sv = NULL;
+		} else if (rest_modified_lakes(b, su, sv)) {
+			free(start);
+			free(su);
+			free(sv);
+			return wb_fail(d, WB_EIO, NULL, "out of memory");
 		}
 		how = WB_START_WARM;
 	} else if (b->sc.sim.initial == WB_INIT_HYDROLOGY) {
@@ -332,11 +439,12 @@ enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 	int levels = o->steps > 0 ? 0 :
 		     wb_coarse_levels(b->sc.sim.coarse_levels, b->r.nx, b->r.ny,
 				      b->warm.h != NULL);
-	float *su = NULL, *sv = NULL; /* the start's velocity, or none */
 	if (levels > 0) {
 		float *cf = malloc(n * sizeof(float));
-		su = calloc(n, sizeof(float));
-		sv = calloc(n, sizeof(float));
+		if (!su)
+			su = calloc(n, sizeof(float));
+		if (!sv)
+			sv = calloc(n, sizeof(float));
 		if (!cf || !su || !sv) {
 			free(cf);
 			free(su);
@@ -424,6 +532,8 @@ void wb_bake_release(struct wb_bake *b)
 	wb_state_free(&b->st);
 	wb_state_free(&b->warm);
 	free(b->warm_guess);
+	for (int c = 0; c < 3; c++)
+		free(b->warm_mod[c]);
 	free(b->guess_h);
 	free(b->guess_u);
 	free(b->guess_v);

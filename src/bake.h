@@ -12,7 +12,10 @@
  *                    order: the warm state plus the change of the first
  *                    guess since the earlier bake; with
  *                    simulation.initial "hydrology" (the default) the
- *                    first guess; else the scene's water. rep
+ *                    first guess; else the scene's water. A SWE
+ *                    warm start also starts with the saved velocities,
+ *                    except in first-guess lakes next to a modifier
+ *                    that changed (those start at rest). rep
  *                    records which (rep.start) and the residual of every
  *                    window.
  *   wb_output_write() (output.h) state -> pack and manifest
@@ -56,6 +59,7 @@ struct wb_bake {
 	struct hydro_guess_report guess;
 	struct wb_state warm; /* wb_bake_warm's state (h NULL: none) */
 	float *warm_guess;    /* the first guess saved with it, or NULL */
+	float *warm_mod[3];   /* its modifier target u, v and rate, or NULLs */
 	int warm_solver;
 };
 

@@ -100,7 +100,12 @@ enum wb_status wb_state_save(const char *path, const struct wb_raster *r,
 	size_t n = (size_t)r->nx * r->ny;
 	if (st->nx != r->nx || st->ny != r->ny || !st->h || !st->u || !st->v)
 		return wb_fail(d, WB_EIO, path, "state: no solved state to save");
-	const float *f[WB_STATE_NFIELDS] = { st->h, st->u, st->v, st->foam, guess_h };
+	int mods = 0;
+	for (size_t k = 0; r->mod_k && k < n && !mods; k++)
+		mods = r->mod_k[k] > 0;
+	const float *f[WB_STATE_NFIELDS] = { st->h, st->u, st->v, st->foam, guess_h,
+					     mods ? r->mod_u : NULL, mods ? r->mod_v : NULL,
+					     mods ? r->mod_k : NULL };
 	uint32_t mask = 0, nf = 0;
 	for (int c = 0; c < WB_STATE_NFIELDS; c++)
 		if (f[c]) {
@@ -134,16 +139,18 @@ enum wb_status wb_state_save(const char *path, const struct wb_raster *r,
 }
 
 enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
-			     struct wb_state *st, float **guess_h, int *solver,
-			     struct wb_diags *d)
+			     struct wb_state *st, float **guess_h, float *mod[3],
+			     int *solver, struct wb_diags *d)
 {
-	float *gh = NULL;
+	float *gh = NULL, *fm[3] = { NULL, NULL, NULL };
 	unsigned char *b = NULL, sum[32], th[32];
 	size_t len;
 	enum wb_status s;
 	memset(st, 0, sizeof(*st));
 	if (guess_h)
 		*guess_h = NULL;
+	if (mod)
+		mod[0] = mod[1] = mod[2] = NULL;
 	s = wb_read_file(path, &b, &len, d);
 	if (s != WB_OK)
 		return s;
@@ -154,9 +161,9 @@ enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
 		goto out;
 	}
 	uint32_t ver = get32(b + 8);
-	if (ver != WB_STATE_VERSION) {
+	if (ver != 1 && ver != WB_STATE_VERSION) {
 		s = wb_fail(d, WB_EINPUT, path,
-			    "state file version %u, this wbake reads version %d",
+			    "state file version %u, this wbake reads versions 1 to %d",
 			    ver, WB_STATE_VERSION);
 		goto out;
 	}
@@ -167,7 +174,10 @@ enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
 	uint64_t dxb = get64(b + 24);
 	double dx;
 	memcpy(&dx, &dxb, 8);
-	if ((mask & 7u) != 7u || mask >> WB_STATE_NFIELDS || nx == 0 || ny == 0 || nx > (1u << 20) ||
+	/* version 1 has the first five fields; the modifier's three come
+	   together or not at all */
+	if ((mask & 7u) != 7u || mask >> (ver == 1 ? 5 : WB_STATE_NFIELDS) ||
+	    ((mask >> 5) != 0 && (mask >> 5) != 7u) || nx == 0 || ny == 0 || nx > (1u << 20) ||
 	    ny > (1u << 20) ||
 	    len != HDR + (size_t)nf * nx * ny * 4 + 32) {
 		s = wb_fail(d, WB_EINPUT, path,
@@ -197,7 +207,8 @@ enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
 	st->nx = (int)nx;
 	st->ny = (int)ny;
 	st->dx = dx;
-	float **f[WB_STATE_NFIELDS] = { &st->h, &st->u, &st->v, &st->foam, &gh };
+	float **f[WB_STATE_NFIELDS] = { &st->h, &st->u, &st->v, &st->foam, &gh,
+				       &fm[0], &fm[1], &fm[2] };
 	const unsigned char *p = b + HDR;
 	for (int c = 0; c < WB_STATE_NFIELDS; c++) {
 		if (!(mask & (1u << c)))
@@ -223,11 +234,19 @@ enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
 		*guess_h = gh;
 	else
 		free(gh);
+	for (int c = 0; c < 3; c++) {
+		if (mod)
+			mod[c] = fm[c];
+		else
+			free(fm[c]);
+	}
 	free(b);
 	return WB_OK;
 bad:
 	wb_state_free(st);
 	free(gh);
+	for (int c = 0; c < 3; c++)
+		free(fm[c]);
 out:
 	free(b);
 	return s;

@@ -13,8 +13,9 @@
 #include "wbake.h"
 
 #define WB_STATE_FILE "state.wbs"
-#define WB_STATE_VERSION 1
-#define WB_STATE_NFIELDS 5 /* depth, u, v, foam, first-guess depth */
+#define WB_STATE_VERSION 2 /* reads 1 and 2 */
+/* depth, u, v, foam, first-guess depth, modifier u, v, rate (version 2) */
+#define WB_STATE_NFIELDS 8
 
 /* SHA-256 of r->z as little-endian float32 bytes, row-major. */
 void wb_terrain_hash(const struct wb_raster *r, unsigned char out[32]);
@@ -22,7 +23,9 @@ void wb_terrain_hash(const struct wb_raster *r, unsigned char out[32]);
 /* Write 'st' (the state solved on grid r by 'solver', enum
  * wb_solver_kind) to 'path', atomically, with the hydrological first
  * guess of the same scene (guess_h, may be NULL), which lets a warm start
- * carry over a changed discharge (bake.c). rep may be NULL (steps 0).
+ * carry over a changed discharge (bake.c), and r's modifier fields when a
+ * modifier covers any cell (a warm start finds where they changed).
+ * rep may be NULL (steps 0).
  * WB_EIO when it cannot be written. */
 enum wb_status wb_state_save(const char *path, const struct wb_raster *r,
 			     int solver, const struct wb_state *st,
@@ -33,11 +36,14 @@ enum wb_status wb_state_save(const char *path, const struct wb_raster *r,
 /* Read the state file 'path' for grid r into *st (h, u, v, and foam when
  * saved; caller frees with wb_state_free). *guess_h (guess_h may be NULL)
  * gets the saved first-guess depth, malloc'd (caller frees), or NULL when
- * the file has none. *solver (may be NULL) gets the solver that wrote it. WB_EINPUT with a message naming the file when it
+ * the file has none. mod (may be NULL) gets the saved modifier fields
+ * mod[0..2] = target u, v and rate, malloc'd (caller frees), or NULLs when
+ * the file has none (version 1, or no modifier then). *solver (may be
+ * NULL) gets the solver that wrote it. WB_EINPUT with a message naming the file when it
  * is missing, truncated, corrupt, of another version, or from a different
  * grid or terrain; WB_EIO out of memory. */
 enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
-			     struct wb_state *st, float **guess_h, int *solver,
-			     struct wb_diags *d);
+			     struct wb_state *st, float **guess_h, float *mod[3],
+			     int *solver, struct wb_diags *d);
 
 #endif

@@ -16,6 +16,15 @@
  *   bench river_guess_ms <ms> ms           the first guess alone
  *   bench river_warm_modifier_windows <n> windows   after moving the eddy
  *   bench river_warm_discharge_windows <n> windows  creek discharge +20 %
+ *   bench river_swe_warm_modifier_steps <n> steps   the same with the SWE
+ *        solver at window 1000: the warm start carries the saved
+ *        velocities (docs/hydrology.md "Warm starts")
+ *   bench river_swe_warm_modifier_rest_steps <n> steps  the same start at
+ *        rest (the solver run directly on the warm start's depth)
+ *   bench river_swe_warm_modifier_velocity_diff <rel> 1  against a fresh
+ *        bake of the changed scene from the first guess
+ *   bench river_swe_warm_discharge_steps, _rest_steps, _velocity_diff: the
+ *        same after the creek's discharge rose 20 %
  *   bench rain_<solver>_steps <steps> steps  a generated rain scene (64 x 64
  *        cells at 4 m, a valley with two closed depressions, 20 mm/h
  *        everywhere), from the first guess; 0 when not steady
@@ -36,6 +45,7 @@
 #include <time.h>
 
 #include "bake.h"
+#include "solve.h"
 #include "util.h"
 #include "warm.h"
 
@@ -192,6 +202,75 @@ static int warm(void)
 	return rc;
 }
 
+/* steps to steady of b's own start run at rest (its solver called
+ * directly with the start depth of b's warm start and no velocity) */
+static long steps_at_rest(struct wb_bake *b)
+{
+	struct wb_diags d;
+	struct wb_state st;
+	struct wb_solve_report rep;
+	size_t n = (size_t)b->r.nx * b->r.ny;
+	wb_diags_init(&d);
+	memset(&st, 0, sizeof(st));
+	memset(&rep, 0, sizeof(rep));
+	float *h = malloc(n * sizeof(float)), *keep = b->r.h0;
+	if (!h)
+		return -1;
+	for (size_t k = 0; k < n; k++) { /* as wb_bake_solve's warm start */
+		float v = b->warm.h[k] +
+			  (b->warm_guess ? b->guess_h[k] - b->warm_guess[k] : 0.0f);
+		h[k] = v > 0 ? v : 0;
+	}
+	b->r.h0 = h;
+	struct wb_solve_opts o = { 0 };
+	o.threads = 1;
+	enum wb_status st2 = swe_solve(&b->r, &b->sc.sim, &o, &st, &rep, &d);
+	b->r.h0 = keep;
+	free(h);
+	if (st2)
+		show(&d);
+	wb_state_free(&st);
+	wb_diags_release(&d);
+	return st2 || !rep.converged ? 0 : rep.steps;
+}
+
+static int warm_swe(void)
+{
+	struct wb_bake a;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	int rc = bake(&a, WB_SOLVER_SWE, WB_INIT_HYDROLOGY, 1000, NULL, 1, 0);
+	if (!rc) {
+		rc = wb_mkdirs(OUT "/swe", &d) ||
+		     wb_state_save(OUT "/swe/" WB_STATE_FILE, &a.r, a.sc.sim.solver,
+				   &a.st, a.guess_h, &a.rep, &d);
+		if (rc)
+			show(&d);
+	}
+	const char *what[2] = { "modifier", "discharge" };
+	const double qf[2] = { 1, 1.2 }, shift[2] = { 20, 0 };
+	for (int c = 0; c < 2 && !rc; c++) {
+		struct wb_bake w, f;
+		rc = bake(&w, WB_SOLVER_SWE, WB_INIT_HYDROLOGY, 1000, OUT "/swe", qf[c], shift[c]);
+		rc |= bake(&f, WB_SOLVER_SWE, WB_INIT_HYDROLOGY, 1000, NULL, qf[c], shift[c]);
+		if (!rc) {
+			printf("bench river_swe_warm_%s_steps %ld steps\n", what[c],
+			       w.rep.converged ? w.rep.steps : 0);
+			printf("bench river_swe_warm_%s_rest_steps %ld steps\n", what[c],
+			       steps_at_rest(&w));
+			printf("bench river_swe_warm_%s_velocity_diff %.4f 1\n", what[c],
+			       vel_diff(&w.st, &f.st));
+			fprintf(stderr, "river swe warm start after the %s change: %ld steps, fresh bake %ld\n",
+				what[c], w.rep.steps, f.rep.steps);
+		}
+		wb_bake_release(&w);
+		wb_bake_release(&f);
+	}
+	wb_bake_release(&a);
+	wb_diags_release(&d);
+	return rc;
+}
+
 static int rain(int solver, const char *name)
 {
 	enum { W = 64, H = 64 };
@@ -273,6 +352,7 @@ int main(void)
 	rc |= compare(WB_SOLVER_LBM, "lbm", 1000);
 	rc |= compare(WB_SOLVER_SWE, "swe", 0);
 	rc |= warm();
+	rc |= warm_swe();
 	rc |= rain(WB_SOLVER_SWE, "swe");
 	rc |= rain(WB_SOLVER_LBM, "lbm");
 	return rc ? 1 : 0;

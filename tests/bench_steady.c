@@ -17,6 +17,14 @@
  *        water cells (>= output.min_depth) of one state with no water
  *        within one cell in the other, both ways
  *   bench steady_<case>_<start>_seconds <s> s    wall time, levels included
+ *   bench steady_<case>_oracle_steps <n> steps   (SWE cases) the bound of
+ *        any start: the solver started from its own steady state (a run
+ *        from the first guess to a tenth of the tolerance: depth scaled to
+ *        the water on the grid, and velocity) until the scene's tolerance
+ *        certifies it again; at least two windows
+ *   bench steady_<case>_oracle_rest_steps <n> steps  the same depth at
+ *        rest: what the best possible depth alone gives
+ *   bench steady_<case>_oracle_speedup <dry / oracle> x
  *
  * <start>: dry (simulation.initial "scene", no coarse levels), guess (the
  * first guess, no coarse levels), c2f (the first guess, two coarse levels).
@@ -33,6 +41,7 @@
 #include <time.h>
 
 #include "bake.h"
+#include "solve.h"
 
 static double now_s(void)
 {
@@ -157,14 +166,87 @@ static int run_case(const char *name, const char *scene, int solver, long window
 	return rc;
 }
 
+/* The best any start can do (see the header): the solver from its own
+ * steady state, with and without its velocity. */
+static int oracle(const char *name, const char *scene, long window)
+{
+	struct wb_bake b;
+	double secs;
+	memset(&b, 0, sizeof(b));
+	int rc = bake(&b, scene, WB_SOLVER_SWE, WB_INIT_HYDROLOGY, 0, window, &secs);
+	long dry = 0;
+	if (!rc) {
+		/* the from-dry reference of this run */
+		struct wb_bake c;
+		memset(&c, 0, sizeof(c));
+		rc = bake(&c, scene, WB_SOLVER_SWE, WB_INIT_SCENE, 0, window, &secs);
+		dry = c.rep.converged ? c.rep.steps : 0;
+		wb_bake_release(&c);
+	}
+	struct wb_diags d;
+	wb_diags_init(&d);
+	size_t n = (size_t)b.r.nx * b.r.ny;
+	struct wb_sim sim = b.sc.sim;
+	struct wb_solve_opts o = { 0 };
+	o.threads = 1;
+	struct wb_state st, s2;
+	struct wb_solve_report rep, r2;
+	memset(&st, 0, sizeof(st));
+	float *h0 = malloc(n * sizeof(float)), *scene_h0 = b.r.h0;
+	rc |= !h0;
+	if (!rc) {
+		sim.tolerance = b.sc.sim.tolerance / 10;
+		sim.max_steps = 20 * (sim.max_steps > 0 ? sim.max_steps : 100000);
+		b.r.h0 = b.guess_h;
+		rc = swe_solve(&b.r, &sim, &o, &st, &rep, &d) != WB_OK || !rep.converged;
+		fprintf(stderr, "%s oracle: %ld steps to a tenth of the tolerance (converged %d, residual %.3g)\n",
+			name, rep.steps, rep.converged, rep.residual);
+	}
+	long steps[2] = { 0, 0 };
+	for (int withu = 0; withu < 2 && !rc; withu++) {
+		double vs = 0;
+		for (size_t k = 0; k < n; k++)
+			vs += st.h[k];
+		double sc = (rep.vol_final + rep.vol_particles) / (b.r.dx * b.r.dx) / vs;
+		for (size_t k = 0; k < n; k++)
+			h0[k] = (float)(st.h[k] * sc);
+		b.r.h0 = h0;
+		b.r.u0 = withu ? st.u : NULL;
+		b.r.v0 = withu ? st.v : NULL;
+		sim = b.sc.sim;
+		memset(&s2, 0, sizeof(s2));
+		rc = swe_solve(&b.r, &sim, &o, &s2, &r2, &d) != WB_OK;
+		steps[withu] = !rc && r2.converged ? r2.steps : 0;
+		wb_state_free(&s2);
+	}
+	b.r.h0 = scene_h0;
+	b.r.u0 = b.r.v0 = NULL;
+	if (!rc) {
+		printf("bench steady_%s_oracle_steps %ld steps\n", name, steps[1]);
+		printf("bench steady_%s_oracle_rest_steps %ld steps\n", name, steps[0]);
+		printf("bench steady_%s_oracle_speedup %.2f x\n", name,
+		       steps[1] > 0 ? (double)dry / steps[1] : 0.0);
+	} else {
+		show(&d);
+	}
+	free(h0);
+	wb_state_free(&st);
+	wb_diags_release(&d);
+	wb_bake_release(&b);
+	return rc;
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const char *river = "samples/river/scene.json";
 	int rc = run_case("river_lbm", river, WB_SOLVER_LBM, 1000);
 	rc |= run_case("river_swe", river, WB_SOLVER_SWE, 1000);
+	rc |= oracle("river_swe", river, 1000);
 	const char *world = getenv("WB_STEADY_WORLD");
-	if (world && *world)
+	if (world && *world) {
 		rc |= run_case("world", world, -1, 0);
+		rc |= oracle("world", world, 0);
+	}
 	return rc ? 1 : 0;
 }

@@ -272,7 +272,7 @@ static void test_state_file(void **state)
 	assert_int_equal(wb_state_save(p, &r, WB_SOLVER_SWE, &s, g, &rep, &d), WB_OK);
 	float *gl = NULL;
 	int solver = -1;
-	assert_int_equal(wb_state_load(p, &r, &t, &gl, &solver, &d), WB_OK);
+	assert_int_equal(wb_state_load(p, &r, &t, &gl, NULL, &solver, &d), WB_OK);
 	assert_int_equal(solver, WB_SOLVER_SWE);
 	assert_non_null(gl);
 	assert_memory_equal(t.h, s.h, 35 * sizeof(float));
@@ -286,7 +286,7 @@ static void test_state_file(void **state)
 	/* another terrain: refused, saying why */
 	int from = d.n;
 	r.z[17] += 0.001f;
-	assert_int_equal(wb_state_load(p, &r, &t, NULL, NULL, &d), WB_EINPUT);
+	assert_int_equal(wb_state_load(p, &r, &t, NULL, NULL, NULL, &d), WB_EINPUT);
 	assert_non_null(strstr(d.v[from].msg, "different terrain"));
 	assert_null(t.h);
 	r.z[17] -= 0.001f;
@@ -294,7 +294,7 @@ static void test_state_file(void **state)
 	struct wb_raster r2;
 	assert_int_equal(wb_raster_alloc(&r2, 5, 7, 1.5), WB_OK);
 	from = d.n;
-	assert_int_equal(wb_state_load(p, &r2, &t, NULL, NULL, &d), WB_EINPUT);
+	assert_int_equal(wb_state_load(p, &r2, &t, NULL, NULL, NULL, &d), WB_EINPUT);
 	assert_non_null(strstr(d.v[from].msg, "grid"));
 	wb_raster_free(&r2);
 
@@ -305,21 +305,21 @@ static void test_state_file(void **state)
 	b[100] ^= 1;
 	assert_int_equal(wb_write_file_atomic(TMP "/bad.wbs", b, len, &d), WB_OK);
 	from = d.n;
-	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, &d), WB_EINPUT);
+	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, NULL, &d), WB_EINPUT);
 	assert_non_null(strstr(d.v[from].msg, "corrupt"));
 	b[100] ^= 1;
 	assert_int_equal(wb_write_file_atomic(TMP "/bad.wbs", b, len - 5, &d), WB_OK);
 	from = d.n;
-	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, &d), WB_EINPUT);
+	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, NULL, &d), WB_EINPUT);
 	assert_non_null(strstr(d.v[from].msg, "truncated"));
-	b[8] = 2;
+	b[8] = 3;
 	assert_int_equal(wb_write_file_atomic(TMP "/bad.wbs", b, len, &d), WB_OK);
 	from = d.n;
-	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, &d), WB_EINPUT);
+	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, NULL, &d), WB_EINPUT);
 	assert_non_null(strstr(d.v[from].msg, "version"));
 	free(b);
 	from = d.n;
-	assert_int_equal(wb_state_load(TMP "/missing.wbs", &r, &t, NULL, NULL, &d), WB_EINPUT);
+	assert_int_equal(wb_state_load(TMP "/missing.wbs", &r, &t, NULL, NULL, NULL, &d), WB_EINPUT);
 
 	wb_state_free(&s);
 	wb_raster_free(&r);
