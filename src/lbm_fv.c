@@ -61,7 +61,8 @@
 
 /* per-FV-cell work: h, qx, qy (state), dh, dqx, dqy (sub-step sums),
  * kinetic mass per sub-step, mass flux sums east and south (m) */
-enum { W_H, W_QX, W_QY, W_DH, W_DQX, W_DQY, W_FZ, W_FE, W_FS, W_N };
+enum { W_H, W_QX, W_QY, W_H0, W_QX0, W_QY0, W_DH, W_DQX, W_DQY, W_FZ, W_FE,
+       W_FS, W_SX, W_SY = W_SX + 4, W_N = W_SY + 4 };
 
 static inline int link_open_fv(float hx, float zx, float cx, float hy,
 			       float zy, float cy, float hd)
@@ -439,11 +440,9 @@ static void zou_state(const struct lbm *L, const double *wy, int y, int x,
 		qn = L->gvel[x] * ramp * hg;
 	} else { /* a held level */
 		hg = L->ginit[x] + (L->gspec[x] - L->ginit[x]) * ramp;
-		double un = hy > 0 ? (inx ? wy[W_QX] : wy[W_QY]) / hy : 0;
-		double ut = hy > 0 ? (inx ? wy[W_QY] : wy[W_QX]) / hy : 0;
 		*h = hg;
-		*qx = inx ? un * hg : ut * hg;
-		*qy = inx ? ut * hg : un * hg;
+		*qx = wy[W_QX];
+		*qy = wy[W_QY];
 		return;
 	}
 	*h = hg;
@@ -451,17 +450,19 @@ static void zou_state(const struct lbm *L, const double *wy, int y, int x,
 	*qy = inx ? 0 : iny * qn;
 }
 
-/* The state of neighbour x of FV cell y seen through the axis face in
- * direction a: depth, momentum (m^2/s), bed. */
-static void nb_state(const struct lbm *L, const double *w, int y, int x,
-		     double *h, double *qx, double *qy, double *z)
+/* The centre state of neighbour x of FV cell y seen through an axis face:
+ * depth, momentum (m^2/s), bed; returns 1 for a wall (the mirror of y's
+ * face state stands there), 2 for an FV cell (its own slopes apply),
+ * 0 otherwise (an LBM cell or an edge's state: first order). */
+static int nb_state(const struct lbm *L, const double *w, int y, int x,
+		    double *h, double *qx, double *qy, double *z)
 {
 	const double *wy = w + (size_t)L->fvix[y] * W_N;
 	if (fv_of(L, x) >= 0) {
 		const double *wx = w + (size_t)fv_of(L, x) * W_N;
 		*h = wx[W_H], *qx = wx[W_QX], *qy = wx[W_QY];
 		*z = L->z[x];
-		return;
+		return 2;
 	}
 	int solid = L->c[x] <= -LBM_BIG * 0.5f || L->c[x] < LBM_BIG;
 	if (!interior(L, x)) {
@@ -470,7 +471,7 @@ static void nb_state(const struct lbm *L, const double *w, int y, int x,
 		if (!solid && k == LBM_G_ZOU) {
 			zou_state(L, wy, y, x, h, qx, qy);
 			*z = L->z[x];
-			return;
+			return 0;
 		}
 	}
 	if (solid) { /* a wall: the mirror of y */
@@ -479,7 +480,7 @@ static void nb_state(const struct lbm *L, const double *w, int y, int x,
 		*qx = dx ? -wy[W_QX] : wy[W_QX];
 		*qy = dx ? wy[W_QY] : -wy[W_QY];
 		*z = L->z[y];
-		return;
+		return 1;
 	}
 	double e = L->p.e;
 	cell_moments(L, x, h, qx, qy);
@@ -487,6 +488,97 @@ static void nb_state(const struct lbm *L, const double *w, int y, int x,
 	*qx *= e;
 	*qy *= e;
 	*z = L->z[x];
+	return 0;
+}
+
+static inline double minmod(double a, double b)
+{
+	if (a * b <= 0)
+		return 0;
+	return fabs(a) < fabs(b) ? a : b;
+}
+
+/* velocity of a state, desingularised below h_thin as the HLL flux */
+static inline double vel(double h, double q, double hthin)
+{
+	h = MAXD(h, 0);
+	return h > hthin ? q / h : q / hthin * (h / hthin);
+}
+
+/* The limited slopes (per cell, along x or y) of FV cell k: depth,
+ * surface, normal and tangential velocity, minmod of the one-sided
+ * differences (MUSCL, van Leer). First order (zero slopes) next to
+ * films and dry cells (depth below h_thin on either side), where a
+ * slope of the surface would reach into the dry bed. */
+static void slopes(const struct lbm *L, double *w, int k, int xdir,
+		   double hthin)
+{
+	const int y = L->fvl[k], Wd = L->W;
+	double *wy = w + (size_t)k * W_N;
+	double *s = wy + (xdir ? W_SX : W_SY);
+	const int st = xdir ? 1 : Wd;
+	double h[3], eta[3], un[3], ut[3];
+	h[1] = MAXD(wy[W_H], 0);
+	eta[1] = h[1] + L->z[y];
+	un[1] = vel(h[1], xdir ? wy[W_QX] : wy[W_QY], hthin);
+	ut[1] = vel(h[1], xdir ? wy[W_QY] : wy[W_QX], hthin);
+	int edge = -1; /* the side (0, 2) of an inflow, level or open edge */
+	for (int q = 0; q < 2; q++) {
+		int x = q ? y + st : y - st, o = q ? 2 : 0;
+		double hx, qx, qy, zx;
+		if (zou_ghost(L, x))
+			edge = o;
+		nb_state(L, w, y, x, &hx, &qx, &qy, &zx);
+		hx = MAXD(hx, 0);
+		h[o] = hx;
+		eta[o] = hx + zx;
+		un[o] = vel(hx, xdir ? qx : qy, hthin);
+		ut[o] = vel(hx, xdir ? qy : qx, hthin);
+	}
+	if (h[0] < hthin || h[1] < hthin || h[2] < hthin) {
+		s[0] = s[1] = s[2] = s[3] = 0;
+		return;
+	}
+	if (edge >= 0) { /* one-sided: the interior difference */
+		int o = 2 - edge;
+		double sg = edge == 0 ? 1 : -1;
+		s[0] = sg * (h[o] - h[1]);
+		s[1] = sg * (eta[o] - eta[1]);
+		s[2] = sg * (un[o] - un[1]);
+		s[3] = sg * (ut[o] - ut[1]);
+		return;
+	}
+	s[0] = minmod(h[1] - h[0], h[2] - h[1]);
+	s[1] = minmod(eta[1] - eta[0], eta[2] - eta[1]);
+	s[2] = minmod(un[1] - un[0], un[2] - un[1]);
+	s[3] = minmod(ut[1] - ut[0], ut[2] - ut[1]);
+}
+
+/* Face state of a cell with centre (h, qn, qt, z) and slopes s (NULL:
+ * first order) on its plus (side 1) or minus (side -1) face: depth,
+ * normal and tangential discharge, bed (surface less depth). */
+static void face(double h, double qn, double qt, double z, const double *s,
+		 int side, double hthin, double *hf, double *qnf, double *qtf,
+		 double *zf)
+{
+	h = MAXD(h, 0);
+	if (!s) {
+		*hf = h, *qnf = qn, *qtf = qt, *zf = z;
+		return;
+	}
+	double un = vel(h, qn, hthin), ut = vel(h, qt, hthin);
+	double hh = MAXD(h + 0.5 * side * s[0], 0);
+	double eta = h + z + 0.5 * side * s[1];
+	*hf = hh;
+	*zf = eta - hh;
+	*qnf = hh * (un + 0.5 * side * s[2]);
+	*qtf = hh * (ut + 0.5 * side * s[3]);
+	if (hh <= hthin) { /* films: velocity as vel() reads it back */
+		*qnf = (un + 0.5 * side * s[2]) * hthin * hthin / MAXD(hh, 1e-300);
+		*qtf = (ut + 0.5 * side * s[3]) * hthin * hthin / MAXD(hh, 1e-300);
+		if (hh <= 0)
+			*qnf = *qtf = 0;
+	}
 }
 
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
@@ -562,11 +654,22 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	if (ns > 64)
 		ns = 64;
 	const double dts = dt / ns, r = dts / dx;
-	for (int s = 0; s < ns; s++) {
+	/* each sub-step: Heun's method (SSP Runge-Kutta 2) on the MUSCL
+	 * reconstruction: U* = U + D(U), U' = (U + U* + D(U*)) / 2; the
+	 * face mass fluxes are summed with weight 1/2 per stage */
+	for (int s = 0; s < ns; s++)
+	for (int stage = 0; stage < 2; stage++) {
 		for (int k = 0; k < nf; k++) {
 			double *wy = w + (size_t)k * W_N;
 			wy[W_DH] = (double)kin[k] * un / ns;
 			wy[W_DQX] = wy[W_DQY] = 0;
+			if (stage == 0) {
+				wy[W_H0] = wy[W_H];
+				wy[W_QX0] = wy[W_QX];
+				wy[W_QY0] = wy[W_QY];
+			}
+			slopes(L, w, k, 1, hthin);
+			slopes(L, w, k, 0, hthin);
 		}
 		for (int k = 0; k < nf; k++) {
 			const int y = L->fvl[k];
@@ -581,20 +684,35 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 				if (q >= 2 && xfv)
 					continue;
 				double hx, qxx, qyx, zx;
-				nb_state(L, w, y, x, &hx, &qxx, &qyx, &zx);
+				int kind = nb_state(L, w, y, x, &hx, &qxx, &qyx, &zx);
 				int xdir = lbm_cx[a] != 0, sgn = lbm_cx[a] + lbm_cy[a];
+				const int sl = xdir ? W_SX : W_SY;
+				/* y's face state, and x's (the mirror of y's at a
+				 * wall; first order for LBM cells and edges) */
+				double hy_f, qny_f, qty_f, zy_f;
+				face(wy[W_H], xdir ? wy[W_QX] : wy[W_QY],
+				     xdir ? wy[W_QY] : wy[W_QX], L->z[y], wy + sl,
+				     sgn, hthin, &hy_f, &qny_f, &qty_f, &zy_f);
+				double hx_f, qnx_f, qtx_f, zx_f;
+				if (kind == 1) {
+					hx_f = hy_f, qnx_f = -qny_f, qtx_f = qty_f;
+					zx_f = zy_f;
+				} else {
+					const double *sx = kind == 2 ?
+						w + (size_t)ix * W_N + sl : NULL;
+					face(hx, xdir ? qxx : qyx, xdir ? qyx : qxx, zx,
+					     sx, -sgn, hthin, &hx_f, &qnx_f, &qtx_f,
+					     &zx_f);
+				}
 				/* normal n along +x or +y; left = the cell on the
 				 * minus side */
 				double hl, ql, pl, zl, hr, qr, pr, zr;
-				double qny = xdir ? wy[W_QX] : wy[W_QY];
-				double qty = xdir ? wy[W_QY] : wy[W_QX];
-				double qnx = xdir ? qxx : qyx, qtx = xdir ? qyx : qxx;
 				if (sgn > 0) {
-					hl = wy[W_H], ql = qny, pl = qty, zl = L->z[y];
-					hr = hx, qr = qnx, pr = qtx, zr = zx;
+					hl = hy_f, ql = qny_f, pl = qty_f, zl = zy_f;
+					hr = hx_f, qr = qnx_f, pr = qtx_f, zr = zx_f;
 				} else {
-					hl = hx, ql = qnx, pl = qtx, zl = zx;
-					hr = wy[W_H], qr = qny, pr = qty, zr = L->z[y];
+					hl = hx_f, ql = qnx_f, pl = qtx_f, zl = zx_f;
+					hr = hy_f, qr = qny_f, pr = qty_f, zr = zy_f;
 				}
 				double F[3], cL, cR;
 				hll(g, hl, ql, pl, zl, hr, qr, pr, zr, hdd, F, &cL, &cR);
@@ -604,16 +722,16 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 					 * with the momentum flux of the depth it
 					 * enters at (the given depth where the
 					 * inflow is at or above critical, else the
-					 * cell's) */
-					double hb = MAXD(wy[W_H], hthin);
-					if (qnx * qnx >= 0.98 * g * hx * hx * hx && hx > hthin)
+					 * cell's face depth) */
+					double hb = MAXD(hy_f, hthin);
+					if (qnx_f * qnx_f >= 0.98 * g * hx * hx * hx &&
+					    hx > hthin)
 						hb = hx;
-					double ub = qnx / hb;
-					F[0] = qnx;
-					F[1] = qnx * ub + 0.5 * g * hb * hb;
+					double ub = qnx_f / hb;
+					F[0] = qnx_f;
+					F[1] = qnx_f * ub + 0.5 * g * hb * hb;
 					F[2] = 0;
-					cL = cR = 0.5 * g * (wy[W_H] * wy[W_H] - hb * hb);
-					(void)cL;
+					cL = cR = 0.5 * g * (hy_f * hy_f - hb * hb);
 				}
 				/* y's update: outflow through a face on its plus side */
 				double Fy1 = sgn > 0 ? F[1] + cL : F[1] + cR;
@@ -629,13 +747,13 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 				if (!xfv && zou_ghost(L, x)) { /* edge face: mass */
 					double fm = sgn > 0 ? -r * F[0] : r * F[0];
 					wy[W_DH] += fm;
-					wy[W_FZ] += fm;
+					wy[W_FZ] += 0.5 * fm;
 				}
 				if (xfv) { /* FV neighbour: mass and its momentum */
 					double *wx = w + (size_t)ix * W_N;
 					wy[W_DH] -= r * F[0];
 					wx[W_DH] += r * F[0];
-					wy[xdir ? W_FE : W_FS] += r * F[0];
+					wy[xdir ? W_FE : W_FS] += 0.5 * r * F[0];
 					double Fx1 = F[1] + cR;
 					if (xdir) {
 						wx[W_DQX] += r * Fx1;
@@ -646,12 +764,24 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 					}
 				}
 			}
+			/* the bed inside the cell (Audusse et al. 2004, second
+			 * order): -g h (z_+ - z_-) / dx per axis, z_+ - z_- = the
+			 * surface slope less the depth slope */
+			const double hc = MAXD(wy[W_H], 0);
+			wy[W_DQX] -= r * g * hc * (wy[W_SX + 1] - wy[W_SX]);
+			wy[W_DQY] -= r * g * hc * (wy[W_SY + 1] - wy[W_SY]);
 		}
 		for (int k = 0; k < nf; k++) {
 			double *wy = w + (size_t)k * W_N;
-			wy[W_H] += wy[W_DH];
-			wy[W_QX] += wy[W_DQX];
-			wy[W_QY] += wy[W_DQY];
+			if (stage == 0) {
+				wy[W_H] += wy[W_DH];
+				wy[W_QX] += wy[W_DQX];
+				wy[W_QY] += wy[W_DQY];
+			} else {
+				wy[W_H] = 0.5 * (wy[W_H0] + wy[W_H] + wy[W_DH]);
+				wy[W_QX] = 0.5 * (wy[W_QX0] + wy[W_QX] + wy[W_DQX]);
+				wy[W_QY] = 0.5 * (wy[W_QY0] + wy[W_QY] + wy[W_DQY]);
+			}
 			if (wy[W_H] <= hthin * 1e-3)
 				wy[W_QX] = wy[W_QY] = 0;
 		}
