@@ -104,6 +104,12 @@
 #define LBM_FV_MARGIN 3
 #define LBM_FV_FILM 0.1 /* films (h < LBM_THIN h_dry) above this Froude */
 #define LBM_FV_CFL 0.45
+/* Rows (and columns) around an FV cell that lbm_fv_update reads: the
+ * populations of its 8 neighbours and the depths of their neighbours
+ * (2 cells: the bed terms of an LBM neighbour's momentum); the MUSCL
+ * slopes use only the 4 axis neighbours' states. It writes only the FV
+ * cells themselves (populations and depth). */
+#define LBM_FV_REACH 2
 #define LBM_POS 2.0         /* populations sent toward cells shallower than
 			       2 h_dry are kept >= 0 */
 

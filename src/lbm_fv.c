@@ -23,8 +23,8 @@
  * and before the sources and sinks of the step; for FV cells the
  * kernel's result is replaced):
  *   mass: exact integers. Through every link to a cell that is not FV
- *     (an LBM cell or a ghost), the FV cell exchanges exactly what the
- *     LBM streaming moves through that link (the population each side
+ *     (an LBM cell or a periodic / wall ghost), the FV cell exchanges
+ *     exactly what the LBM streaming moves through that link (the population each side
  *     sends when the link rule opens it, plus the rounded bed transfer
  *     the kernel adds), so the LBM neighbour's budget and the FV cell's
  *     agree to the unit. Through the axis faces between two FV cells the
@@ -32,19 +32,44 @@
  *     face, is added to one side and taken from the other. Total water
  *     therefore changes only as in the LBM (edges, sources).
  *   momentum: HLL fluxes (Harten, Lax, van Leer; wave speeds after
- *     Davis) on the four axis faces with the hydrostatic reconstruction of
- *     Audusse et al. (2004) (well balanced: still water over any bed is a
- *     fixed point), against the neighbour's state (an FV cell's current
- *     sub-step state; an LBM cell's depth and momentum less its bed
- *     terms; reflected at walls), Manning friction implicit as the kernel.
- *   sub-steps: the LBM step dt is divided so that the CFL number of the
- *     FV cells stays below LBM_FV_CFL; the exchange with non-FV cells is
- *     spread evenly over them.
+ *     Davis) on the four axis faces, second order in space and time:
+ *     MUSCL face states (van Leer) from minmod-limited slopes of the
+ *     surface eta and of both velocities, the depth's slope being the
+ *     surface's less the bed's (the bed linear through the cell centres:
+ *     limiting depth and surface separately made the faces' bed follow
+ *     the limiter, and MacDonald's near-critical channel broke into a
+ *     train of small jumps, 2 % high and low); first order where a
+ *     depth in the stencil is below h_dry or a face would lose half the
+ *     depth; one-sided slopes next to inflow, level and open edges.
+ *     The hydrostatic reconstruction of Audusse et al. (2004) at each
+ *     face and its centred bed term -g h (z_+ - z_-) keep still water
+ *     over any bed a fixed point. Heun's method (SSP Runge-Kutta 2) in
+ *     each sub-step. Neighbour states: an FV cell's current stage (with
+ *     its own slopes); an LBM cell's depth and momentum less its bed
+ *     terms (first order: no slope, so the update reads no further than
+ *     LBM_FV_REACH); walls reflect the face state. Manning friction
+ *     implicit as the kernel, after the sub-steps.
+ *   edges: an inflow brings its discharge with the momentum flux of the
+ *     cell's face depth (or of the given depth where the inflow is at or
+ *     above critical); a held level under subcritical flow puts the face
+ *     at the level with the cell's discharge (HLL would hardly see the
+ *     level where u - c is near 0: MacDonald's outflow stood 4.6 % high);
+ *     an open edge continues the cell's face state (its flux is the
+ *     cell's own; the ghost's copied populations carry the cell's bed
+ *     terms and, through the kinetic exchange, tipped MacDonald's critical
+ *     outflow into a subcritical one 7-21 % high). Mass through these
+ *     faces is the FV flux; the edge books are corrected (edge_adj).
  *   re-initialisation: the FV cell's populations become the equilibrium
  *     of its new (h, hu, hv) plus, on each open link, the bed transfer the
  *     kernel would add (so that an LBM neighbour of a cell at rest sees
  *     the LBM's own fixed point), the rest population keeping the exact
  *     integer remainder. Its momentum is read back less those bed terms.
+ *
+ * Reach (for callers that gather rows: OpenCL, MPI): lbm_fv_update reads
+ * the populations of the cells within 1 of an FV cell and the depths
+ * within 2 (LBM_FV_REACH in lbm.h; the MUSCL slopes of an FV cell use its
+ * axis neighbours' states, an FV neighbour's face state its own slopes),
+ * and writes only the FV cells (populations, depth).
  *
  * Deterministic: serial, fixed order, double precision; the result does
  * not depend on the thread count. Cost: marking reads every cell once per
@@ -61,7 +86,8 @@
 
 /* per-FV-cell work: h, qx, qy (state), dh, dqx, dqy (sub-step sums),
  * kinetic mass per sub-step, mass flux sums east and south (m) */
-enum { W_H, W_QX, W_QY, W_DH, W_DQX, W_DQY, W_FZ, W_FE, W_FS, W_N };
+enum { W_H, W_QX, W_QY, W_H0, W_QX0, W_QY0, W_DH, W_DQX, W_DQY, W_FZ, W_FE,
+       W_FS, W_SX, W_SY = W_SX + 4, W_N = W_SY + 4 };
 
 static inline int link_open_fv(float hx, float zx, float cx, float hy,
 			       float zy, float cy, float hd)
@@ -141,6 +167,29 @@ static inline int zou_ghost(const struct lbm *L, int x)
 	if (cx < 0 || cy < 0 || L->gkind[x] == LBM_G_SOLID)
 		return 0;
 	return L->ckind[cx | cy] == LBM_G_ZOU;
+}
+
+/* Ghost x of an open (zero-gradient) edge, corners that continue one
+ * included. */
+static inline int extrap_ghost(const struct lbm *L, int x)
+{
+	if (interior(L, x))
+		return 0;
+	if (L->gkind[x] == LBM_G_EXTRAP)
+		return 1;
+	int i = x % L->W, j = x / L->W;
+	int cx = i == 0 ? 0 : i == L->nx + 1 ? 1 : -1;
+	int cy = j == 0 ? 0 : j == L->H - 1 ? 2 : -1;
+	if (cx < 0 || cy < 0 || L->gkind[x] == LBM_G_SOLID)
+		return 0;
+	return L->ckind[cx | cy] == LBM_G_EXTRAP;
+}
+
+/* An edge ghost whose faces the FV update computes (mass by its own
+ * flux, the edge books corrected): inflow, level and open edges. */
+static inline int edge_ghost(const struct lbm *L, int x)
+{
+	return zou_ghost(L, x) || extrap_ghost(L, x);
 }
 
 /* FV index of cell x (a periodic ghost stands for its partner), or -1. */
@@ -472,11 +521,9 @@ static void zou_state(const struct lbm *L, const double *wy, int y, int x,
 		qn = L->gvel[x] * ramp * hg;
 	} else { /* a held level */
 		hg = L->ginit[x] + (L->gspec[x] - L->ginit[x]) * ramp;
-		double un = hy > 0 ? (inx ? wy[W_QX] : wy[W_QY]) / hy : 0;
-		double ut = hy > 0 ? (inx ? wy[W_QY] : wy[W_QX]) / hy : 0;
 		*h = hg;
-		*qx = inx ? un * hg : ut * hg;
-		*qy = inx ? ut * hg : un * hg;
+		*qx = wy[W_QX];
+		*qy = wy[W_QY];
 		return;
 	}
 	*h = hg;
@@ -484,17 +531,20 @@ static void zou_state(const struct lbm *L, const double *wy, int y, int x,
 	*qy = inx ? 0 : iny * qn;
 }
 
-/* The state of neighbour x of FV cell y seen through the axis face in
- * direction a: depth, momentum (m^2/s), bed. */
-static void nb_state(const struct lbm *L, const double *w, int y, int x,
-		     double *h, double *qx, double *qy, double *z)
+/* The centre state of neighbour x of FV cell y seen through an axis face:
+ * depth, momentum (m^2/s), bed; returns 1 for a wall (the mirror of y's
+ * face state stands there), 2 for an FV cell (its own slopes apply),
+ * 3 for an open edge (y's face state continues: the flux is y's own),
+ * 0 otherwise (an LBM cell or an edge's state: first order). */
+static int nb_state(const struct lbm *L, const double *w, int y, int x,
+		    double *h, double *qx, double *qy, double *z)
 {
 	const double *wy = w + (size_t)L->fvix[y] * W_N;
 	if (fv_of(L, x) >= 0) {
 		const double *wx = w + (size_t)fv_of(L, x) * W_N;
 		*h = wx[W_H], *qx = wx[W_QX], *qy = wx[W_QY];
 		*z = L->z[x];
-		return;
+		return 2;
 	}
 	int solid = L->c[x] <= -LBM_BIG * 0.5f || L->c[x] < LBM_BIG;
 	if (!interior(L, x)) {
@@ -503,7 +553,14 @@ static void nb_state(const struct lbm *L, const double *w, int y, int x,
 		if (!solid && k == LBM_G_ZOU) {
 			zou_state(L, wy, y, x, h, qx, qy);
 			*z = L->z[x];
-			return;
+			return 0;
+		}
+		if (!solid && extrap_ghost(L, x)) {
+			/* an open edge: zero gradient, y's own state (the
+			 * ghost's copied populations carry y's bed terms) */
+			*h = wy[W_H], *qx = wy[W_QX], *qy = wy[W_QY];
+			*z = L->z[y];
+			return 3;
 		}
 	}
 	if (solid) { /* a wall: the mirror of y */
@@ -512,7 +569,7 @@ static void nb_state(const struct lbm *L, const double *w, int y, int x,
 		*qx = dx ? -wy[W_QX] : wy[W_QX];
 		*qy = dx ? wy[W_QY] : -wy[W_QY];
 		*z = L->z[y];
-		return;
+		return 1;
 	}
 	double e = L->p.e;
 	cell_moments(L, x, h, qx, qy);
@@ -520,6 +577,106 @@ static void nb_state(const struct lbm *L, const double *w, int y, int x,
 	*qx *= e;
 	*qy *= e;
 	*z = L->z[x];
+	return 0;
+}
+
+static inline double minmod(double a, double b)
+{
+	if (a * b <= 0)
+		return 0;
+	return fabs(a) < fabs(b) ? a : b;
+}
+
+/* velocity of a state, desingularised below h_thin as the HLL flux */
+static inline double vel(double h, double q, double hthin)
+{
+	h = MAXD(h, 0);
+	return h > hthin ? q / h : q / hthin * (h / hthin);
+}
+
+/* The limited slopes (per cell, along x or y) of FV cell k: depth,
+ * surface, normal and tangential velocity, minmod of the one-sided
+ * differences (MUSCL, van Leer). First order (zero slopes) next to
+ * films and dry cells (depth below h_thin on either side), where a
+ * slope of the surface would reach into the dry bed. */
+static void slopes(const struct lbm *L, double *w, int k, int xdir,
+		   double hthin)
+{
+	const int y = L->fvl[k], Wd = L->W;
+	double *wy = w + (size_t)k * W_N;
+	double *s = wy + (xdir ? W_SX : W_SY);
+	const int st = xdir ? 1 : Wd;
+	double h[3], eta[3], un[3], ut[3], zc[3];
+	h[1] = MAXD(wy[W_H], 0);
+	zc[1] = L->z[y];
+	eta[1] = h[1] + L->z[y];
+	un[1] = vel(h[1], xdir ? wy[W_QX] : wy[W_QY], hthin);
+	ut[1] = vel(h[1], xdir ? wy[W_QY] : wy[W_QX], hthin);
+	int edge = -1; /* the side (0, 2) of an inflow, level or open edge */
+	for (int q = 0; q < 2; q++) {
+		int x = q ? y + st : y - st, o = q ? 2 : 0;
+		double hx, qx, qy, zx;
+		if (edge_ghost(L, x))
+			edge = o;
+		nb_state(L, w, y, x, &hx, &qx, &qy, &zx);
+		hx = MAXD(hx, 0);
+		h[o] = hx;
+		zc[o] = zx;
+		eta[o] = hx + zx;
+		un[o] = vel(hx, xdir ? qx : qy, hthin);
+		ut[o] = vel(hx, xdir ? qy : qx, hthin);
+	}
+	if (h[0] < hthin || h[1] < hthin || h[2] < hthin) {
+		s[0] = s[1] = s[2] = s[3] = 0;
+		return;
+	}
+	double sz;
+	if (edge >= 0) { /* one-sided: the interior difference */
+		int o = 2 - edge;
+		double sg = edge == 0 ? 1 : -1;
+		sz = sg * (zc[o] - zc[1]);
+		s[1] = sg * (eta[o] - eta[1]);
+		s[2] = sg * (un[o] - un[1]);
+		s[3] = sg * (ut[o] - ut[1]);
+	} else {
+		sz = 0.5 * (zc[2] - zc[0]);
+		s[1] = minmod(eta[1] - eta[0], eta[2] - eta[1]);
+		s[2] = minmod(un[1] - un[0], un[2] - un[1]);
+		s[3] = minmod(ut[1] - ut[0], ut[2] - ut[1]);
+	}
+	/* the depth's slope: the surface's less the bed's (the bed linear
+	 * through the centres), so that the faces' beds follow the bed
+	 * and not the limiter; first order where a face would go dry */
+	s[0] = s[1] - sz;
+	if (h[1] - 0.5 * fabs(s[0]) < 0.5 * h[1])
+		s[0] = s[1] = s[2] = s[3] = 0;
+}
+
+/* Face state of a cell with centre (h, qn, qt, z) and slopes s (NULL:
+ * first order) on its plus (side 1) or minus (side -1) face: depth,
+ * normal and tangential discharge, bed (surface less depth). */
+static void face(double h, double qn, double qt, double z, const double *s,
+		 int side, double hthin, double *hf, double *qnf, double *qtf,
+		 double *zf)
+{
+	h = MAXD(h, 0);
+	if (!s) {
+		*hf = h, *qnf = qn, *qtf = qt, *zf = z;
+		return;
+	}
+	double un = vel(h, qn, hthin), ut = vel(h, qt, hthin);
+	double hh = MAXD(h + 0.5 * side * s[0], 0);
+	double eta = h + z + 0.5 * side * s[1];
+	*hf = hh;
+	*zf = eta - hh;
+	*qnf = hh * (un + 0.5 * side * s[2]);
+	*qtf = hh * (ut + 0.5 * side * s[3]);
+	if (hh <= hthin) { /* films: velocity as vel() reads it back */
+		*qnf = (un + 0.5 * side * s[2]) * hthin * hthin / MAXD(hh, 1e-300);
+		*qtf = (ut + 0.5 * side * s[3]) * hthin * hthin / MAXD(hh, 1e-300);
+		if (hh <= 0)
+			*qnf = *qtf = 0;
+	}
 }
 
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
@@ -544,6 +701,10 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	const double un = L->unit, e = L->p.e, g = L->p.g, dx = L->p.dx,
 		     dt = L->p.dt;
 	const double hthin = LBM_THIN * L->p.h_dry, hdd = L->p.h_dry;
+	/* velocities below h_dry desingularised (0.01 h_dry moved Ritter's
+	 * front 0.4 cells but let films run into Thacker's LBM cells: 40 ->
+	 * 73,588 clamped cell-steps at 400^2) */
+	const double hv = hdd;
 	const int Wd = L->W;
 	int64_t *kin = calloc((size_t)nf, sizeof(int64_t));
 	if (!kin)
@@ -571,8 +732,8 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 			int64_t ex = (int64_t)A[lbm_opp[a]][x] - A[a][y] +
 				     (int64_t)lrintf(bed_t(hA[y], L->z[y], hA[x],
 							   L->z[x]) * L->kGi[a]);
-			if (zou_ghost(L, x)) {
-				/* an inflow / level edge: the HLL flux of the
+			if (edge_ghost(L, x)) {
+				/* an inflow / level / open edge: the flux of the
 				 * edge face replaces the closure's populations;
 				 * the books (edge_flux counted these) follow */
 				*edge_adj -= ex;
@@ -595,11 +756,22 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	if (ns > 64)
 		ns = 64;
 	const double dts = dt / ns, r = dts / dx;
-	for (int s = 0; s < ns; s++) {
+	/* each sub-step: Heun's method (SSP Runge-Kutta 2) on the MUSCL
+	 * reconstruction: U* = U + D(U), U' = (U + U* + D(U*)) / 2; the
+	 * face mass fluxes are summed with weight 1/2 per stage */
+	for (int s = 0; s < ns; s++)
+	for (int stage = 0; stage < 2; stage++) {
 		for (int k = 0; k < nf; k++) {
 			double *wy = w + (size_t)k * W_N;
 			wy[W_DH] = (double)kin[k] * un / ns;
 			wy[W_DQX] = wy[W_DQY] = 0;
+			if (stage == 0) {
+				wy[W_H0] = wy[W_H];
+				wy[W_QX0] = wy[W_QX];
+				wy[W_QY0] = wy[W_QY];
+			}
+			slopes(L, w, k, 1, hdd);
+			slopes(L, w, k, 0, hdd);
 		}
 		for (int k = 0; k < nf; k++) {
 			const int y = L->fvl[k];
@@ -614,39 +786,68 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 				if (q >= 2 && xfv)
 					continue;
 				double hx, qxx, qyx, zx;
-				nb_state(L, w, y, x, &hx, &qxx, &qyx, &zx);
+				int kind = nb_state(L, w, y, x, &hx, &qxx, &qyx, &zx);
 				int xdir = lbm_cx[a] != 0, sgn = lbm_cx[a] + lbm_cy[a];
+				const int sl = xdir ? W_SX : W_SY;
+				/* y's face state, and x's (the mirror of y's at a
+				 * wall; first order for LBM cells and edges) */
+				double hy_f, qny_f, qty_f, zy_f;
+				face(wy[W_H], xdir ? wy[W_QX] : wy[W_QY],
+				     xdir ? wy[W_QY] : wy[W_QX], L->z[y], wy + sl,
+				     sgn, hv, &hy_f, &qny_f, &qty_f, &zy_f);
+				double hx_f, qnx_f, qtx_f, zx_f;
+				if (kind == 1 || kind == 3) {
+					hx_f = hy_f, qnx_f = kind == 1 ? -qny_f : qny_f;
+					qtx_f = qty_f, zx_f = zy_f;
+				} else {
+					const double *sx = kind == 2 ?
+						w + (size_t)ix * W_N + sl : NULL;
+					face(hx, xdir ? qxx : qyx, xdir ? qyx : qxx, zx,
+					     sx, -sgn, hv, &hx_f, &qnx_f, &qtx_f,
+					     &zx_f);
+				}
 				/* normal n along +x or +y; left = the cell on the
 				 * minus side */
 				double hl, ql, pl, zl, hr, qr, pr, zr;
-				double qny = xdir ? wy[W_QX] : wy[W_QY];
-				double qty = xdir ? wy[W_QY] : wy[W_QX];
-				double qnx = xdir ? qxx : qyx, qtx = xdir ? qyx : qxx;
 				if (sgn > 0) {
-					hl = wy[W_H], ql = qny, pl = qty, zl = L->z[y];
-					hr = hx, qr = qnx, pr = qtx, zr = zx;
+					hl = hy_f, ql = qny_f, pl = qty_f, zl = zy_f;
+					hr = hx_f, qr = qnx_f, pr = qtx_f, zr = zx_f;
 				} else {
-					hl = hx, ql = qnx, pl = qtx, zl = zx;
-					hr = wy[W_H], qr = qny, pr = qty, zr = L->z[y];
+					hl = hx_f, ql = qnx_f, pl = qtx_f, zl = zx_f;
+					hr = hy_f, qr = qny_f, pr = qty_f, zr = zy_f;
 				}
 				double F[3], cL, cR;
-				hll(g, hl, ql, pl, zl, hr, qr, pr, zr, hdd, F, &cL, &cR);
+				hll(g, hl, ql, pl, zl, hr, qr, pr, zr, hv, F, &cL, &cR);
 				if (!xfv && zou_ghost(L, x) && interior(L, y) &&
 				    (!isnan(L->gq[x]) || !isnan(L->gvel[x]))) {
 					/* an inflow: its discharge enters as given,
 					 * with the momentum flux of the depth it
 					 * enters at (the given depth where the
 					 * inflow is at or above critical, else the
-					 * cell's) */
-					double hb = MAXD(wy[W_H], hthin);
-					if (qnx * qnx >= 0.98 * g * hx * hx * hx && hx > hthin)
+					 * cell's face depth) */
+					double hb = MAXD(hy_f, hthin);
+					if (qnx_f * qnx_f >= 0.98 * g * hx * hx * hx &&
+					    hx > hthin)
 						hb = hx;
-					double ub = qnx / hb;
-					F[0] = qnx;
-					F[1] = qnx * ub + 0.5 * g * hb * hb;
+					double ub = qnx_f / hb;
+					F[0] = qnx_f;
+					F[1] = qnx_f * ub + 0.5 * g * hb * hb;
 					F[2] = 0;
-					cL = cR = 0.5 * g * (wy[W_H] * wy[W_H] - hb * hb);
-					(void)cL;
+					cL = cR = 0.5 * g * (hy_f * hy_f - hb * hb);
+				}
+				if (!xfv && zou_ghost(L, x) && interior(L, y) &&
+				    isnan(L->gq[x]) && isnan(L->gvel[x]) &&
+				    hx > hthin && hy_f > hthin &&
+				    qny_f * qny_f < g * hy_f * hy_f * hy_f) {
+					/* a held level under subcritical flow: the
+					 * face stands at the level with the cell's
+					 * discharge (the characteristic from the
+					 * interior); HLL would hardly see the level
+					 * where u - c is near 0 */
+					F[0] = qny_f;
+					F[1] = qny_f * qny_f / hx + 0.5 * g * hx * hx;
+					F[2] = qny_f * qty_f / hx;
+					cL = cR = 0;
 				}
 				/* y's update: outflow through a face on its plus side */
 				double Fy1 = sgn > 0 ? F[1] + cL : F[1] + cR;
@@ -659,16 +860,16 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 					wy[W_DQY] += dqn;
 					wy[W_DQX] += dqt;
 				}
-				if (!xfv && zou_ghost(L, x)) { /* edge face: mass */
+				if (!xfv && edge_ghost(L, x)) { /* edge face: mass */
 					double fm = sgn > 0 ? -r * F[0] : r * F[0];
 					wy[W_DH] += fm;
-					wy[W_FZ] += fm;
+					wy[W_FZ] += 0.5 * fm;
 				}
 				if (xfv) { /* FV neighbour: mass and its momentum */
 					double *wx = w + (size_t)ix * W_N;
 					wy[W_DH] -= r * F[0];
 					wx[W_DH] += r * F[0];
-					wy[xdir ? W_FE : W_FS] += r * F[0];
+					wy[xdir ? W_FE : W_FS] += 0.5 * r * F[0];
 					double Fx1 = F[1] + cR;
 					if (xdir) {
 						wx[W_DQX] += r * Fx1;
@@ -679,12 +880,24 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 					}
 				}
 			}
+			/* the bed inside the cell (Audusse et al. 2004, second
+			 * order): -g h (z_+ - z_-) / dx per axis, z_+ - z_- = the
+			 * surface slope less the depth slope */
+			const double hc = MAXD(wy[W_H], 0);
+			wy[W_DQX] -= r * g * hc * (wy[W_SX + 1] - wy[W_SX]);
+			wy[W_DQY] -= r * g * hc * (wy[W_SY + 1] - wy[W_SY]);
 		}
 		for (int k = 0; k < nf; k++) {
 			double *wy = w + (size_t)k * W_N;
-			wy[W_H] += wy[W_DH];
-			wy[W_QX] += wy[W_DQX];
-			wy[W_QY] += wy[W_DQY];
+			if (stage == 0) {
+				wy[W_H] += wy[W_DH];
+				wy[W_QX] += wy[W_DQX];
+				wy[W_QY] += wy[W_DQY];
+			} else {
+				wy[W_H] = 0.5 * (wy[W_H0] + wy[W_H] + wy[W_DH]);
+				wy[W_QX] = 0.5 * (wy[W_QX0] + wy[W_QX] + wy[W_DQX]);
+				wy[W_QY] = 0.5 * (wy[W_QY0] + wy[W_QY] + wy[W_DQY]);
+			}
 			if (wy[W_H] <= hthin * 1e-3)
 				wy[W_QX] = wy[W_QY] = 0;
 		}
@@ -736,7 +949,7 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		const double *wy = w + (size_t)k * W_N;
 		float h = (float)MAXD(wy[W_H], 0.0);
 		float U = 0, V = 0;
-		if (wy[W_H] > hd) { /* the state's own velocity, films too */
+		if (wy[W_H] > hv) { /* the state's own velocity, films too */
 			double hh = wy[W_H];
 			U = (float)(wy[W_QX] / (hh * e));
 			V = (float)(wy[W_QY] / (hh * e));
