@@ -648,7 +648,7 @@ static void slopes(const struct lbm *L, double *w, int k, int xdir,
 	 * through the centres), so that the faces' beds follow the bed
 	 * and not the limiter; first order where a face would go dry */
 	s[0] = s[1] - sz;
-	if (h[1] - 0.5 * fabs(s[0]) < 0.5 * h[1])
+	if (fabs(s[0]) > h[1] || fabs(sz) > 0.5 * h[1])
 		s[0] = s[1] = s[2] = s[3] = 0;
 }
 
@@ -770,8 +770,8 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 				wy[W_QX0] = wy[W_QX];
 				wy[W_QY0] = wy[W_QY];
 			}
-			slopes(L, w, k, 1, hdd);
-			slopes(L, w, k, 0, hdd);
+			slopes(L, w, k, 1, hthin);
+			slopes(L, w, k, 0, hthin);
 		}
 		for (int k = 0; k < nf; k++) {
 			const int y = L->fvl[k];
@@ -847,6 +847,14 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 					F[0] = qny_f;
 					F[1] = qny_f * qny_f / hx + 0.5 * g * hx * hx;
 					F[2] = qny_f * qty_f / hx;
+					cL = cR = 0;
+				}
+				if (kind == 3 && sgn * qny_f <= 0) {
+					/* an open edge lets water out, never in (a
+					 * zero-gradient inflow on steep terrain ran
+					 * away: the volcano sample diverged) */
+					F[0] = F[2] = 0;
+					F[1] = 0.5 * g * hy_f * hy_f;
 					cL = cR = 0;
 				}
 				/* y's update: outflow through a face on its plus side */
