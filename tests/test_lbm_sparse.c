@@ -209,7 +209,7 @@ static void test_front(void **state)
 {
 	(void)state;
 	for (int t = 1; t <= 2; t++) {
-		double s = compare(SC_FRONT, 0, t, 600, 50, "front");
+		double s = compare(SC_FRONT, 0, t, 400, 50, "front");
 		assert_true(s < 0.8); /* dry blocks were skipped */
 	}
 }
@@ -218,16 +218,16 @@ static void test_front_hybrid(void **state)
 {
 	(void)state;
 	for (int t = 1; t <= 2; t++)
-		assert_true(compare(SC_FRONT, 1, t, 400, 40, "front, hybrid") < 0.8);
+		assert_true(compare(SC_FRONT, 1, t, 300, 40, "front, hybrid") < 0.8);
 }
 
 static void test_corner_spring(void **state)
 {
 	(void)state;
 	for (int t = 1; t <= 2; t++)
-		assert_true(compare(SC_CORNER, 0, t, 500, 25, "spring on a block corner") <
+		assert_true(compare(SC_CORNER, 0, t, 300, 25, "spring on a block corner") <
 			    0.8);
-	assert_true(compare(SC_CORNER, 1, 1, 300, 25, "spring on a block corner, hybrid") <
+	assert_true(compare(SC_CORNER, 1, 1, 200, 25, "spring on a block corner, hybrid") <
 		    0.9);
 }
 
@@ -235,24 +235,24 @@ static void test_rain_sink_level(void **state)
 {
 	(void)state;
 	for (int t = 1; t <= 2; t++)
-		compare(SC_RAIN, 0, t, 500, 50, "rain, drain, held level");
-	compare(SC_RAIN, 1, 2, 300, 50, "rain, drain, held level, hybrid");
+		compare(SC_RAIN, 0, t, 300, 50, "rain, drain, held level");
+	compare(SC_RAIN, 1, 2, 200, 50, "rain, drain, held level, hybrid");
 }
 
 static void test_inflow_edge(void **state)
 {
 	(void)state;
 	for (int t = 1; t <= 2; t++)
-		assert_true(compare(SC_INFLOW, 0, t, 400, 20, "inflow edge") < 0.9);
-	compare(SC_INFLOW, 1, 1, 300, 20, "inflow edge, hybrid");
+		assert_true(compare(SC_INFLOW, 0, t, 300, 20, "inflow edge") < 0.9);
+	compare(SC_INFLOW, 1, 1, 200, 20, "inflow edge, hybrid");
 }
 
 static void test_sheet(void **state)
 {
 	(void)state;
-	compare(SC_SHEET, 1, 1, 600, 50, "sheet, hybrid");
-	compare(SC_SHEET, 1, 2, 300, 50, "sheet, hybrid");
-	compare(SC_SHEET, 0, 2, 600, 50, "sheet, pure LBM");
+	compare(SC_SHEET, 1, 1, 400, 50, "sheet, hybrid");
+	compare(SC_SHEET, 1, 2, 200, 50, "sheet, hybrid");
+	compare(SC_SHEET, 0, 2, 400, 50, "sheet, pure LBM");
 }
 
 static void test_periodic(void **state)
@@ -266,7 +266,7 @@ static void test_periodic(void **state)
 static void test_deck(void **state)
 {
 	(void)state;
-	compare(SC_DECK, 0, 2, 400, 50, "front under a deck");
+	compare(SC_DECK, 0, 2, 300, 50, "front under a deck");
 }
 
 /* The environment switch: WB_LBM_DENSE=1 at lbm_init selects the dense
@@ -299,7 +299,7 @@ static void solve_pair(int kind, int hybrid, int threads)
 	struct wb_raster r;
 	scene(&r, kind);
 	struct wb_sim sim = sim_of(hybrid);
-	sim.max_steps = 1500;
+	sim.max_steps = 1000;
 	struct wb_solve_opts o = { .threads = threads };
 	struct wb_state a, b;
 	struct wb_solve_report ra, rb;
