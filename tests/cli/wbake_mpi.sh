@@ -38,9 +38,9 @@ same() { # same DESCRIPTION DIR1 DIR2: equal file sets, equal bytes
 	fi
 }
 
-# The LBM/FV hybrid, the LBM's default, is refused under MPI with more
-# than one rank until the bands have it (docs/lbm.md): these scenes pin
-# the pure LBM.
+# These scenes pin the pure LBM (its own halo exchange); the LBM/FV
+# hybrid, the LBM's default, is checked across ranks with the volcano
+# sample below (2b).
 # 1. the river: LBM and SWE (waterfall particles), fixed steps
 R=samples/river/.mpi-pure.json
 sed 's|"simulation": {|"simulation": { "lbm_hybrid": false,|' samples/river/scene.json >"$R"

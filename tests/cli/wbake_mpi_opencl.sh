@@ -6,7 +6,10 @@
 # as the CPU: the river and the coast samples for fixed steps (sources,
 # open and level edges, clamps), and a flat basin run to a steady state (window means and their
 # residual, summed over the bands in row order). The SWE on OpenCL over
-# several ranks is refused (exit 1) rather than baked another way.
+# several ranks is refused (exit 1) rather than baked another way, and so
+# is the LBM/FV hybrid (the LBM's default; its FV update runs on the host,
+# on rows of one device or of every CPU rank: docs/mpi.md), so these
+# scenes pin the pure LBM.
 . tests/cli/lib.inc
 MB=${CL_MPI_BIN:-bin-cl-mpi}/wbake
 CLW=${CL_BIN:-bin-cl}/wbake
@@ -34,7 +37,9 @@ same() { # same DESCRIPTION DIR1 DIR2: equal file sets, equal bytes
 
 # 1. the river, LBM, fixed steps: OpenCL 1 process = 2, 3 ranks (and its
 #    pack is the CPU's; the manifest says which device)
-R=samples/river/scene.json
+R=samples/river/.mpi-cl-pure.json
+sed 's|"simulation": {|"simulation": { "lbm_hybrid": false,|' samples/river/scene.json >"$R"
+trap 'rm -rf "$T" "$R"' EXIT
 run 0 "$CLW" $R -o "$T/c1" --solver lbm --steps 40 --threads 1 --quiet --device opencl
 run 0 "$CLW" $R -o "$T/cpu" --solver lbm --steps 40 --threads 1 --quiet --device cpu
 check "river lbm: the OpenCL pack is the CPU's" cmp "$T/cpu/river.wtp" "$T/c1/river.wtp"
@@ -68,7 +73,7 @@ cat >"$T/flat/scene.json" <<'EOF'
     { "type": "spring", "name": "s", "point": [20, 10], "radius": 3, "discharge": 0.4, "material": "w" },
     { "type": "river", "name": "r", "width": 6, "discharge": 0.8, "material": "w",
       "path": [[50, 2], [45, 30], [50, 59]] } ],
-  "simulation": { "solver": "lbm", "manning": 0.03, "max_steps": 300, "window": 50 } }
+  "simulation": { "solver": "lbm", "lbm_hybrid": false, "manning": 0.03, "max_steps": 300, "window": 50 } }
 EOF
 F=$T/flat/scene.json
 run 0 "$CLW" $F -o "$T/f1" --threads 1 --quiet --device opencl
@@ -82,4 +87,9 @@ done
 run 1 mpi 2 $F -o "$T/x" --solver swe --steps 5 --quiet
 expect_err_has "--device opencl over several MPI ranks runs the LBM only so far"
 check "a refused bake writes nothing" test ! -e "$T/x/manifest.json"
+# 4. the hybrid (the default of a scene that does not say) over several
+#    OpenCL ranks: refused, nothing written
+run 1 mpi 2 samples/river/scene.json -o "$T/y" --solver lbm --steps 5 --quiet
+expect_err_has "simulation.lbm_hybrid: the LBM/FV hybrid has no OpenCL over several MPI ranks yet"
+check "the refused hybrid writes nothing" test ! -e "$T/y/manifest.json"
 finish
