@@ -14,7 +14,8 @@
  * exceeds LBM_FV_OFF and was core after the previous step (LBM_FV_OFF =
  * LBM_FV_ON: a hysteresis made the steady state depend on the path),
  * every wet cell next to a dry cell below its surface (a spilling
- * front), and every film (h < LBM_THIN h_dry) above Froude LBM_FV_FILM;
+ * front) or next to any dry open-sky cell (a shoreline: shore()), and
+ * every film (h < LBM_THIN h_dry) above Froude LBM_FV_FILM;
  * the FV cells are the core dilated by LBM_FV_MARGIN cells (dry cells
  * included, so that a supercritical front always runs into FV cells),
  * less the cells that cannot be FV.
@@ -60,10 +61,22 @@
  *     outflow into a subcritical one 7-21 % high). Mass through these
  *     faces is the FV flux; the edge books are corrected (edge_adj).
  *   re-initialisation: the FV cell's populations become the equilibrium
- *     of its new (h, hu, hv) plus, on each open link, the bed transfer the
- *     kernel would add (so that an LBM neighbour of a cell at rest sees
- *     the LBM's own fixed point), the rest population keeping the exact
- *     integer remainder. Its momentum is read back less those bed terms.
+ *     of its new (h, hu, hv), rounded, plus, on each open link, the
+ *     rounded bed transfer the kernel would add (so that an LBM neighbour
+ *     of a cell at rest sees the LBM's own fixed point), the rest
+ *     population keeping the exact integer remainder: the populations
+ *     hold the depth plus those bed transfers, as the kernel's do (its
+ *     rest population keeps h + sum of the rounded bed terms).
+ *   state read (cell_moments): depth = sum of the populations less the
+ *     rounded bed transfers of the cell's open links at the current
+ *     depths (bed_sum), momentum = their first moment less the same
+ *     terms. Before, the depth was the plain sum: a cell that turned
+ *     from LBM to FV took the bed transfers in transit as depth (5.7 mm
+ *     at a notch of the lake case's island), and the rebuilt equilibrium
+ *     could not be at rest. Equilibrium and bed terms are rounded apart,
+ *     so that a state at rest reads back with zero momentum exactly.
+ *     Momentum below LBM_FV_QRES units of lattice momentum is zero (the
+ *     rounding of the populations otherwise holds it against friction).
  *
  * Reach (for callers that gather rows: OpenCL, MPI): lbm_fv_update reads
  * the populations of the cells within 1 of an FV cell and the depths
