@@ -104,6 +104,9 @@
 #define LBM_FV_MARGIN 3
 #define LBM_FV_FILM 0.1 /* films (h < LBM_THIN h_dry) above this Froude */
 #define LBM_FV_CFL 0.45
+/* FV momentum below LBM_FV_QRES units of lattice momentum (unit e, the
+ * rounding of the populations it is stored in) is zero */
+#define LBM_FV_QRES 3.0
 /* Rows (and columns) around an FV cell that lbm_fv_update reads: the
  * populations of its 8 neighbours and the depths of their neighbours
  * (2 cells: the bed terms of an LBM neighbour's momentum); the MUSCL

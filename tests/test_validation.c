@@ -643,6 +643,14 @@ static void still_check(const struct wb_raster *r, int solver, long steps,
 				hdry = fmax(hdry, st.h[k]);
 		}
 	}
+	if (rc == WB_OK && getenv("WB_VALID_PROFILE") && *getenv("WB_VALID_PROFILE") != '0')
+		for (int k = 0; k < r->nx * r->ny; k++) {
+			double sp = hypot(st.u[k], st.v[k]);
+			double de = r->h0[k] > 0 ? fabs(st.h[k] + r->z[k] - level) : 0;
+			if (sp > 1e-5 || de > 1e-6 || (r->h0[k] == 0 && st.h[k] > 0))
+				printf("STILL %d %d z %.6g h0 %.6g h %.6g deta %.3g speed %.3g\n",
+				       k % r->nx, k / r->nx, r->z[k], r->h0[k], st.h[k], de, sp);
+		}
 	int ok = rc == WB_OK && deta <= 1e-6 && umax < 1e-5 && hdry < sim.dry_depth;
 	table(cas, solver, ok, rep.steps, rep.clamped,
 	      "max |eta - level| %.3g m, max speed %.3g m/s, dry cells %.3g m",
@@ -695,7 +703,7 @@ static void lake_case(int solver)
 	wb_raster_free(&r);
 }
 
-static void test_lake_lbm(void **state) { (void)state; GAP(lake_case(LBM)); }
+static void test_lake_lbm(void **state) { (void)state; lake_case(LBM); }
 static void test_lake_swe(void **state) { (void)state; lake_case(SWE); }
 
 /* An ocean source at level 0 (as a scene says it, rasterised by

@@ -777,8 +777,9 @@ kernel void wb_resid_rows(global const float *h, global const float *u0,
  * the host, lbm_fv.c) ------------------------------------------------------ */
 
 /* Rows that may hold a core cell of lbm_fv_mark (lbm_fv.c: a wet cell
- * whose Froude number passes the thresholds, or that spills onto a dry
- * neighbour below its surface): such a cell sets rows[j + 1] (padded
+ * whose Froude number passes the thresholds, that spills onto a dry
+ * neighbour below its surface, or that has a dry open-sky neighbour, a
+ * shoreline): such a cell sets rows[j + 1] (padded
  * row) to 1; rows zeroed by the host. A superset, so that no rounding can
  * leave a row out (extra rows cost a transfer, never a result): the host
  * passes half of lbm_fv.c's Froude thresholds, applied to the raw
@@ -835,8 +836,11 @@ kernel void lbm_fv_rows(global const int *A, global const float *hA,
 			const int x = n + di + dj * W;
 			const int in = (i + di >= 1) & (i + di <= nx) &
 				       (j + dj >= 1) & (j + dj <= ny);
+			/* a spill, or a shoreline (lbm_fv.c shore: a dry
+			 * open-sky neighbour; c = 1e30f is LBM_BIG) */
 			hit |= in & (x != n) & (hA[x] <= hdf) &
-			       (z[x] + hdf < eta) & (c[x] > eta);
+			       (((z[x] + hdf < eta) & (c[x] > eta)) |
+				(c[x] >= 1e30f));
 		}
 	if (hit)
 		rows[j] = 1; /* every writer stores the same value */
