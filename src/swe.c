@@ -2314,6 +2314,9 @@ static enum wb_status par_failed(struct swe_ctx *s, struct wb_diags *d)
 enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 {
 	const int nx = s->nx, ny = s->ny;
+	/* the continuity step's dt (steady acceleration: eps dt, else dt;
+	   here, since a caller may shorten s->dt between steps) */
+	s->dtm = s->eps_m * s->dt;
 	const float k = (float)(s->dt / s->dx);
 	/* the continuity step (steady acceleration: eps k, else k) */
 	const float kh = (float)(s->dtm / s->dx);
