@@ -204,6 +204,17 @@ struct wb_sim {
 	   (src/coarse.h, docs/hydrology.md); -1 "auto" (the scene default),
 	   0 none. A zeroed struct wb_sim means none. */
 	int coarse_levels;
+	/* simulation.steady_acceleration (docs/hydrology.md "Steady
+	   acceleration"): -1 "auto" (the scene default), 0 "off",
+	   1 "low_froude". wb_bake_solve() resolves it into mass_scale. */
+	int steady_accel;
+	/* SWE pseudo-time of the continuity equation: 0 = off (the plain
+	   solver); > 0 = on: dh/dt = eps (s - div(h u)) with eps chosen per
+	   step in [mass_scale, 1] (the least that lets the gravity waves
+	   follow the doubled advective CFL), and the storage of a window
+	   joins the convergence test. Same fixed points of the depth
+	   update; volume exact. A zeroed struct wb_sim means off. */
+	double mass_scale;
 };
 
 /* simulation.initial: the solver's start (docs/hydrology.md) */
@@ -455,6 +466,9 @@ struct wb_solve_report {
 	long guess_lake_cells, guess_channel_cells; /* first guess */
 	double guess_volume; /* m^3 the first guess added */
 	double start_volume; /* m^3 on the grid at the start */
+	int steady_accel;    /* the full-resolution run used the SWE steady
+				acceleration (simulation.steady_acceleration
+				resolved: 0 off, 1 low_froude) */
 	/* residual after each convergence window, as the solver reported it
 	   (step at which it was reported); the first n_windows <=
 	   WB_RES_HISTORY entries */

@@ -235,6 +235,7 @@ static enum wb_status coarse_to_fine(struct wb_bake *b, int levels,
 						   cr.h0, cr.u0, cr.v0);
 		}
 		struct wb_sim sim = b->sc.sim;
+		sim.mass_scale = 0; /* no steady acceleration on coarse grids */
 		long w = sim.window > 0 ? sim.window : 200;
 		sim.window = w / k > 0 ? w / k : 1;
 		if (sim.max_steps > 0)
@@ -360,6 +361,35 @@ static int rest_modified_lakes(const struct wb_bake *b, float *su, float *sv)
 	free(chg);
 	free(stack);
 	return 0;
+}
+
+/* simulation.steady_acceleration resolved for the full-resolution run
+ * (docs/hydrology.md "Steady acceleration"): the mass_scale to run the
+ * SWE solver with, 0 for none. It needs the SWE solver on the CPU, a run
+ * to steady (not --steps, which follows the transient) and an automatic
+ * dt (the acceleration chooses dt itself); "low_froude" where it cannot
+ * apply is a warning naming why. "auto" is off: it measured no gain worth
+ * its cost (docs/hydrology.md). Coarse levels run without it. */
+#define WB_ACCEL_MASS_SCALE 0.5
+static double steady_accel(const struct wb_bake *b,
+			   const struct wb_solve_opts *o, struct wb_diags *d)
+{
+	const struct wb_sim *sim = &b->sc.sim;
+	if (sim->steady_accel <= 0) /* "off", or "auto" */
+		return 0.0;
+	const char *why = sim->solver != WB_SOLVER_SWE ? "the LBM solver has none" :
+			  o->opencl ? "the OpenCL path has none" :
+			  o->steps > 0 ? "a run of a fixed step count (--steps) follows the transient" :
+			  sim->dt > 0 ? "simulation.dt is fixed (the acceleration chooses the time step)" :
+			  NULL;
+	if (why) {
+		wb_diag_add(d, WB_SEV_WARNING, b->sc.file,
+			    "simulation.steady_acceleration", 0, 0,
+			    "\"low_froude\" is not used: %s", why);
+		return 0.0;
+	}
+	/* a caller (bench) may set the scale itself */
+	return sim->mass_scale > 0 ? sim->mass_scale : WB_ACCEL_MASS_SCALE;
 }
 
 enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
@@ -488,7 +518,9 @@ enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 		b->r.h0 = start;
 	b->r.u0 = su;
 	b->r.v0 = sv;
-	st = run_solver(&b->r, &b->sc.sim, &oo, &b->st, &rep, d);
+	struct wb_sim fsim = b->sc.sim;
+	fsim.mass_scale = steady_accel(b, o, d);
+	st = run_solver(&b->r, &fsim, &oo, &b->st, &rep, d);
 	/* LBM stops at a converged window without a progress call */
 	if (st == WB_OK && oo.progress == hist_progress && rep.converged)
 		hist_add(h, rep.steps, rep.residual, 1);
@@ -510,6 +542,7 @@ enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 	b->rep.n_levels = nl;
 	memcpy(b->rep.level, lv, sizeof(lv));
 	b->rep.start = how;
+	b->rep.steady_accel = fsim.mass_scale > 0;
 	b->rep.start_volume = vs * b->r.dx * b->r.dx;
 	if (how == WB_START_HYDROLOGY) {
 		b->rep.guess_lake_cells = b->guess.lake_cells;

@@ -195,6 +195,8 @@ char *manifest_json(const struct wb_manifest_in *in)
 		int sk = rep && rep->start >= 0 && rep->start <= 2 ? rep->start : 0;
 		e |= put_str(sol, "start", starts[sk]);
 		e |= put_f(sol, "start_volume_m3", rep ? rep->start_volume : NAN);
+		e |= put_str(sol, "steady_acceleration",
+			     rep && rep->steady_accel ? "low_froude" : "off");
 		cJSON *fg = NULL;
 		if (rep && rep->start == WB_START_HYDROLOGY) {
 			fg = cJSON_AddObjectToObject(sol, "first_guess");

@@ -1106,6 +1106,7 @@ static void sim_defaults(struct wb_sim *s)
 	s->foam_dissipation = 0.2;
 	s->maccormack = 1;
 	s->coarse_levels = -1; /* "auto" */
+	s->steady_accel = -1;  /* "auto" */
 	s->lbm_hybrid = 1; /* the LBM/FV hybrid (docs/lbm.md) */
 }
 
@@ -1211,6 +1212,11 @@ static void parse_sim(struct ctx *c, const cJSON *s, struct wb_scene *sc)
 		} else if (get_int(c, s, "simulation", "coarse_levels", OPT, 0, 3, &lv) > 0)
 			sim->coarse_levels = (int)lv;
 	}
+	/* steady_acceleration (docs/hydrology.md "Steady acceleration") */
+	static const char *const accs[] = { "auto", "off", "low_froude", NULL };
+	int acc = get_enum(c, s, "simulation", "steady_acceleration", OPT, accs);
+	if (acc >= 0)
+		sim->steady_accel = acc - 1;
 	const cJSON *f = member(s, "foam");
 	if (f && expect_object(c, f, "simulation.foam")) {
 		const char *p = "simulation.foam";

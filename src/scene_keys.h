@@ -65,7 +65,8 @@ static const char *const wb_keys_modifier[] = {
 static const char *const wb_keys_sim[] = {
 	"solver", "manning", "viscosity", "lattice_speed", "dt", "max_steps",
 	"tolerance", "window", "dry_depth", "seed", "advection", "foam",
-	"initial", "keep_dry", "coarse_levels", "lbm_hybrid", NULL };
+	"initial", "keep_dry", "coarse_levels", "lbm_hybrid",
+	"steady_acceleration", NULL };
 static const char *const wb_keys_keep_dry[] = {
 	"name", "point", "polygon", NULL };
 static const char *const wb_keys_foam[] = {

@@ -35,6 +35,12 @@
  * active only with a user time step larger than the wave CFL allows.
  * Adaptive dt: min(0.25 dx / max|u|, 0.5 dx / sqrt(g max h)); a user dt
  * (sim.dt > 0) is capped by the first (it keeps upwind depths >= 0).
+ * Steady acceleration (sim.mass_scale > 0, no user dt; docs/hydrology.md):
+ * the continuity step, the sources and the edge and waterfall volumes run
+ * on eps dt, eps in [mass_scale, 1] per step, so the waves' speed is
+ * sqrt(eps g h) and dt = min(0.5 dx / max|u|, 0.25 dx / (eps max|u|),
+ * 0.5 dx / sqrt(eps g max h)); the velocity clamp and h_avgmax follow.
+ * The depth update's fixed points are the plain ones (div(h u) = s).
  * Waterfalls and particles: swe_particles.c. Foam: foam.c.
  * Steady state (swe_solve): window means of depth and flow, their
  * depth-weighted relative change against a 0.1 m/s floor (docs/swe.md).
@@ -965,15 +971,32 @@ static void next_dt(struct swe_ctx *s, float umax, float hmax)
 		umax = maxf(umax, fabsf(s->mod_tu[n]));
 	for (long n = 0; n < s->mod_v.n; n++)
 		umax = maxf(umax, fabsf(s->mod_tv[n]));
-	double dta = umax > 0 ? SWE_CFL_ADV * dx / umax : INFINITY;
 	double hw = hmax > 1e-3 ? hmax : 1e-3;
-	double dtw = SWE_CFL_WAVE * dx / sqrt(s->g * hw);
+	double eps = 1.0;
+	if (s->sim.mass_scale > 0 && !(s->sim.dt > 0)) {
+		/* steady acceleration: the eps that slows the gravity waves
+		   (speed sqrt(eps g h)) to the advective step, at least
+		   mass_scale (the depth settles in pseudo-time eps dt: a
+		   smaller eps speeds the flow up and slows the storage
+		   down, docs/hydrology.md) */
+		eps = umax > 0 ? (SWE_CFL_WAVE * SWE_CFL_WAVE) /
+					 (s->cfl_adv * s->cfl_adv) *
+					 (double)umax * umax / (s->g * hw) :
+				 SWE_ACC_EPS_MIN;
+		eps = fmin(fmax(eps, fmax(s->sim.mass_scale, SWE_ACC_EPS_MIN)), 1.0);
+	}
+	double dta = umax > 0 ? s->cfl_adv * dx / umax : INFINITY;
+	/* the upwind depth: eps |u| dt/dx <= SWE_CFL_ADV */
+	double dtp = umax > 0 ? SWE_CFL_ADV * dx / (eps * umax) : INFINITY;
+	double dtw = SWE_CFL_WAVE * dx / sqrt(eps * s->g * hw);
 	double dt;
 	if (s->sim.dt > 0)
 		dt = fmin(s->sim.dt, dta);
 	else
-		dt = fmin(dta, dtw);
+		dt = fmin(fmin(dta, dtp), dtw);
 	s->dt = dt;
+	s->eps_m = eps;
+	s->dtm = eps * dt;
 }
 
 static void initial_dt(struct swe_ctx *s)
@@ -1136,6 +1159,10 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
 	s->hdep_max = 0.0f;
 	for (long c = 0; c < nc; c++)
 		s->hdep_max = maxf(s->hdep_max, s->h[c]);
+	s->cfl_adv = sim->mass_scale > 0 && !(sim->dt > 0) ? SWE_ACC_CFL_ADV :
+							      SWE_CFL_ADV;
+	/* the clamp at the same multiple of the CFL velocity as plain */
+	s->vel_alpha = SWE_VEL_ALPHA * s->cfl_adv / SWE_CFL_ADV;
 	initial_dt(s);
 	return WB_OK;
 oom:
@@ -1211,7 +1238,7 @@ static void book_edges(struct swe_ctx *s, float hmax)
 	const long W = s->W;
 	const float *h = s->h, *u = s->u, *v = s->v;
 	const struct wb_edge *E = s->r->edges;
-	double fac = s->dt * s->dx, in = 0.0, out = 0.0;
+	double fac = s->dtm * s->dx, in = 0.0, out = 0.0;
 	if (E[WB_WEST].kind != WB_EDGE_PERIODIC)
 		for (int j = 0; j < ny; j++) {
 			long fw = P(s, 0, j), fe = P(s, nx, j);
@@ -1237,7 +1264,7 @@ static void apply_sources(struct swe_ctx *s, float *h)
 	double a = s->dx * s->dx;
 	for (long n = 0; n < s->src.n; n++) {
 		long c = s->src.c[n];
-		float hn = maxf(0.0f, h[c] + s->src.val[n] * (float)s->dt);
+		float hn = maxf(0.0f, h[c] + s->src.val[n] * (float)s->dtm);
 		double dv = ((double)hn - (double)h[c]) * a;
 		if (dv > 0)
 			s->vol_in += dv;
@@ -1493,7 +1520,7 @@ static void row_actions(struct swe_ctx *s, int j, float *h)
 	const double a = s->dx * s->dx;
 	for (long n = s->src_row[j]; n < s->src_row[j + 1]; n++) {
 		long c = s->src.c[n];
-		float hn = maxf(0.0f, h[c] + s->src.val[n] * (float)s->dt);
+		float hn = maxf(0.0f, h[c] + s->src.val[n] * (float)s->dtm);
 		s->src_dv[n] = ((double)hn - (double)h[c]) * a;
 		h[c] = hn;
 	}
@@ -1575,7 +1602,7 @@ static void mc_ring_rows(struct swe_ctx *s, int r, float k,
 	vtR[nx] = s->tsgn[WB_EAST] * vtR[nx - 1];
 }
 
-static void fused_pass(struct swe_ctx *s, float k, float hmax,
+static void fused_pass(struct swe_ctx *s, float k, float kh, float hmax,
 		       const struct face_par *fp, int mc, row_fn urow,
 		       row_fn vrow, struct row_out *ro, long *rb)
 {
@@ -1597,7 +1624,7 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 			int j = j1 - 1;
 			flux_row(s, j, hmax, FU(j), FV(j));
 			flux_row(s, j + 1, hmax, FU(j + 1), FV(j + 1));
-			height_and_actions(s, j, k, FU(j), FV(j), FV(j + 1), rb);
+			height_and_actions(s, j, kh, FU(j), FV(j), FV(j + 1), rb);
 		}
 		if (t == 0 && J0 > 0 && J1 > J0) {
 			/* another process's last depth row, which this band's
@@ -1605,7 +1632,7 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 			int j = J0 - 1;
 			flux_row(s, j, hmax, FU(j), FV(j));
 			flux_row(s, j + 1, hmax, FU(j + 1), FV(j + 1));
-			height_and_actions(s, j, k, FU(j), FV(j), FV(j + 1), rb);
+			height_and_actions(s, j, kh, FU(j), FV(j), FV(j + 1), rb);
 		}
 #pragma omp barrier
 		for (int r = j0 > 0 ? j0 - 1 : 0; j1 > j0 && r <= j1; r++) {
@@ -1617,7 +1644,7 @@ static void fused_pass(struct swe_ctx *s, float k, float hmax,
 			if (j < j0)
 				continue;
 			if (j < j1 - 1)
-				height_and_actions(s, j, k, FU(j), FV(j), FV(r),
+				height_and_actions(s, j, kh, FU(j), FV(j), FV(r),
 						   rb);
 			struct flux_rows frw = { FU(j - 1), FU(j), FV(j - 1),
 						 FV(j), FV(r), UT(j - 1), UT(j),
@@ -2287,11 +2314,17 @@ static enum wb_status par_failed(struct swe_ctx *s, struct wb_diags *d)
 enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 {
 	const int nx = s->nx, ny = s->ny;
+	/* the continuity step's dt (steady acceleration: eps dt, else dt;
+	   here, since a caller may shorten s->dt between steps) */
+	s->dtm = s->eps_m * s->dt;
 	const float k = (float)(s->dt / s->dx);
-	const double dt = s->dt;
-	/* h_avgmax; effectively infinite under the wave CFL */
+	/* the continuity step (steady acceleration: eps k, else k) */
+	const float kh = (float)(s->dtm / s->dx);
+	const double dt = s->dt, dtm = s->dtm;
+	/* h_avgmax; effectively infinite under the wave CFL (of the waves
+	   slowed by eps under steady acceleration) */
 	const float hmax = (float)(SWE_OVERSHOOT_BETA * s->dx * s->dx /
-				   (s->g * dt * dt));
+				   (s->eps_m * s->g * dt * dt));
 	int T = s->threads;
 
 	s->hmax_step = hmax;
@@ -2302,7 +2335,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 	struct face_par fp;
 	fp.gk = (float)(s->g * dt / s->dx);
 	fp.eps = (float)fmax(s->sim.dry_depth, 1e-9);
-	fp.umax = (float)(SWE_VEL_ALPHA * s->dx / dt);
+	fp.umax = (float)(s->vel_alpha * s->dx / dt);
 	fp.fric = (float)(s->g * s->sim.manning * s->sim.manning * dt);
 	int mc = s->sim.maccormack != 0, fr = fp.fric > 0.0f;
 	row_fn urow = face_rows[1][mc][fr][s->has_blk];
@@ -2318,7 +2351,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 	if (s->sp.on) {
 		/* block-sparse: the unfused order on the active blocks */
 		sparse_activity(s);
-		sparse_height(s, k, hmax, rb);
+		sparse_height(s, kh, hmax, rb);
 		for (int j = 0; j < ny; j++)
 			if (rb[j]) {
 				free(ro);
@@ -2345,7 +2378,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 		s->sp.first = 1; /* block sets not kept: rescan when back */
 		book_edges(s, hmax);
 		fill_face_ghosts(s, s->u, s->v);
-		fused_pass(s, k, hmax, &fp, mc, urow, vrow, ro, rb);
+		fused_pass(s, k, kh, hmax, &fp, mc, urow, vrow, ro, rb);
 		if (s->par && par_sync(s, PAR_FUSED, ro)) {
 			free(ro);
 			return par_failed(s, d);
@@ -2365,7 +2398,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 		wb_par_band(s->par, ny, &J0, &J1);
 #pragma omp parallel for schedule(static) num_threads(T)
 		for (int j = J0; j < J1; j++)
-			rb[j] = height_row(s, j, 0, nx, k, hmax);
+			rb[j] = height_row(s, j, 0, nx, kh, hmax);
 		if (s->par && par_sync(s, PAR_HEIGHT, ro)) {
 			free(ro);
 			return par_failed(s, d);
@@ -2450,7 +2483,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 		return par_failed(s, d);
 
 	s->t += dt;
-	s->t_cur += dt;
+	s->t_cur += dtm; /* the waterfalls' discharge: per mass time */
 	s->step++;
 	s->hdep_max = maxf(hm, ghost_max(s, s->h));
 	next_dt(s, umax, hm);
@@ -2838,6 +2871,12 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	}
 	if (!means)
 		swe_residual(&s); /* snapshot the start */
+	/* steady acceleration: the depth settles in pseudo-time eps dt, which
+	   the velocity residual alone does not see; the water stored in a
+	   window must be a small share of what came in (swe_storage) */
+	int acc = means && sim->mass_scale > 0;
+	double acc_v = acc ? swe_grid_volume(&s) : 0.0, acc_in = s.vol_in,
+	       acc_out = s.vol_out;
 	while (s.step < max) {
 		if (o->cancel && *o->cancel) {
 			st = wb_fail(d, WB_ECANCEL, NULL,
@@ -2851,6 +2890,21 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			swe_means_sample(&M, &s);
 		if (s.step % window == 0) {
 			res = means ? swe_means_close(&M, &s) : swe_residual(&s);
+			if (acc) {
+				/* |stored| / max(in, out) over the window,
+				   particles in flight counted as stored */
+				double v = swe_grid_volume(&s) +
+					   swe_particles_volume(&s.P);
+				double thr = fmax(s.vol_in - acc_in,
+						  s.vol_out - acc_out);
+				double sr = thr > 0 ? fabs(v - acc_v) / thr :
+					    (v != acc_v ? INFINITY : 0.0);
+				if (isfinite(res) && !(sr <= res))
+					res = sr;
+				acc_v = v;
+				acc_in = s.vol_in;
+				acc_out = s.vol_out;
+			}
 			for (long n = 0; n < s.n_falls; n++) {
 				s.falls[n].emit_last = s.falls[n].emit_cur;
 				s.falls[n].emit_cur = 0.0;

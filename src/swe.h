@@ -33,6 +33,12 @@
 /* Fixed numerical constants of the method (docs/swe.md says why). */
 #define SWE_CFL_ADV 0.25      /* |u| dt/dx per face: keeps upwind depth >= 0 */
 #define SWE_CFL_WAVE 0.5      /* sqrt(g h) dt/dx */
+/* steady acceleration (sim.mass_scale > 0): |u| dt/dx per face of the
+   momentum step (semi-Lagrangian trace within a cell; the upwind depth
+   stays >= 0 since eps |u| dt/dx <= SWE_CFL_ADV is kept too), and the
+   least eps whatever mass_scale asks */
+#define SWE_ACC_CFL_ADV 0.5
+#define SWE_ACC_EPS_MIN 0.01
 #define SWE_VEL_ALPHA 0.5     /* velocity clamp |u| <= alpha dx/dt */
 #define SWE_OVERSHOOT_BETA 0.5 /* h_avgmax = beta dx^2 / (g dt^2) */
 #define SWE_FALL_DROP 2.0     /* waterfall edge: terrain drop > this * dx */
@@ -174,6 +180,10 @@ struct swe_ctx {
 				 (and side-wall friction), else +1 */
 	/* time stepping and bookkeeping */
 	double dt, t;
+	/* steady acceleration (sim.mass_scale, docs/hydrology.md): the
+	   continuity equation runs on dtm = eps_m dt (eps_m = 1: plain),
+	   the advective CFL and the velocity clamp on cfl_adv, vel_alpha */
+	double dtm, eps_m, cfl_adv, vel_alpha;
 	float hmax_step;      /* h_avgmax of this step (overshoot reduction) */
 	float hdep_max;       /* largest depth of h, ghosts included: below
 				 h_avgmax no flux needs the overshoot term */

@@ -182,7 +182,7 @@ void swe_falls_emit(struct swe_ctx *s)
 	struct swe_particles *p = &s->P;
 	const double dx = s->dx, a = dx * dx;
 	const double vp = SWE_PART_VOL * dx * dx * dx;
-	const float k = (float)(s->dt / s->dx);
+	const float k = (float)(s->dtm / s->dx); /* the height step's */
 	const long W = s->W;
 	float *h1 = s->h1;
 	for (long n = 0; n < s->n_falls; n++) {

@@ -27,7 +27,13 @@
  *   bench steady_<case>_oracle_speedup <dry / oracle> x
  *
  * <start>: dry (simulation.initial "scene", no coarse levels), guess (the
- * first guess, no coarse levels), c2f (the first guess, two coarse levels).
+ * first guess, no coarse levels), c2f (the first guess, two coarse levels),
+ * and for the SWE cases accel (the first guess with
+ * simulation.steady_acceleration "low_froude", docs/hydrology.md "Steady
+ * acceleration"; its _velocity_diff and _wet_misses are against the
+ * plain guess's steady state too: steady_<case>_accel_guess_velocity_diff,
+ * _accel_guess_wet_misses, and _accel_volume_diff, the relative difference
+ * of the water on the grid and in flight against the plain guess's).
  * Cases: river_lbm and river_swe (samples/river, window 1000: with the
  * sample's 4000 no start can beat 24000 / 8000 = 3x, the convergence test
  * needing two windows), and, when WB_STEADY_WORLD names a scene (e.g.
@@ -60,7 +66,7 @@ static void show(struct wb_diags *d)
 }
 
 static int bake(struct wb_bake *b, const char *scene, int solver, int initial,
-		int levels, long window, double *secs)
+		int levels, int accel, long window, double *secs)
 {
 	struct wb_diags d;
 	wb_diags_init(&d);
@@ -71,6 +77,7 @@ static int bake(struct wb_bake *b, const char *scene, int solver, int initial,
 			b->sc.sim.solver = (enum wb_solver_kind)solver;
 		b->sc.sim.initial = initial;
 		b->sc.sim.coarse_levels = levels;
+		b->sc.sim.steady_accel = accel;
 		if (window > 0)
 			b->sc.sim.window = window;
 		struct wb_solve_opts o = { 0 };
@@ -127,16 +134,21 @@ static double work(const struct wb_bake *b)
 
 static int run_case(const char *name, const char *scene, int solver, long window)
 {
-	static const char *const starts[] = { "dry", "guess", "c2f" };
-	const int init[] = { WB_INIT_SCENE, WB_INIT_HYDROLOGY, WB_INIT_HYDROLOGY };
-	const int levels[] = { 0, 0, 2 };
-	struct wb_bake b[3];
-	double secs[3];
+	static const char *const starts[] = { "dry", "guess", "c2f", "accel" };
+	const int init[] = { WB_INIT_SCENE, WB_INIT_HYDROLOGY, WB_INIT_HYDROLOGY,
+			     WB_INIT_HYDROLOGY };
+	const int levels[] = { 0, 0, 2, 0 };
+	const int accel[] = { 0, 0, 0, 1 };
+	struct wb_bake b[4];
+	double secs[4];
 	int rc = 0;
 	memset(b, 0, sizeof(b));
-	for (int s = 0; s < 3 && !rc; s++)
-		rc = bake(&b[s], scene, solver, init[s], levels[s], window, &secs[s]);
-	for (int s = 0; s < 3 && !rc; s++) {
+	/* the steady acceleration is the SWE solver's */
+	int ns = solver == WB_SOLVER_LBM ? 3 : 4;
+	for (int s = 0; s < ns && !rc; s++)
+		rc = bake(&b[s], scene, solver, init[s], levels[s], accel[s], window,
+			  &secs[s]);
+	for (int s = 0; s < ns && !rc; s++) {
 		float thr = (float)b[0].sc.output.min_depth;
 		long steps = b[s].rep.converged ? b[s].rep.steps : 0;
 		double wk = b[s].rep.converged ? work(&b[s]) : 0;
@@ -152,16 +164,31 @@ static int run_case(const char *name, const char *scene, int solver, long window
 			       misses(&b[s].st, &b[0].st, thr) +
 			       misses(&b[0].st, &b[s].st, thr));
 		}
+		if (s == 3) {
+			/* against the plain solver from the same start */
+			printf("bench steady_%s_accel_guess_velocity_diff %.4f 1\n", name,
+			       vel_diff(&b[3].st, &b[1].st));
+			printf("bench steady_%s_accel_guess_wet_misses %ld cells\n", name,
+			       misses(&b[3].st, &b[1].st, thr) +
+			       misses(&b[1].st, &b[3].st, thr));
+			double va = b[3].rep.vol_final + b[3].rep.vol_particles;
+			double vg = b[1].rep.vol_final + b[1].rep.vol_particles;
+			printf("bench steady_%s_accel_volume_diff %.4f 1\n", name,
+			       vg > 0 ? (va - vg) / vg : 0.0);
+			printf("bench steady_%s_accel_balance_error %.3g 1\n", name,
+			       b[3].rep.balance_error);
+		}
 		printf("bench steady_%s_%s_seconds %.1f s\n", name, starts[s], secs[s]);
-		fprintf(stderr, "%s %s: %ld steps (converged %d, residual %.3g)", name,
-			starts[s], b[s].rep.steps, b[s].rep.converged, b[s].rep.residual);
+		fprintf(stderr, "%s %s: %ld steps (converged %d, residual %.3g, dt %.4g s)",
+			name, starts[s], b[s].rep.steps, b[s].rep.converged,
+			b[s].rep.residual, b[s].rep.dt);
 		for (int l = 0; l < b[s].rep.n_levels; l++)
 			fprintf(stderr, ", level %dx %ld steps (%.1f s)",
 				b[s].rep.level[l].factor, b[s].rep.level[l].steps,
 				b[s].rep.level[l].seconds);
 		fputc('\n', stderr);
 	}
-	for (int s = 0; s < 3; s++)
+	for (int s = 0; s < 4; s++)
 		wb_bake_release(&b[s]);
 	return rc;
 }
@@ -173,13 +200,13 @@ static int oracle(const char *name, const char *scene, long window)
 	struct wb_bake b;
 	double secs;
 	memset(&b, 0, sizeof(b));
-	int rc = bake(&b, scene, WB_SOLVER_SWE, WB_INIT_HYDROLOGY, 0, window, &secs);
+	int rc = bake(&b, scene, WB_SOLVER_SWE, WB_INIT_HYDROLOGY, 0, 0, window, &secs);
 	long dry = 0;
 	if (!rc) {
 		/* the from-dry reference of this run */
 		struct wb_bake c;
 		memset(&c, 0, sizeof(c));
-		rc = bake(&c, scene, WB_SOLVER_SWE, WB_INIT_SCENE, 0, window, &secs);
+		rc = bake(&c, scene, WB_SOLVER_SWE, WB_INIT_SCENE, 0, 0, window, &secs);
 		dry = c.rep.converged ? c.rep.steps : 0;
 		wb_bake_release(&c);
 	}
