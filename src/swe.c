@@ -1665,7 +1665,12 @@ static int sparse_init(struct swe_ctx *s)
 	b->nblk = (long)b->nbx * b->nby;
 	b->first = 1;
 	b->nthr = s->threads;
-	b->thr_cells = 1L << 17;
+	b->thr_cells = 1L << 15;
+	b->tune = 1;
+	b->t_best = b->t_cur = 1;
+	b->t_period = SWE_TUNE_PERIOD;
+	b->t_next = 0;
+	b->t_cost[0] = b->t_cost[1] = INFINITY;
 	size_t n = (size_t)b->nblk;
 	b->always = calloc(n, 1);
 	b->act = calloc(n, 1);
@@ -1918,13 +1923,49 @@ static void sparse_runs(struct swe_ctx *s)
 	}
 }
 
-/* Threads for the sparse passes: as swe_threads_for, from the active
- * cells (the passes' fork/join costs more than the work of a small set;
- * no result depends on the thread count). */
+/* Threads for the sparse passes: at most one per thr_cells active cells
+ * (the passes' fork/join costs more than the work of a small set), one
+ * when the timing says so (sparse_tune); no result depends on the
+ * thread count. */
 static void sparse_threads(struct swe_ctx *s)
 {
 	long per = s->sp.n_act * (long)SWE_BLOCK * SWE_BLOCK / s->sp.thr_cells;
-	s->sp.nthr = per < 1 ? 1 : per < s->threads ? (int)per : s->threads;
+	int n = per < 1 ? 1 : per < s->threads ? (int)per : s->threads;
+	s->sp.nthr = s->sp.tune && !s->sp.t_cur ? 1 : n;
+}
+
+/* After a sparse step of 'sec' seconds: batches of SWE_TUNE_BATCH steps
+ * are timed per active block; the current choice's cost is refreshed by
+ * each batch, and every t_period steps one batch runs with the other
+ * choice (a probe). A probe that wins becomes the choice; one that loses
+ * doubles the period (up to SWE_TUNE_PERIOD_MAX), so that on a machine
+ * where it keeps losing the probes cost well under 1 % of the steps. */
+static void sparse_tune(struct swe_sparse *b, int threads, double sec)
+{
+	if (!b->tune || threads < 2)
+		return;
+	b->t_acc += sec / (double)(b->n_act > 0 ? b->n_act : 1);
+	if (++b->t_cnt < SWE_TUNE_BATCH)
+		return;
+	double c = b->t_acc / b->t_cnt;
+	b->t_acc = 0;
+	b->t_cnt = 0;
+	if (b->t_cur != b->t_best) { /* a probe */
+		if (c < b->t_cost[b->t_best]) {
+			b->t_best = b->t_cur;
+			b->t_period = SWE_TUNE_PERIOD;
+		} else if (b->t_period < SWE_TUNE_PERIOD_MAX) {
+			b->t_period *= 2;
+		}
+		b->t_cost[b->t_cur] = c;
+		b->t_cur = b->t_best;
+		b->t_next = b->t_period;
+		return;
+	}
+	b->t_cost[b->t_cur] = c;
+	b->t_next -= SWE_TUNE_BATCH;
+	if (b->t_next <= 0)
+		b->t_cur = !b->t_best;
 }
 
 /* set = src dilated by one block (8 neighbours). */
@@ -2293,6 +2334,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 	const float hmax = (float)(SWE_OVERSHOOT_BETA * s->dx * s->dx /
 				   (s->g * dt * dt));
 	int T = s->threads;
+	double tw0 = s->sp.on ? omp_get_wtime() : 0;
 
 	s->hmax_step = hmax;
 	apply_modifiers(s);
@@ -2454,6 +2496,8 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 	s->step++;
 	s->hdep_max = maxf(hm, ghost_max(s, s->h));
 	next_dt(s, umax, hm);
+	if (s->sp.on)
+		sparse_tune(&s->sp, s->threads, omp_get_wtime() - tw0);
 	return WB_OK;
 }
 

@@ -119,6 +119,7 @@ static void compare_run_x(const struct wb_raster *r, const struct wb_sim *sim,
 	dn.sp.on = 0;
 	sp.sp.on = 1;
 	sp.sp.thr_cells = 1; /* every thread, however few blocks are active */
+	sp.sp.tune = 0;      /* not one thread by timing */
 	if (drop) {
 		/* the deposit buffers exist with waterfall faces */
 		assert_true(dn.n_falls > 0);
