@@ -31,6 +31,8 @@
 #pragma GCC optimize("no-trapping-math", "no-math-errno")
 #endif
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "swe.h"
 
@@ -42,6 +44,18 @@ float foam_clampf(float I, float tmin, float tmax)
 		return I >= tmin ? 1.0f : 0.0f;
 	float a = I < tmax ? I : tmax, b = I < tmin ? I : tmin;
 	return (a - b) / (tmax - tmin);
+}
+
+/* *p = x only when the bits differ: the ghost ring touches both ends of
+ * every row, and storing the +0 a fresh page reads would back that page
+ * (docs/scale.md "Memory"). */
+static inline void set_if_diff(float *p, float x)
+{
+	uint32_t a, b;
+	memcpy(&a, p, sizeof(a));
+	memcpy(&b, &x, sizeof(b));
+	if (a != b)
+		*p = x;
 }
 
 static inline float pick(float a, float b)
@@ -209,12 +223,12 @@ void foam_step(struct swe_ctx *s, const float *h, const float *u,
 	/* ghost ring: copies of the edge cells, so no foam diffuses out */
 	float *f = s->foam;
 	for (int i = 0; i < nx; i++) {
-		f[P(s, i, -1)] = f[P(s, i, 0)];
-		f[P(s, i, ny)] = f[P(s, i, ny - 1)];
+		set_if_diff(&f[P(s, i, -1)], f[P(s, i, 0)]);
+		set_if_diff(&f[P(s, i, ny)], f[P(s, i, ny - 1)]);
 	}
 	for (int j = 0; j < ny; j++) {
-		f[P(s, -1, j)] = f[P(s, 0, j)];
-		f[P(s, nx, j)] = f[P(s, nx - 1, j)];
+		set_if_diff(&f[P(s, -1, j)], f[P(s, 0, j)]);
+		set_if_diff(&f[P(s, nx, j)], f[P(s, nx - 1, j)]);
 	}
 	/* block-sparse (swe.h): only the active blocks' columns; every
 	   other cell is dry and holds 0 in foam and foam1 already */

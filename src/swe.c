@@ -2242,13 +2242,15 @@ static void sparse_mc_forward(struct swe_ctx *s, float k,
 			      const struct face_par *fp)
 {
 	const int nx = s->nx, ny = s->ny;
+	/* boundary faces: stored where they differ (a row's first and last
+	   page stay unbacked on dry land) */
 	for (int j = 0; j < ny; j++) {
-		s->ut[P(s, 0, j)] = s->u[P(s, 0, j)];
-		s->ut[P(s, nx, j)] = s->u[P(s, nx, j)];
+		setf(&s->ut[P(s, 0, j)], s->u[P(s, 0, j)]);
+		setf(&s->ut[P(s, nx, j)], s->u[P(s, nx, j)]);
 	}
 	for (int i = 0; i < nx; i++) {
-		s->vt[P(s, i, 0)] = s->v[P(s, i, 0)];
-		s->vt[P(s, i, ny)] = s->v[P(s, i, ny)];
+		setf(&s->vt[P(s, i, 0)], s->v[P(s, i, 0)]);
+		setf(&s->vt[P(s, i, ny)], s->v[P(s, i, ny)]);
 	}
 #pragma omp parallel for schedule(dynamic, 8) num_threads(s->sp.nthr)
 	for (int j = 0; j < ny; j++) {
