@@ -231,20 +231,27 @@ void foam_step(struct swe_ctx *s, const float *h, const float *u,
 		set_if_diff(&f[P(s, nx, j)], f[P(s, nx - 1, j)]);
 	}
 	/* block-sparse (swe.h): only the active blocks' columns; every
-	   other cell is dry and holds 0 in foam and foam1 already */
-#pragma omp parallel for schedule(static) num_threads(T)
-	for (int j = 0; j < ny; j++) {
-		int n, whole[2];
-		const int *r = swe_row_runs(s, j, 1, &n, whole);
-		for (int m = 0; m < n; m++)
-			gen_row(s, j, r[2 * m], r[2 * m + 1], h, u, v, eps,
-				alpha, decay, dt);
-	}
-#pragma omp parallel for schedule(static) num_threads(T)
-	for (int j = 0; j < ny; j++) {
-		int n, whole[2];
-		const int *r = swe_row_runs(s, j, 1, &n, whole);
-		for (int m = 0; m < n; m++)
-			adv_row(s, j, r[2 * m], r[2 * m + 1], h, u, v, eps, k);
+	   other cell is dry and holds 0 in foam and foam1 already. One
+	   parallel region for both passes (the adv pass reads foam1 one row
+	   away: the loop's barrier); rows handed out dynamically, as a
+	   sparse row's work depends on its water */
+#pragma omp parallel num_threads(T)
+	{
+#pragma omp for schedule(dynamic, 8)
+		for (int j = 0; j < ny; j++) {
+			int n, whole[2];
+			const int *r = swe_row_runs(s, j, 1, &n, whole);
+			for (int m = 0; m < n; m++)
+				gen_row(s, j, r[2 * m], r[2 * m + 1], h, u, v,
+					eps, alpha, decay, dt);
+		}
+#pragma omp for schedule(dynamic, 8)
+		for (int j = 0; j < ny; j++) {
+			int n, whole[2];
+			const int *r = swe_row_runs(s, j, 1, &n, whole);
+			for (int m = 0; m < n; m++)
+				adv_row(s, j, r[2 * m], r[2 * m + 1], h, u, v,
+					eps, k);
+		}
 	}
 }

@@ -2237,41 +2237,6 @@ static void sparse_height(struct swe_ctx *s, float k, float hmax, long *rb)
 	}
 }
 
-/* mc_forward on the halo runs (boundary faces and ghosts as there). */
-static void sparse_mc_forward(struct swe_ctx *s, float k,
-			      const struct face_par *fp)
-{
-	const int nx = s->nx, ny = s->ny;
-	/* boundary faces: stored where they differ (a row's first and last
-	   page stay unbacked on dry land) */
-	for (int j = 0; j < ny; j++) {
-		setf(&s->ut[P(s, 0, j)], s->u[P(s, 0, j)]);
-		setf(&s->ut[P(s, nx, j)], s->u[P(s, nx, j)]);
-	}
-	for (int i = 0; i < nx; i++) {
-		setf(&s->vt[P(s, i, 0)], s->v[P(s, i, 0)]);
-		setf(&s->vt[P(s, i, ny)], s->v[P(s, i, ny)]);
-	}
-#pragma omp parallel for schedule(dynamic, 8) num_threads(s->sp.nthr)
-	for (int j = 0; j < ny; j++) {
-		int *r = s->sp.strip + (size_t)omp_get_thread_num() * 6 *
-					       (s->sp.nbx + 1);
-		int n = strip_runs(s, j, r);
-		struct row_out tmp;
-		struct flux_rows frw;
-		memset(&frw, 0, sizeof(frw));
-		for (int m = 0; m < n; m++) {
-			frw.fwd = s->ut + P(s, 0, j);
-			u_fwd(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw, &tmp);
-			frw.fwd = s->vt + P(s, 0, j);
-			if (j > 0)
-				v_fwd(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw,
-				      &tmp);
-		}
-	}
-	fill_face_ghosts(s, s->ut, s->vt);
-}
-
 static void ro_merge(struct row_out *a, const struct row_out *b)
 {
 	a->umax = maxf(a->umax, b->umax);
@@ -2280,41 +2245,84 @@ static void ro_merge(struct row_out *a, const struct row_out *b)
 	a->nclamp += b->nclamp;
 }
 
-/* Velocity step on the active runs; ro as in the unfused path. */
+/* mc_forward on the strips (boundary faces and ghosts as there), when mc,
+ * then the velocity step on the active runs (ro as in the unfused
+ * path), in one parallel region: the loop's barrier orders the estimates
+ * before the velocity rows that read them one row away. */
 static void sparse_velocity(struct swe_ctx *s, float k,
 			    const struct face_par *fp, int mc, row_fn urow,
 			    row_fn vrow, struct row_out *ro)
 {
-	const int ny = s->ny;
+	const int nx = s->nx, ny = s->ny;
 	const float *fu = s->fu, *fv = s->fv;
-#pragma omp parallel for schedule(dynamic, 8) num_threads(s->sp.nthr)
-	for (int j = 0; j < ny; j++) {
-		struct flux_rows frw = {
-			fu + P(s, 0, j - 1), fu + P(s, 0, j),
-			fv + P(s, 0, j - 1), fv + P(s, 0, j),
-			fv + P(s, 0, j + 1), NULL, NULL, NULL, NULL,
-			NULL, NULL, NULL
-		};
-		if (mc) {
-			frw.utM = s->ut + P(s, 0, j - 1);
-			frw.ut0 = s->ut + P(s, 0, j);
-			frw.utP = s->ut + P(s, 0, j + 1);
-			frw.vtM = s->vt + P(s, 0, j - 1);
-			frw.vt0 = s->vt + P(s, 0, j);
-			frw.vtP = s->vt + P(s, 0, j + 1);
+	if (mc) {
+		/* boundary faces: stored where they differ (a row's first
+		   and last page stay unbacked on dry land) */
+		for (int j = 0; j < ny; j++) {
+			setf(&s->ut[P(s, 0, j)], s->u[P(s, 0, j)]);
+			setf(&s->ut[P(s, nx, j)], s->u[P(s, nx, j)]);
 		}
-		memset(&ro[j], 0, sizeof(ro[j]));
-		memset(&ro[ny + j], 0, sizeof(ro[ny + j]));
-		int n;
-		const int *r = band_run(s, j, 1, &n);
-		for (int m = 0; m < n; m++) {
-			struct row_out a;
-			urow(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw, &a);
-			ro_merge(&ro[j], &a);
-			if (j > 0) {
-				vrow(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw,
+		for (int i = 0; i < nx; i++) {
+			setf(&s->vt[P(s, i, 0)], s->v[P(s, i, 0)]);
+			setf(&s->vt[P(s, i, ny)], s->v[P(s, i, ny)]);
+		}
+	}
+#pragma omp parallel num_threads(s->sp.nthr)
+	{
+		if (mc) {
+#pragma omp for schedule(dynamic, 8)
+			for (int j = 0; j < ny; j++) {
+				int *r = s->sp.strip +
+					 (size_t)omp_get_thread_num() * 6 *
+						 (s->sp.nbx + 1);
+				int n = strip_runs(s, j, r);
+				struct row_out tmp;
+				struct flux_rows frw;
+				memset(&frw, 0, sizeof(frw));
+				for (int m = 0; m < n; m++) {
+					frw.fwd = s->ut + P(s, 0, j);
+					u_fwd(s, j, r[2 * m], r[2 * m + 1], k,
+					      fp, &frw, &tmp);
+					frw.fwd = s->vt + P(s, 0, j);
+					if (j > 0)
+						v_fwd(s, j, r[2 * m],
+						      r[2 * m + 1], k, fp, &frw,
+						      &tmp);
+				}
+			}
+#pragma omp single
+			fill_face_ghosts(s, s->ut, s->vt);
+		}
+#pragma omp for schedule(dynamic, 8)
+		for (int j = 0; j < ny; j++) {
+			struct flux_rows frw = {
+				fu + P(s, 0, j - 1), fu + P(s, 0, j),
+				fv + P(s, 0, j - 1), fv + P(s, 0, j),
+				fv + P(s, 0, j + 1), NULL, NULL, NULL, NULL,
+				NULL, NULL, NULL
+			};
+			if (mc) {
+				frw.utM = s->ut + P(s, 0, j - 1);
+				frw.ut0 = s->ut + P(s, 0, j);
+				frw.utP = s->ut + P(s, 0, j + 1);
+				frw.vtM = s->vt + P(s, 0, j - 1);
+				frw.vt0 = s->vt + P(s, 0, j);
+				frw.vtP = s->vt + P(s, 0, j + 1);
+			}
+			memset(&ro[j], 0, sizeof(ro[j]));
+			memset(&ro[ny + j], 0, sizeof(ro[ny + j]));
+			int n;
+			const int *r = band_run(s, j, 1, &n);
+			for (int m = 0; m < n; m++) {
+				struct row_out a;
+				urow(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw,
 				     &a);
-				ro_merge(&ro[ny + j], &a);
+				ro_merge(&ro[j], &a);
+				if (j > 0) {
+					vrow(s, j, r[2 * m], r[2 * m + 1], k,
+					     fp, &frw, &a);
+					ro_merge(&ro[ny + j], &a);
+				}
 			}
 		}
 	}
@@ -2377,8 +2385,6 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 		}
 		fill_ghosts(s, s->h1, 1);
 		fill_face_ghosts(s, s->u, s->v);
-		if (mc)
-			sparse_mc_forward(s, k, &fp);
 		sparse_velocity(s, k, &fp, mc, urow, vrow, ro);
 		s->sp.act_steps += s->sp.n_act;
 		/* the sleeping blocks' films count in the largest depth */
