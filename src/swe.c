@@ -655,7 +655,9 @@ face_row_k(struct swe_ctx *s, int j, int ia, int ib, float k, const int xdir,
 	int ncl = 0;
 	const float *restrict q = pp.q;
 	const float *restrict h = pp.h;
-	/* per face: 1 takes the conservative value, 2 both cells are wet */
+	/* per face: 1 takes the conservative value, 2 both cells are wet,
+	   4 both cells are dry (h <= eps: face_finish's dry-cell wall, 0.0f
+	   whatever the advected value) */
 	uint8_t *restrict cls = s->cls + (size_t)omp_get_thread_num() * s->W;
 #pragma omp simd
 	for (int i = i0; i < nx; i++) {
@@ -663,21 +665,30 @@ face_row_k(struct swe_ctx *s, int j, int ia, int ib, float k, const int xdir,
 		float hl = h[c - A], hr = h[c];
 		int cons = (q[c - A] > q[c + A]) & (0.5f * (hl + hr) > eps);
 		int wet = (hl > eps) & (hr > eps);
-		cls[i] = (uint8_t)(cons | wet << 1);
+		int dry = (hl <= eps) & (hr <= eps);
+		cls[i] = (uint8_t)(cons | wet << 1 | dry << 2);
 	}
 	const uint64_t w2 = 0x0202020202020202ull, w3 = 0x0303030303030303ull;
+	const uint64_t w4 = 0x0404040404040404ull;
+	float *restrict o1 = pp.out;
 	int i = i0;
 	for (; i + SWE_FACE_BLOCK <= nx; i += SWE_FACE_BLOCK) {
-		int sl = 1, cn = 1, wet = 1;
+		int sl = 1, cn = 1, wet = 1, dry = 1;
 		for (int w = 0; w < SWE_FACE_BLOCK; w += 8) {
 			uint64_t x;
 			memcpy(&x, cls + i + w, sizeof(x));
 			sl &= x == w2;
 			cn &= x == w3;
 			wet &= (x & w2) == w2;
+			dry &= (x & w4) == w4;
 		}
 		int ie = i + SWE_FACE_BLOCK;
-		if (sl)
+		if (dry) {
+			/* the general path's value for every face here (the
+			   bank of a river's active block, mostly): the wall */
+			for (int f = i; f < ie; f++)
+				o1[base + f] = 0.0f;
+		} else if (sl)
 			face_span(&pp, base, W, i, ie, k, xdir, mode, blk,
 				  SPAN_SL, 1, &fpl);
 		else if (cn)
