@@ -661,7 +661,9 @@ face_row_k(struct swe_ctx *s, int j, int ia, int ib, float k, const int xdir,
 	int ncl = 0;
 	const float *restrict q = pp.q;
 	const float *restrict h = pp.h;
-	/* per face: 1 takes the conservative value, 2 both cells are wet */
+	/* per face: 1 takes the conservative value, 2 both cells are wet,
+	   4 both cells are dry (h <= eps: face_finish's dry-cell wall, 0.0f
+	   whatever the advected value) */
 	uint8_t *restrict cls = s->cls + (size_t)omp_get_thread_num() * s->W;
 #pragma omp simd
 	for (int i = i0; i < nx; i++) {
@@ -669,21 +671,30 @@ face_row_k(struct swe_ctx *s, int j, int ia, int ib, float k, const int xdir,
 		float hl = h[c - A], hr = h[c];
 		int cons = (q[c - A] > q[c + A]) & (0.5f * (hl + hr) > eps);
 		int wet = (hl > eps) & (hr > eps);
-		cls[i] = (uint8_t)(cons | wet << 1);
+		int dry = (hl <= eps) & (hr <= eps);
+		cls[i] = (uint8_t)(cons | wet << 1 | dry << 2);
 	}
 	const uint64_t w2 = 0x0202020202020202ull, w3 = 0x0303030303030303ull;
+	const uint64_t w4 = 0x0404040404040404ull;
+	float *restrict o1 = pp.out;
 	int i = i0;
 	for (; i + SWE_FACE_BLOCK <= nx; i += SWE_FACE_BLOCK) {
-		int sl = 1, cn = 1, wet = 1;
+		int sl = 1, cn = 1, wet = 1, dry = 1;
 		for (int w = 0; w < SWE_FACE_BLOCK; w += 8) {
 			uint64_t x;
 			memcpy(&x, cls + i + w, sizeof(x));
 			sl &= x == w2;
 			cn &= x == w3;
 			wet &= (x & w2) == w2;
+			dry &= (x & w4) == w4;
 		}
 		int ie = i + SWE_FACE_BLOCK;
-		if (sl)
+		if (dry) {
+			/* the general path's value for every face here (the
+			   bank of a river's active block, mostly): the wall */
+			for (int f = i; f < ie; f++)
+				o1[base + f] = 0.0f;
+		} else if (sl)
 			face_span(&pp, base, W, i, ie, k, xdir, mode, blk,
 				  SPAN_SL, 1, &fpl);
 		else if (cn)
@@ -1692,7 +1703,12 @@ static int sparse_init(struct swe_ctx *s)
 	b->nblk = (long)b->nbx * b->nby;
 	b->first = 1;
 	b->nthr = s->threads;
-	b->thr_cells = 1L << 17;
+	b->thr_cells = 1L << 15;
+	b->tune = 1;
+	b->t_best = b->t_cur = 1;
+	b->t_period = SWE_TUNE_PERIOD;
+	b->t_next = 0;
+	b->t_cost[0] = b->t_cost[1] = INFINITY;
 	size_t n = (size_t)b->nblk;
 	b->always = calloc(n, 1);
 	b->act = calloc(n, 1);
@@ -1945,13 +1961,49 @@ static void sparse_runs(struct swe_ctx *s)
 	}
 }
 
-/* Threads for the sparse passes: as swe_threads_for, from the active
- * cells (the passes' fork/join costs more than the work of a small set;
- * no result depends on the thread count). */
+/* Threads for the sparse passes: at most one per thr_cells active cells
+ * (the passes' fork/join costs more than the work of a small set), one
+ * when the timing says so (sparse_tune); no result depends on the
+ * thread count. */
 static void sparse_threads(struct swe_ctx *s)
 {
 	long per = s->sp.n_act * (long)SWE_BLOCK * SWE_BLOCK / s->sp.thr_cells;
-	s->sp.nthr = per < 1 ? 1 : per < s->threads ? (int)per : s->threads;
+	int n = per < 1 ? 1 : per < s->threads ? (int)per : s->threads;
+	s->sp.nthr = s->sp.tune && !s->sp.t_cur ? 1 : n;
+}
+
+/* After a sparse step of 'sec' seconds: batches of SWE_TUNE_BATCH steps
+ * are timed per active block; the current choice's cost is refreshed by
+ * each batch, and every t_period steps one batch runs with the other
+ * choice (a probe). A probe that wins becomes the choice; one that loses
+ * doubles the period (up to SWE_TUNE_PERIOD_MAX), so that on a machine
+ * where it keeps losing the probes cost well under 1 % of the steps. */
+static void sparse_tune(struct swe_sparse *b, int threads, double sec)
+{
+	if (!b->tune || threads < 2)
+		return;
+	b->t_acc += sec / (double)(b->n_act > 0 ? b->n_act : 1);
+	if (++b->t_cnt < SWE_TUNE_BATCH)
+		return;
+	double c = b->t_acc / b->t_cnt;
+	b->t_acc = 0;
+	b->t_cnt = 0;
+	if (b->t_cur != b->t_best) { /* a probe */
+		if (c < b->t_cost[b->t_best]) {
+			b->t_best = b->t_cur;
+			b->t_period = SWE_TUNE_PERIOD;
+		} else if (b->t_period < SWE_TUNE_PERIOD_MAX) {
+			b->t_period *= 2;
+		}
+		b->t_cost[b->t_cur] = c;
+		b->t_cur = b->t_best;
+		b->t_next = b->t_period;
+		return;
+	}
+	b->t_cost[b->t_cur] = c;
+	b->t_next -= SWE_TUNE_BATCH;
+	if (b->t_next <= 0)
+		b->t_cur = !b->t_best;
 }
 
 /* set = src dilated by one block (8 neighbours). */
@@ -2223,39 +2275,6 @@ static void sparse_height(struct swe_ctx *s, float k, float hmax, long *rb)
 	}
 }
 
-/* mc_forward on the halo runs (boundary faces and ghosts as there). */
-static void sparse_mc_forward(struct swe_ctx *s, float k,
-			      const struct face_par *fp)
-{
-	const int nx = s->nx, ny = s->ny;
-	for (int j = 0; j < ny; j++) {
-		s->ut[P(s, 0, j)] = s->u[P(s, 0, j)];
-		s->ut[P(s, nx, j)] = s->u[P(s, nx, j)];
-	}
-	for (int i = 0; i < nx; i++) {
-		s->vt[P(s, i, 0)] = s->v[P(s, i, 0)];
-		s->vt[P(s, i, ny)] = s->v[P(s, i, ny)];
-	}
-#pragma omp parallel for schedule(dynamic, 8) num_threads(s->sp.nthr)
-	for (int j = 0; j < ny; j++) {
-		int *r = s->sp.strip + (size_t)omp_get_thread_num() * 6 *
-					       (s->sp.nbx + 1);
-		int n = strip_runs(s, j, r);
-		struct row_out tmp;
-		struct flux_rows frw;
-		memset(&frw, 0, sizeof(frw));
-		for (int m = 0; m < n; m++) {
-			frw.fwd = s->ut + P(s, 0, j);
-			u_fwd(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw, &tmp);
-			frw.fwd = s->vt + P(s, 0, j);
-			if (j > 0)
-				v_fwd(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw,
-				      &tmp);
-		}
-	}
-	fill_face_ghosts(s, s->ut, s->vt);
-}
-
 static void ro_merge(struct row_out *a, const struct row_out *b)
 {
 	a->umax = maxf(a->umax, b->umax);
@@ -2264,41 +2283,84 @@ static void ro_merge(struct row_out *a, const struct row_out *b)
 	a->nclamp += b->nclamp;
 }
 
-/* Velocity step on the active runs; ro as in the unfused path. */
+/* mc_forward on the strips (boundary faces and ghosts as there), when mc,
+ * then the velocity step on the active runs (ro as in the unfused
+ * path), in one parallel region: the loop's barrier orders the estimates
+ * before the velocity rows that read them one row away. */
 static void sparse_velocity(struct swe_ctx *s, float k,
 			    const struct face_par *fp, int mc, row_fn urow,
 			    row_fn vrow, struct row_out *ro)
 {
-	const int ny = s->ny;
+	const int nx = s->nx, ny = s->ny;
 	const float *fu = s->fu, *fv = s->fv;
-#pragma omp parallel for schedule(dynamic, 8) num_threads(s->sp.nthr)
-	for (int j = 0; j < ny; j++) {
-		struct flux_rows frw = {
-			fu + P(s, 0, j - 1), fu + P(s, 0, j),
-			fv + P(s, 0, j - 1), fv + P(s, 0, j),
-			fv + P(s, 0, j + 1), NULL, NULL, NULL, NULL,
-			NULL, NULL, NULL
-		};
-		if (mc) {
-			frw.utM = s->ut + P(s, 0, j - 1);
-			frw.ut0 = s->ut + P(s, 0, j);
-			frw.utP = s->ut + P(s, 0, j + 1);
-			frw.vtM = s->vt + P(s, 0, j - 1);
-			frw.vt0 = s->vt + P(s, 0, j);
-			frw.vtP = s->vt + P(s, 0, j + 1);
+	if (mc) {
+		/* boundary faces: stored where they differ (a row's first
+		   and last page stay unbacked on dry land) */
+		for (int j = 0; j < ny; j++) {
+			setf(&s->ut[P(s, 0, j)], s->u[P(s, 0, j)]);
+			setf(&s->ut[P(s, nx, j)], s->u[P(s, nx, j)]);
 		}
-		memset(&ro[j], 0, sizeof(ro[j]));
-		memset(&ro[ny + j], 0, sizeof(ro[ny + j]));
-		int n;
-		const int *r = band_run(s, j, 1, &n);
-		for (int m = 0; m < n; m++) {
-			struct row_out a;
-			urow(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw, &a);
-			ro_merge(&ro[j], &a);
-			if (j > 0) {
-				vrow(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw,
+		for (int i = 0; i < nx; i++) {
+			setf(&s->vt[P(s, i, 0)], s->v[P(s, i, 0)]);
+			setf(&s->vt[P(s, i, ny)], s->v[P(s, i, ny)]);
+		}
+	}
+#pragma omp parallel num_threads(s->sp.nthr)
+	{
+		if (mc) {
+#pragma omp for schedule(dynamic, 8)
+			for (int j = 0; j < ny; j++) {
+				int *r = s->sp.strip +
+					 (size_t)omp_get_thread_num() * 6 *
+						 (s->sp.nbx + 1);
+				int n = strip_runs(s, j, r);
+				struct row_out tmp;
+				struct flux_rows frw;
+				memset(&frw, 0, sizeof(frw));
+				for (int m = 0; m < n; m++) {
+					frw.fwd = s->ut + P(s, 0, j);
+					u_fwd(s, j, r[2 * m], r[2 * m + 1], k,
+					      fp, &frw, &tmp);
+					frw.fwd = s->vt + P(s, 0, j);
+					if (j > 0)
+						v_fwd(s, j, r[2 * m],
+						      r[2 * m + 1], k, fp, &frw,
+						      &tmp);
+				}
+			}
+#pragma omp single
+			fill_face_ghosts(s, s->ut, s->vt);
+		}
+#pragma omp for schedule(dynamic, 8)
+		for (int j = 0; j < ny; j++) {
+			struct flux_rows frw = {
+				fu + P(s, 0, j - 1), fu + P(s, 0, j),
+				fv + P(s, 0, j - 1), fv + P(s, 0, j),
+				fv + P(s, 0, j + 1), NULL, NULL, NULL, NULL,
+				NULL, NULL, NULL
+			};
+			if (mc) {
+				frw.utM = s->ut + P(s, 0, j - 1);
+				frw.ut0 = s->ut + P(s, 0, j);
+				frw.utP = s->ut + P(s, 0, j + 1);
+				frw.vtM = s->vt + P(s, 0, j - 1);
+				frw.vt0 = s->vt + P(s, 0, j);
+				frw.vtP = s->vt + P(s, 0, j + 1);
+			}
+			memset(&ro[j], 0, sizeof(ro[j]));
+			memset(&ro[ny + j], 0, sizeof(ro[ny + j]));
+			int n;
+			const int *r = band_run(s, j, 1, &n);
+			for (int m = 0; m < n; m++) {
+				struct row_out a;
+				urow(s, j, r[2 * m], r[2 * m + 1], k, fp, &frw,
 				     &a);
-				ro_merge(&ro[ny + j], &a);
+				ro_merge(&ro[j], &a);
+				if (j > 0) {
+					vrow(s, j, r[2 * m], r[2 * m + 1], k,
+					     fp, &frw, &a);
+					ro_merge(&ro[ny + j], &a);
+				}
 			}
 		}
 	}
@@ -2326,6 +2388,7 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 	const float hmax = (float)(SWE_OVERSHOOT_BETA * s->dx * s->dx /
 				   (s->eps_m * s->g * dt * dt));
 	int T = s->threads;
+	double tw0 = s->sp.on ? omp_get_wtime() : 0;
 
 	s->hmax_step = hmax;
 	apply_modifiers(s);
@@ -2366,8 +2429,6 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 		}
 		fill_ghosts(s, s->h1, 1);
 		fill_face_ghosts(s, s->u, s->v);
-		if (mc)
-			sparse_mc_forward(s, k, &fp);
 		sparse_velocity(s, k, &fp, mc, urow, vrow, ro);
 		s->sp.act_steps += s->sp.n_act;
 		/* the sleeping blocks' films count in the largest depth */
@@ -2487,6 +2548,8 @@ enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d)
 	s->step++;
 	s->hdep_max = maxf(hm, ghost_max(s, s->h));
 	next_dt(s, umax, hm);
+	if (s->sp.on)
+		sparse_tune(&s->sp, s->threads, omp_get_wtime() - tw0);
 	return WB_OK;
 }
 

@@ -101,6 +101,11 @@ struct swe_cell_list {
  * across that edge (or corner). One step reads at most two cells away
  * (docs/scale.md "Why the bytes are the dense bytes"); 4 leaves a margin. */
 #define SWE_WAKE_MARGIN 4
+/* Timed thread choice of the sparse passes (struct swe_sparse, tune):
+ * steps per timed batch, first and largest steps between probes. */
+#define SWE_TUNE_BATCH 4
+#define SWE_TUNE_PERIOD 128
+#define SWE_TUNE_PERIOD_MAX 4096
 struct swe_sparse {
 	int on;               /* 1: block-sparse step (default; WB_SWE_DENSE=1
 				 in the environment or on = 0 after swe_init
@@ -125,7 +130,24 @@ struct swe_sparse {
 	int *strip;           /* per thread: a row's strip runs (6 (nbx + 1)) */
 	int first;            /* no previous step: scan every block */
 	int nthr;             /* threads of the sparse passes (sparse_threads) */
-	long thr_cells;       /* active cells per thread (1 << 17; tests: 1) */
+	long thr_cells;       /* active cells per thread at least (1 << 15;
+				 tests: 1) */
+	/* Thread choice by timing (sparse_tune): with few active cells, or on
+	   a machine whose cores other programs share, one thread can beat
+	   all of them (the passes' barriers wait for a thread that is not
+	   running). Every few hundred steps, a short batch runs with the
+	   other choice and the faster per active block is kept. The choice
+	   changes no byte (every pass is thread-count independent). */
+	int tune;             /* 1: choose by timing (default); 0: nthr from
+				 thr_cells alone (tests) */
+	int t_best, t_cur;    /* 0: one thread, 1: every allowed thread */
+	int t_cnt;            /* steps in the current batch */
+	long t_next;          /* steps until the next probe */
+	long t_period;        /* steps between probes (doubles while the
+				 probes lose) */
+	double t_acc;         /* seconds per active block, summed over the
+				 batch */
+	double t_cost[2];     /* last batch's mean for each choice */
 	long n_act, n_halo;   /* blocks in the sets this step */
 	long act_steps;       /* sum of n_act over the steps (statistics) */
 };

@@ -20,6 +20,15 @@
  *                                              block active: its overhead)
  *   bench world_active_vs_dense <v> ratio      world_active_mcells /
  *                                              wet_dense_mcells (target 0.7)
+ *   bench world_active_cpu_ns <v> ns           CPU time per active cell, one
+ *                                              thread (CLOCK_PROCESS_CPUTIME_ID:
+ *                                              what the machine's other
+ *                                              programs change least)
+ *   bench wet_dense_cpu_ns <v> ns              the same per cell for the
+ *                                              dense step on the wet grid
+ *   bench world_active_vs_dense_cpu <v> ratio  their ratio, dense / sparse
+ *                                              (the per-core form of
+ *                                              world_active_vs_dense)
  *   bench world_peak_rss <v> MiB               peak resident memory of this
  *                                              process (getrusage)
  *   bench world_sparse_rss <v> MiB             resident growth over swe_init
@@ -43,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <omp.h>
@@ -102,6 +112,44 @@ static double time_steps(struct swe_ctx *s, int steps, int reps, double *cells,
 		double t = (omp_get_wtime() - t0) / steps;
 		best = t < best ? t : best;
 	}
+	if (cells)
+		*cells = n ? sum / n : (double)s->nx * s->ny;
+	return best;
+}
+
+static double cpu_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Least CPU seconds per step over 'reps' batches of 'steps' on one
+ * thread (the context's thread count is restored; no result depends on
+ * it); *cells as time_steps. */
+static double cpu_steps(struct swe_ctx *s, int steps, int reps, double *cells,
+			struct wb_diags *d)
+{
+	int t = s->threads;
+	s->threads = 1;
+	double best = INFINITY, sum = 0;
+	long n = 0;
+	for (int r = 0; r < reps; r++) {
+		double c0 = cpu_now();
+		for (int k = 0; k < steps; k++) {
+			if (swe_step(s, d)) {
+				s->threads = t;
+				return -1;
+			}
+			if (s->sp.on) {
+				sum += active_cells(s);
+				n++;
+			}
+		}
+		double c = (cpu_now() - c0) / steps;
+		best = c < best ? c : best;
+	}
+	s->threads = t;
 	if (cells)
 		*cells = n ? sum / n : (double)s->nx * s->ny;
 	return best;
@@ -197,6 +245,19 @@ int main(int argc, char **argv)
 		t = time_steps(&wsp, 8, 1, NULL, &d);
 		tws = t < tws ? t : tws;
 	}
+	/* per core: CPU time on one thread, alternating as above */
+	double cw = INFINITY, cd = INFINITY, ccells = 0;
+	for (int rep = 0; rep < 3; rep++) {
+		double c, t = cpu_steps(&s, steps, 1, &c, &d);
+		if (t < cw) {
+			cw = t;
+			ccells = c;
+		}
+		t = cpu_steps(&wd, 4, 1, NULL, &d);
+		cd = t < cd ? t : cd;
+	}
+	double cpu_ns[2] = { 1e9 * cw / ccells,
+			     1e9 * cd / ((double)w.nx * w.ny) };
 	double wet[2] = { (double)w.nx * w.ny / twd / 1e6,
 			  (double)w.nx * w.ny / tws / 1e6 };
 	swe_release(&wd);
@@ -224,6 +285,10 @@ int main(int argc, char **argv)
 	printf("bench wet_dense_mcells %.1f Mcells/s\n", wet[0]);
 	printf("bench wet_sparse_mcells %.1f Mcells/s\n", wet[1]);
 	printf("bench world_active_vs_dense %.2f ratio\n", act_mc / wet[0]);
+	printf("bench world_active_cpu_ns %.1f ns\n", cpu_ns[0]);
+	printf("bench wet_dense_cpu_ns %.1f ns\n", cpu_ns[1]);
+	printf("bench world_active_vs_dense_cpu %.2f ratio\n",
+	       cpu_ns[1] / cpu_ns[0]);
 	printf("bench world_peak_rss %.0f MiB\n", rss_world);
 	if (rss0 >= 0) {
 		/* the SWE context's resident bytes: sparse after the spin-up

@@ -99,6 +99,7 @@ static void drop_particles(struct swe_ctx *s)
 static void compare_run_x(const struct wb_raster *r, const struct wb_sim *sim,
 			  int threads, long steps, long every,
 			  const char *what, struct run_stats *st, int drop);
+/* drop: bit 0 drops particles onto dry blocks, bit 1 times the threads */
 
 static void compare_run(const struct wb_raster *r, const struct wb_sim *sim,
 			int threads, long steps, long every, const char *what,
@@ -119,7 +120,14 @@ static void compare_run_x(const struct wb_raster *r, const struct wb_sim *sim,
 	dn.sp.on = 0;
 	sp.sp.on = 1;
 	sp.sp.thr_cells = 1; /* every thread, however few blocks are active */
-	if (drop) {
+	sp.sp.tune = 0;      /* not one thread by timing */
+	if (drop & 2) {
+		/* the timed choice, probing from the start: the thread
+		   count changes between steps */
+		sp.sp.tune = 1;
+		sp.sp.t_period = 2;
+	}
+	if (drop & 1) {
 		/* the deposit buffers exist with waterfall faces */
 		assert_true(dn.n_falls > 0);
 		drop_particles(&dn);
@@ -186,6 +194,9 @@ static void compare_run_x(const struct wb_raster *r, const struct wb_sim *sim,
 	       "wet %.1f %%\n", what, threads, steps, st->act_first,
 	       st->act_last, st->act_min, st->act_max, st->nblk,
 	       st->particles, 100.0 * st->wet_frac);
+	if (drop & 2) /* both choices ran (and were timed) */
+		assert_true(isfinite(sp.sp.t_cost[0]) &&
+			    isfinite(sp.sp.t_cost[1]));
 	swe_release(&dn);
 	swe_release(&sp);
 	wb_diags_release(&d);
@@ -225,6 +236,32 @@ static void test_samples(void **state)
 	sample_run("river", 300);
 	sample_run("lake", 200);
 	sample_run("coast", 200);
+}
+
+/* The thread count chosen by timing (sparse_tune) switches between one
+ * thread and two during the run; the bytes stay the dense bytes. */
+static void test_tuned_threads(void **state)
+{
+	(void)state;
+	struct wb_scene sc;
+	struct wb_heightmap hm;
+	struct wb_raster r;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(wb_scene_load("samples/river/scene.json", &sc, &d),
+			 WB_OK);
+	assert_int_equal(wb_heightmap_load(&sc.terrain, &hm, &d), WB_OK);
+	assert_int_equal(wb_raster_build(&sc, &hm, &r, &d), WB_OK);
+	struct wb_sim sim = sc.sim;
+	sim.solver = WB_SOLVER_SWE;
+	if (!(sim.dry_depth > 0))
+		sim.dry_depth = 1e-3;
+	struct run_stats st;
+	compare_run_x(&r, &sim, 2, 120, 10, "river, timed threads", &st, 2);
+	wb_raster_free(&r);
+	wb_heightmap_free(&hm);
+	wb_scene_free(&sc);
+	wb_diags_release(&d);
 }
 
 /* ---- generated scenes ------------------------------------------------------- */
@@ -462,6 +499,7 @@ int main(int argc, char **argv)
 		cmocka_set_test_filter(argv[1]);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples),
+		cmocka_unit_test(test_tuned_threads),
 		cmocka_unit_test(test_waterfall),
 		cmocka_unit_test(test_spreading),
 		cmocka_unit_test(test_spreading_mc_blocker),
