@@ -275,6 +275,7 @@ struct cl_env {
 	size_t realsz;     /* sizeof(real) in the kernels */
 	cl_ulong max_alloc;
 	cl_ulong gmem;     /* CL_DEVICE_GLOBAL_MEM_SIZE */
+	cl_kernel k_fill, k_copy; /* wb_fill32, wb_copy32 (common.cl) */
 	size_t lx;         /* requested work-group width, 0 = default */
 	char *log;         /* compiler log */
 	char name[512];
@@ -305,6 +306,10 @@ void cl_env_free(struct cl_env *e)
 	if (!e)
 		return;
 	free(e->log);
+	if (e->k_fill)
+		clReleaseKernel(e->k_fill);
+	if (e->k_copy)
+		clReleaseKernel(e->k_copy);
 	if (e->prog)
 		clReleaseProgram(e->prog);
 	if (e->q)
@@ -428,6 +433,11 @@ static enum wb_status cl_env_open_raw(int index, const char *extra,
 		cl_env_free(e);
 		return st;
 	}
+	if (!(e->k_fill = clCreateKernel(e->prog, "wb_fill32", &err)) ||
+	    !(e->k_copy = clCreateKernel(e->prog, "wb_copy32", &err))) {
+		cl_env_free(e);
+		return cl_fail(d, err, "clCreateKernel(wb_fill32, wb_copy32)");
+	}
 	*out = e;
 	return WB_OK;
 }
@@ -466,13 +476,61 @@ static void buf_free(cl_mem *m)
 	*m = NULL;
 }
 
-static cl_int buf_zero(struct cl_env *e, cl_mem m, size_t bytes)
+/* Words of one launch of wb_fill32 / wb_copy32 (1 GiB). */
+#define BIG_CHUNK ((size_t)1 << 28)
+
+/* Every 32-bit word of the first bytes of m set to v. Multiples of 4
+ * bytes (every field) go through wb_fill32 in launches of 1 GiB: NVIDIA's
+ * clEnqueueFillBuffer fails from 2^31 bytes on. */
+static cl_int buf_fill32(struct cl_env *e, cl_mem m, size_t bytes, cl_uint v)
 {
-	const cl_uint zero = 0;
 	if (bytes == 0)
 		return CL_SUCCESS;
-	return clEnqueueFillBuffer(e->q, m, &zero, sizeof(zero), 0, bytes, 0, NULL,
-				   NULL);
+	if (bytes % 4)
+		return clEnqueueFillBuffer(e->q, m, &v, 1, 0, bytes, 0, NULL,
+					   NULL);
+	const cl_ulong n = bytes / 4;
+	cl_int err = CL_SUCCESS;
+	for (cl_ulong base = 0; base < n && err == CL_SUCCESS; base += BIG_CHUNK) {
+		cl_ulong cnt = n - base < BIG_CHUNK ? n - base : BIG_CHUNK;
+		size_t g = ((size_t)cnt + 255) / 256 * 256;
+		err = clSetKernelArg(e->k_fill, 0, sizeof(m), &m);
+		err |= clSetKernelArg(e->k_fill, 1, sizeof(base), &base);
+		err |= clSetKernelArg(e->k_fill, 2, sizeof(cnt), &cnt);
+		err |= clSetKernelArg(e->k_fill, 3, sizeof(v), &v);
+		if (err == CL_SUCCESS)
+			err = clEnqueueNDRangeKernel(e->q, e->k_fill, 1, NULL, &g,
+						     NULL, 0, NULL, NULL);
+	}
+	return err;
+}
+
+static cl_int buf_zero(struct cl_env *e, cl_mem m, size_t bytes)
+{
+	return buf_fill32(e, m, bytes, 0);
+}
+
+/* The first bytes (a multiple of 4) of a into b, through wb_copy32 (as
+ * buf_fill32: clEnqueueCopyBuffer is not trusted from 2^31 bytes on). */
+static cl_int buf_copy32(struct cl_env *e, cl_mem a, cl_mem b, size_t bytes)
+{
+	if (bytes % 4)
+		return clEnqueueCopyBuffer(e->q, a, b, 0, 0, bytes, 0, NULL,
+					   NULL);
+	const cl_ulong n = bytes / 4;
+	cl_int err = CL_SUCCESS;
+	for (cl_ulong base = 0; base < n && err == CL_SUCCESS; base += BIG_CHUNK) {
+		cl_ulong cnt = n - base < BIG_CHUNK ? n - base : BIG_CHUNK;
+		size_t g = ((size_t)cnt + 255) / 256 * 256;
+		err = clSetKernelArg(e->k_copy, 0, sizeof(a), &a);
+		err |= clSetKernelArg(e->k_copy, 1, sizeof(b), &b);
+		err |= clSetKernelArg(e->k_copy, 2, sizeof(base), &base);
+		err |= clSetKernelArg(e->k_copy, 3, sizeof(cnt), &cnt);
+		if (err == CL_SUCCESS)
+			err = clEnqueueNDRangeKernel(e->q, e->k_copy, 1, NULL, &g,
+						     NULL, 0, NULL, NULL);
+	}
+	return err;
 }
 
 static cl_int buf_write(struct cl_env *e, cl_mem m, size_t off, size_t bytes,
@@ -2929,12 +2987,13 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 		case UP: err = buf_write(e, *bm[k], 0, fb, fl[k]); break;
 		case ZERO: err = buf_zero(e, *bm[k], fb); break;
 		case INF_:
-			err = clEnqueueFillBuffer(e->q, *bm[k], &inf, sizeof(inf), 0,
-						  fb, 0, NULL, NULL);
+			cl_uint ib;
+			memcpy(&ib, &inf, sizeof(ib));
+			err = buf_fill32(e, *bm[k], fb, ib);
 			break;
 		default:
-			err = clEnqueueCopyBuffer(e->q, how[k] == CPU_ ? c->u : c->v,
-						  *bm[k], 0, 0, fb, 0, NULL, NULL);
+			err = buf_copy32(e, how[k] == CPU_ ? c->u : c->v, *bm[k],
+					 fb);
 			break;
 		}
 		if (err != CL_SUCCESS) {
@@ -3712,9 +3771,9 @@ static cl_int swe_resid_dev(struct cl_swe *c, double *res)
 	free(b);
 	size_t fb = (size_t)s->ncell * sizeof(float);
 	if (err == CL_SUCCESS)
-		err = clEnqueueCopyBuffer(e->q, c->u, c->us, 0, 0, fb, 0, NULL, NULL);
+		err = buf_copy32(e, c->u, c->us, fb);
 	if (err == CL_SUCCESS)
-		err = clEnqueueCopyBuffer(e->q, c->v, c->vs, 0, 0, fb, 0, NULL, NULL);
+		err = buf_copy32(e, c->v, c->vs, fb);
 	if (res)
 		*res = sb <= 0.0 ? (sa > 0.0 ? 1.0 : 0.0) : sqrt(sa / sb);
 	return err;

@@ -35,6 +35,26 @@ kernel void wb_copy(global const float4 *restrict a, global float4 *restrict b)
 	b[i] = a[i];
 }
 
+/* Fill and copy of 32-bit words base .. base + n - 1: cl.c's buf_zero,
+ * buf_fill32 and buf_copy32 use them for whole fields instead of
+ * clEnqueueFillBuffer / clEnqueueCopyBuffer, which fail on NVIDIA from
+ * 2^31 bytes on (CL_OUT_OF_RESOURCES; the LBM's distributions are 9.7 GB
+ * at 16384^2). */
+kernel void wb_fill32(global uint *p, ulong base, ulong n, uint v)
+{
+	const ulong i = get_global_id(0);
+	if (i < n)
+		p[base + i] = v;
+}
+
+kernel void wb_copy32(global const uint *a, global uint *b, ulong base,
+		      ulong n)
+{
+	const ulong i = get_global_id(0);
+	if (i < n)
+		b[base + i] = a[base + i];
+}
+
 /* WB_SLICE(a[k], N, n[k]) for the tests (tests/test_opencl_idx64.c). */
 kernel void wb_slice_probe(global const int *a, global const int *n, int N,
 			   int cnt, global long *out)
