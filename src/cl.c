@@ -274,6 +274,8 @@ struct cl_env {
 	int fp64, gpu;
 	size_t realsz;     /* sizeof(real) in the kernels */
 	cl_ulong max_alloc;
+	cl_ulong gmem;     /* CL_DEVICE_GLOBAL_MEM_SIZE */
+	cl_kernel k_fill, k_copy; /* wb_fill32, wb_copy32 (common.cl) */
 	size_t lx;         /* requested work-group width, 0 = default */
 	char *log;         /* compiler log */
 	char name[512];
@@ -304,6 +306,10 @@ void cl_env_free(struct cl_env *e)
 	if (!e)
 		return;
 	free(e->log);
+	if (e->k_fill)
+		clReleaseKernel(e->k_fill);
+	if (e->k_copy)
+		clReleaseKernel(e->k_copy);
 	if (e->prog)
 		clReleaseProgram(e->prog);
 	if (e->q)
@@ -407,6 +413,8 @@ static enum wb_status cl_env_open_raw(int index, const char *extra,
 	e->gpu = (t & CL_DEVICE_TYPE_GPU) != 0;
 	clGetDeviceInfo(e->dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(e->max_alloc),
 			&e->max_alloc, NULL);
+	clGetDeviceInfo(e->dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(e->gmem),
+			&e->gmem, NULL);
 	cl_int err;
 	cl_context_properties props[] = { CL_CONTEXT_PLATFORM,
 					  (cl_context_properties)e->plat, 0 };
@@ -424,6 +432,11 @@ static enum wb_status cl_env_open_raw(int index, const char *extra,
 	if (st != WB_OK) {
 		cl_env_free(e);
 		return st;
+	}
+	if (!(e->k_fill = clCreateKernel(e->prog, "wb_fill32", &err)) ||
+	    !(e->k_copy = clCreateKernel(e->prog, "wb_copy32", &err))) {
+		cl_env_free(e);
+		return cl_fail(d, err, "clCreateKernel(wb_fill32, wb_copy32)");
 	}
 	*out = e;
 	return WB_OK;
@@ -463,13 +476,61 @@ static void buf_free(cl_mem *m)
 	*m = NULL;
 }
 
-static cl_int buf_zero(struct cl_env *e, cl_mem m, size_t bytes)
+/* Words of one launch of wb_fill32 / wb_copy32 (1 GiB). */
+#define BIG_CHUNK ((size_t)1 << 28)
+
+/* Every 32-bit word of the first bytes of m set to v. Multiples of 4
+ * bytes (every field) go through wb_fill32 in launches of 1 GiB: NVIDIA's
+ * clEnqueueFillBuffer fails from 2^31 bytes on. */
+static cl_int buf_fill32(struct cl_env *e, cl_mem m, size_t bytes, cl_uint v)
 {
-	const cl_uint zero = 0;
 	if (bytes == 0)
 		return CL_SUCCESS;
-	return clEnqueueFillBuffer(e->q, m, &zero, sizeof(zero), 0, bytes, 0, NULL,
-				   NULL);
+	if (bytes % 4)
+		return clEnqueueFillBuffer(e->q, m, &v, 1, 0, bytes, 0, NULL,
+					   NULL);
+	const cl_ulong n = bytes / 4;
+	cl_int err = CL_SUCCESS;
+	for (cl_ulong base = 0; base < n && err == CL_SUCCESS; base += BIG_CHUNK) {
+		cl_ulong cnt = n - base < BIG_CHUNK ? n - base : BIG_CHUNK;
+		size_t g = ((size_t)cnt + 255) / 256 * 256;
+		err = clSetKernelArg(e->k_fill, 0, sizeof(m), &m);
+		err |= clSetKernelArg(e->k_fill, 1, sizeof(base), &base);
+		err |= clSetKernelArg(e->k_fill, 2, sizeof(cnt), &cnt);
+		err |= clSetKernelArg(e->k_fill, 3, sizeof(v), &v);
+		if (err == CL_SUCCESS)
+			err = clEnqueueNDRangeKernel(e->q, e->k_fill, 1, NULL, &g,
+						     NULL, 0, NULL, NULL);
+	}
+	return err;
+}
+
+static cl_int buf_zero(struct cl_env *e, cl_mem m, size_t bytes)
+{
+	return buf_fill32(e, m, bytes, 0);
+}
+
+/* The first bytes (a multiple of 4) of a into b, through wb_copy32 (as
+ * buf_fill32: clEnqueueCopyBuffer is not trusted from 2^31 bytes on). */
+static cl_int buf_copy32(struct cl_env *e, cl_mem a, cl_mem b, size_t bytes)
+{
+	if (bytes % 4)
+		return clEnqueueCopyBuffer(e->q, a, b, 0, 0, bytes, 0, NULL,
+					   NULL);
+	const cl_ulong n = bytes / 4;
+	cl_int err = CL_SUCCESS;
+	for (cl_ulong base = 0; base < n && err == CL_SUCCESS; base += BIG_CHUNK) {
+		cl_ulong cnt = n - base < BIG_CHUNK ? n - base : BIG_CHUNK;
+		size_t g = ((size_t)cnt + 255) / 256 * 256;
+		err = clSetKernelArg(e->k_copy, 0, sizeof(a), &a);
+		err |= clSetKernelArg(e->k_copy, 1, sizeof(b), &b);
+		err |= clSetKernelArg(e->k_copy, 2, sizeof(base), &base);
+		err |= clSetKernelArg(e->k_copy, 3, sizeof(cnt), &cnt);
+		if (err == CL_SUCCESS)
+			err = clEnqueueNDRangeKernel(e->q, e->k_copy, 1, NULL, &g,
+						     NULL, 0, NULL, NULL);
+	}
+	return err;
 }
 
 static cl_int buf_write(struct cl_env *e, cl_mem m, size_t off, size_t bytes,
@@ -584,6 +645,84 @@ out:
 		clReleaseKernel(k);
 	buf_free(&a);
 	buf_free(&b);
+	return st;
+}
+
+/* Whether the device can hold a grid of nx x ny cells: cell indices are
+ * 32-bit (a padded grid below 2^31 cells; offsets into buffers of several
+ * slices are 64-bit, WB_SLICE in src/cl/common.cl), the largest buffer
+ * (big_per_cell bytes per padded cell) within CL_DEVICE_MAX_MEM_ALLOC_SIZE
+ * and all of them (per_cell bytes per padded cell) within the device's
+ * memory. Checked before any host work, so that a grid the device cannot
+ * take fails at once: WB_EINPUT for the index range, WB_EIO (exit 4, out
+ * of device memory) for the sizes. */
+static enum wb_status cl_fits(const struct cl_env *e, const char *what,
+			      int nx, int ny, double big_per_cell,
+			      double per_cell, struct wb_diags *d)
+{
+	const double cells = (double)(nx + 2) * (ny + 2), gib = 1073741824.0;
+	if (cells >= (double)INT_MAX)
+		return wb_fail(d, WB_EINPUT, NULL,
+			       "opencl: a %dx%d grid is too large for 32-bit cell indices (at most about 46000x46000 cells)",
+			       nx, ny);
+	if (cells * big_per_cell > (double)e->max_alloc)
+		return wb_fail(d, WB_EIO, NULL,
+			       "opencl: a %dx%d grid needs %.2f GiB buffers for the %s; "
+			       "the device allocates at most %.2f GiB at once (CL_DEVICE_MAX_MEM_ALLOC_SIZE): "
+			       "bake it on the CPU (--device cpu) or on a device with more memory",
+			       nx, ny, cells * big_per_cell / gib, what,
+			       (double)e->max_alloc / gib);
+	if (e->gmem > 0 && cells * per_cell > (double)e->gmem)
+		return wb_fail(d, WB_EIO, NULL,
+			       "opencl: a %dx%d grid needs about %.2f GiB of device memory for the %s; "
+			       "the device has %.2f GiB: bake it on the CPU (--device cpu) or on a device with more memory",
+			       nx, ny, cells * per_cell / gib, what,
+			       (double)e->gmem / gib);
+	return WB_OK;
+}
+
+enum wb_status cl_slice_probe(struct cl_env *e, const int *a, const int *n,
+			      int N, int cnt, int64_t *out,
+			      struct wb_diags *d)
+{
+	cl_int err = CL_SUCCESS;
+	cl_kernel k = NULL;
+	cl_mem ba = NULL, bn = NULL, bo = NULL;
+	enum wb_status st = WB_OK;
+	const size_t ib = (size_t)(cnt > 0 ? cnt : 1) * sizeof(cl_int);
+	if (!(ba = buf_new(e, ib, &err)) || !(bn = buf_new(e, ib, &err)) ||
+	    !(bo = buf_new(e, ib * 2, &err))) {
+		st = cl_fail(d, err, "allocating the probe buffers");
+		goto out;
+	}
+	if (!(k = clCreateKernel(e->prog, "wb_slice_probe", &err))) {
+		st = cl_fail(d, err, "clCreateKernel(wb_slice_probe)");
+		goto out;
+	}
+	if (cnt > 0) {
+		err = buf_write(e, ba, 0, (size_t)cnt * sizeof(cl_int), a);
+		if (err == CL_SUCCESS)
+			err = buf_write(e, bn, 0, (size_t)cnt * sizeof(cl_int), n);
+	}
+	err |= ARG(k, 0, ba);
+	err |= ARG(k, 1, bn);
+	err |= ARG(k, 2, N);
+	err |= ARG(k, 3, cnt);
+	err |= ARG(k, 4, bo);
+	size_t g = (size_t)(cnt > 0 ? cnt : 1);
+	if (err == CL_SUCCESS)
+		err = clEnqueueNDRangeKernel(e->q, k, 1, NULL, &g, NULL, 0, NULL,
+					     NULL);
+	if (err == CL_SUCCESS && cnt > 0)
+		err = buf_read(e, bo, 0, (size_t)cnt * sizeof(cl_long), out);
+	if (err != CL_SUCCESS)
+		st = cl_fail(d, err, "running wb_slice_probe");
+out:
+	if (k)
+		clReleaseKernel(k);
+	buf_free(&ba);
+	buf_free(&bn);
+	buf_free(&bo);
 	return st;
 }
 
@@ -855,10 +994,13 @@ static enum wb_status lbm_create_par(struct cl_env *e,
 	if (half)
 		return wb_fail(d, WB_EUSAGE, NULL,
 			       "opencl: 16-bit distributions are not implemented (docs/opencl.md)");
-	if ((double)(r->nx + 2) * (r->ny + 2) * LBM_Q >= (double)INT_MAX)
-		return wb_fail(d, WB_EINPUT, NULL,
-			       "opencl: a %dx%d grid is too large for 32-bit indices (at most about 15000x15000 cells)",
-			       r->nx, r->ny);
+	/* the nine distributions of a time level are one buffer; two of
+	 * them, h (two), z, c, the macroscopic outputs (five), the kinds */
+	enum wb_status fit = cl_fits(e, "LBM distributions", r->nx, r->ny,
+				     LBM_Q * 4.0, 2 * LBM_Q * 4.0 + 9 * 4.0 + 1,
+				     d);
+	if (fit != WB_OK)
+		return fit;
 	struct cl_lbm *c = calloc(1, sizeof(*c));
 	if (!c)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
@@ -2772,10 +2914,12 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 			     struct cl_swe **out, struct wb_diags *d)
 {
 	*out = NULL;
-	if ((double)(r->nx + 2) * (r->ny + 2) >= (double)INT_MAX)
-		return wb_fail(d, WB_EINPUT, NULL,
-			       "opencl: a %dx%d grid is too large for 32-bit indices",
-			       r->nx, r->ny);
+	/* one buffer per field; at most 16 fields (with MacCormack and
+	 * foam), the window means (three), masks and lists (~1 B) */
+	enum wb_status fit = cl_fits(e, "SWE fields", r->nx, r->ny, 4.0,
+				     (16 + 3) * 4.0 + 1, d);
+	if (fit != WB_OK)
+		return fit;
 	struct cl_swe *c = calloc(1, sizeof(*c));
 	if (!c)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
@@ -2843,12 +2987,13 @@ enum wb_status cl_swe_create(struct cl_env *e, const struct wb_raster *r,
 		case UP: err = buf_write(e, *bm[k], 0, fb, fl[k]); break;
 		case ZERO: err = buf_zero(e, *bm[k], fb); break;
 		case INF_:
-			err = clEnqueueFillBuffer(e->q, *bm[k], &inf, sizeof(inf), 0,
-						  fb, 0, NULL, NULL);
+			cl_uint ib;
+			memcpy(&ib, &inf, sizeof(ib));
+			err = buf_fill32(e, *bm[k], fb, ib);
 			break;
 		default:
-			err = clEnqueueCopyBuffer(e->q, how[k] == CPU_ ? c->u : c->v,
-						  *bm[k], 0, 0, fb, 0, NULL, NULL);
+			err = buf_copy32(e, how[k] == CPU_ ? c->u : c->v, *bm[k],
+					 fb);
 			break;
 		}
 		if (err != CL_SUCCESS) {
@@ -3626,9 +3771,9 @@ static cl_int swe_resid_dev(struct cl_swe *c, double *res)
 	free(b);
 	size_t fb = (size_t)s->ncell * sizeof(float);
 	if (err == CL_SUCCESS)
-		err = clEnqueueCopyBuffer(e->q, c->u, c->us, 0, 0, fb, 0, NULL, NULL);
+		err = buf_copy32(e, c->u, c->us, fb);
 	if (err == CL_SUCCESS)
-		err = clEnqueueCopyBuffer(e->q, c->v, c->vs, 0, 0, fb, 0, NULL, NULL);
+		err = buf_copy32(e, c->v, c->vs, fb);
 	if (res)
 		*res = sb <= 0.0 ? (sa > 0.0 ? 1.0 : 0.0) : sqrt(sa / sb);
 	return err;

@@ -77,6 +77,13 @@ enum wb_status cl_copy_bandwidth(struct cl_env *e, size_t bytes, int reps,
 				 double *gbs, struct wb_diags *d);
 
 /* LBM-SWE on the device, step by step. */
+/* out[k] = WB_SLICE(a[k], N, n[k]) computed by a kernel (src/cl/common.cl:
+ * the 64-bit offset of element n of slice a of N elements that every
+ * kernel uses), for tests of the index arithmetic above 2^31. */
+enum wb_status cl_slice_probe(struct cl_env *e, const int *a, const int *n,
+			      int N, int cnt, int64_t *out,
+			      struct wb_diags *d);
+
 struct cl_lbm;
 /* Set up (lbm_init on the host, then upload). threads: host threads for
  * the set-up. half: store the distributions as 16-bit floats (bench only:

@@ -17,7 +17,8 @@
  * Layout (lbm.h): structure of arrays, padded grid with a one-cell ghost
  * ring, stride W = nx + 2, cell (i, j) at n = (i + 1) + (j + 1) W; the nine
  * distributions of one time level are one buffer of 32-bit fixed-point
- * integers (f = F * unit metres, lbm.h), F_a at a * N + n (N = W (ny + 2)).
+ * integers (f = F * unit metres, lbm.h), F_a at a * N + n (N = W (ny + 2)),
+ * computed in 64 bits (WB_SLICE, common.cl): 9 N passes 2^31 above ~15000^2.
  * Masses are integer sums, so the bookkeeping slots are exact 64-bit
  * integers and the device's mass budget is the CPU's to the last unit. Work item (i, j) of lbm_step reads f_a from its
  * upstream neighbour (pull), so every read and write of a work-group row
@@ -105,8 +106,8 @@ inline float lbm_pull_interior(global const int *A, global const float *hA,
 	int real = !lbm_is_ghost(y, W, H) || gk[y] == LBM_G_PERIODIC ||
 		   gk[y] == LBM_G_MIRROR;
 	if (real && lbm_link_open(hA[p], z[p], c[p], hA[y], z[y], c[y], hd))
-		return (float)A[a * N + y] * un;
-	return (float)A[lbm_opps[a] * N + p] * un;
+		return (float)A[WB_SLICE(a, N, y)] * un;
+	return (float)A[WB_SLICE(lbm_opps[a], N, p)] * un;
 }
 
 inline float lbm_ramped(float ginit, float gspec, real ramp)
@@ -145,12 +146,12 @@ kernel void lbm_ghost(global int *A, global float *hA,
 			for (int a = 0; a < 9; a++) {
 				int b = flip == 1 ? lbm_flipx[a] :
 					flip == 2 ? lbm_flipy[a] : a;
-				A[a * N + g] = A[b * N + part];
+				A[WB_SLICE(a, N, g)] = A[WB_SLICE(b, N, part)];
 			}
 			hA[g] = hA[part];
 		} else if (kind == LBM_G_MIRROR) {
 			for (int a = 0; a < 9; a++)
-				A[a * N + g] = A[(nrm ? lbm_flipx[a] : lbm_flipy[a]) * N + p];
+				A[WB_SLICE(a, N, g)] = A[WB_SLICE(nrm ? lbm_flipx[a] : lbm_flipy[a], N, p)];
 			hA[g] = hA[p];
 		} else if (kind == LBM_G_ZOU) {
 			float hs = lbm_ramped(s.x, s.y, ramp);
@@ -185,9 +186,9 @@ kernel void lbm_ghost(global int *A, global float *hA,
 	}
 	int g1 = p - lbm_cxs[dnt] - lbm_cys[dnt] * W;
 	int g2 = p - lbm_cxs[dnmt] - lbm_cys[dnmt] * W;
-	A[dn * N + g] = lbm_fx((fmn + 2 * Q / 3) * inv);
-	A[dnt * N + g1] = lbm_fx((fmnmt + (fmt - ft) / 2 + Q / 6) * inv);
-	A[dnmt * N + g2] = lbm_fx((fmnt + (ft - fmt) / 2 + Q / 6) * inv);
+	A[WB_SLICE(dn, N, g)] = lbm_fx((fmn + 2 * Q / 3) * inv);
+	A[WB_SLICE(dnt, N, g1)] = lbm_fx((fmnmt + (fmt - ft) / 2 + Q / 6) * inv);
+	A[WB_SLICE(dnmt, N, g2)] = lbm_fx((fmnt + (ft - fmt) / 2 + Q / 6) * inv);
 }
 
 /* edge_flux of lbm.c for flux ghost k, in integer units (with the
@@ -216,7 +217,7 @@ kernel void lbm_flux(global const int *A, global const float *hA,
 			continue;
 		int b = lbm_opps[a];
 		float Gi = lbm_ws[b] == 1.0f ? Gai : Gdi;
-		net += (long)A[a * N + g] - A[b * N + y] +
+		net += (long)A[WB_SLICE(a, N, g)] - A[WB_SLICE(b, N, y)] +
 		       lbm_fx(lbm_bed(hA[y], z[y], hA[g], z[g]) * Gi);
 	}
 	if (net > 0)
@@ -260,9 +261,11 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		const int n = (i + 1) + (j + 1) * W;
 		/* every candidate population is loaded up front (independent
 		 * loads in flight together); the link rule then picks */
-		global const int *A0 = A, *A1 = A + N, *A2 = A + 2 * N,
-			*A3 = A + 3 * N, *A4 = A + 4 * N, *A5 = A + 5 * N,
-			*A6 = A + 6 * N, *A7 = A + 7 * N, *A8 = A + 8 * N;
+		global const int *A0 = A, *A1 = A + WB_SLICE(1, N, 0),
+			*A2 = A + WB_SLICE(2, N, 0), *A3 = A + WB_SLICE(3, N, 0),
+			*A4 = A + WB_SLICE(4, N, 0), *A5 = A + WB_SLICE(5, N, 0),
+			*A6 = A + WB_SLICE(6, N, 0), *A7 = A + WB_SLICE(7, N, 0),
+			*A8 = A + WB_SLICE(8, N, 0);
 		const int F0 = A0[n];
 		const int r5 = A5[n + 1], r6 = A6[n + 1 + W], r7 = A7[n + W],
 			  r8 = A8[n - 1 + W], r1 = A1[n - 1], r2 = A2[n - 1 - W],
@@ -421,14 +424,14 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 						   ((U(P5) + U(P6)) + (U(P7) + U(P8)))));
 #undef U
 		B[n] = P0;
-		B[N + n] = P1;
-		B[2 * N + n] = P2;
-		B[3 * N + n] = P3;
-		B[4 * N + n] = P4;
-		B[5 * N + n] = P5;
-		B[6 * N + n] = P6;
-		B[7 * N + n] = P7;
-		B[8 * N + n] = P8;
+		B[WB_SLICE(1, N, n)] = P1;
+		B[WB_SLICE(2, N, n)] = P2;
+		B[WB_SLICE(3, N, n)] = P3;
+		B[WB_SLICE(4, N, n)] = P4;
+		B[WB_SLICE(5, N, n)] = P5;
+		B[WB_SLICE(6, N, n)] = P6;
+		B[WB_SLICE(7, N, n)] = P7;
+		B[WB_SLICE(8, N, n)] = P8;
 		const float hv = h * kp.unit;
 		hB[n] = hv;
 		if (sparse && (P0 | P1 | P2 | P3 | P4 | P5 | P6 | P7 | P8 |
@@ -483,7 +486,7 @@ kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
 				const int n = gi + gj * W;
 				uint acc = as_uint(hA[n]);
 				for (int a = 0; a < 9; a++)
-					acc |= (uint)A[a * N + n];
+					acc |= (uint)A[WB_SLICE(a, N, n)];
 				run |= acc != 0;
 			}
 	}
@@ -510,7 +513,7 @@ kernel void lbm_blk_zero(global int *B, global float *hB, int N, int W,
 	if (i < nx && j < ny) {
 		const int n = (i + 1) + (j + 1) * W;
 		for (int a = 0; a < 9; a++)
-			B[a * N + n] = 0;
+			B[WB_SLICE(a, N, n)] = 0;
 		hB[n] = 0.0f;
 	}
 }
@@ -552,14 +555,14 @@ kernel void lbm_special(global int *B, global const int2 *si,
 	long tot = 0, in = 0, out = 0;
 	uint ncl = 0;
 	for (int a = 0; a < 9; a++) {
-		tot += B[a * N + n];
-		f[a] = (float)B[a * N + n] * un;
+		tot += B[WB_SLICE(a, N, n)];
+		f[a] = (float)B[WB_SLICE(a, N, n)] * un;
 	}
 	const float hp = (float)tot * un;
 	if (flags & 4) {
 		out += tot;
 		for (int a = 0; a < 9; a++)
-			B[a * N + n] = 0;
+			B[WB_SLICE(a, N, n)] = 0;
 		acc_out[k] += out;
 		return;
 	}
@@ -634,7 +637,7 @@ kernel void lbm_special(global int *B, global const int2 *si,
 	long rest = 0;
 	for (int a = 1; a < 9; a++) {
 		int q = lbm_fx(f[a] * inv);
-		B[a * N + n] = q;
+		B[WB_SLICE(a, N, n)] = q;
 		rest += q;
 	}
 	B[n] = (int)(target - rest);
@@ -663,7 +666,7 @@ kernel void lbm_macro(global const int *A, global const float *hA,
 		} else {
 			int y = n - lbm_cxs[a] - lbm_cys[a] * W;
 			int o = lbm_link_open(hA[n], z[n], c[n], hA[y], z[y], c[y], hd);
-			f = (float)(o ? A[a * N + y] : A[lbm_opps[a] * N + n]) * un;
+			f = (float)(o ? A[WB_SLICE(a, N, y)] : A[WB_SLICE(lbm_opps[a], N, n)]) * un;
 		}
 		h += f;
 		Mx += lbm_cxs[a] * f;
@@ -714,7 +717,7 @@ kernel void lbm_rowsum(global const int *A, int N, int W, int nx, int ny,
 	for (int i = 0; i < nx; i++) {
 		int n = (i + 1) + (j + 1) * W;
 		for (int a = 0; a < 9; a++)
-			row += A[a * N + n];
+			row += A[WB_SLICE(a, N, n)];
 	}
 	rows[j] = row;
 }
@@ -798,10 +801,11 @@ kernel void lbm_fv_rows(global const int *A, global const float *hA,
 	if (i > nx || j > ny)
 		return;
 	const int n = i + j * W;
-	const uint a0 = (uint)A[n], a1 = (uint)A[N + n], a2 = (uint)A[2 * N + n],
-		   a3 = (uint)A[3 * N + n], a4 = (uint)A[4 * N + n],
-		   a5 = (uint)A[5 * N + n], a6 = (uint)A[6 * N + n],
-		   a7 = (uint)A[7 * N + n], a8 = (uint)A[8 * N + n];
+	const uint a0 = (uint)A[n], a1 = (uint)A[WB_SLICE(1, N, n)],
+		   a2 = (uint)A[WB_SLICE(2, N, n)], a3 = (uint)A[WB_SLICE(3, N, n)],
+		   a4 = (uint)A[WB_SLICE(4, N, n)], a5 = (uint)A[WB_SLICE(5, N, n)],
+		   a6 = (uint)A[WB_SLICE(6, N, n)], a7 = (uint)A[WB_SLICE(7, N, n)],
+		   a8 = (uint)A[WB_SLICE(8, N, n)];
 	const uint p15 = a1 + a2 + a8, m15 = a4 + a5 + a6;
 	const uint p37 = a2 + a3 + a4, m37 = a6 + a7 + a8;
 	const float mf = (float)as_int(a0 + p15 + m15 + a3 + a7);
@@ -854,7 +858,7 @@ kernel void lbm_fv_put(global const int *idx, global const float *val, int n,
 	const int k = get_global_id(0);
 	if (k >= n)
 		return;
-	ho[idx[k]] = val[3 * k];
-	uo[idx[k]] = val[3 * k + 1];
-	vo[idx[k]] = val[3 * k + 2];
+	ho[idx[k]] = val[WB_SLICE(k, 3, 0)];
+	uo[idx[k]] = val[WB_SLICE(k, 3, 1)];
+	vo[idx[k]] = val[WB_SLICE(k, 3, 2)];
 }

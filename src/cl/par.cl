@@ -18,7 +18,7 @@ kernel void par_cells_gather(global const uint *f, global const uint *h,
 		return;
 	const int c = cells[k];
 	for (int q = 0; q < 9; q++)
-		buf[10 * k + q] = f[q * N + c];
+		buf[10 * k + q] = f[WB_SLICE(q, N, c)];
 	buf[10 * k + 9] = h[c];
 }
 
@@ -31,6 +31,6 @@ kernel void par_cells_scatter(global uint *f, global uint *h, int N,
 		return;
 	const int c = cells[k];
 	for (int q = 0; q < 9; q++)
-		f[q * N + c] = buf[10 * k + q];
+		f[WB_SLICE(q, N, c)] = buf[10 * k + q];
 	h[c] = buf[10 * k + 9];
 }
