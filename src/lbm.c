@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #ifdef __AVX__
 #include <immintrin.h>
 #endif
@@ -2080,6 +2081,58 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	return lbm_solve_hybrid(r, sim, o, out, rep, d, sim->lbm_hybrid);
 }
 
+/* Several processes, the pure LBM: this rank never reads the rows of the
+ * other bands past its halo (the kernel reads one row beyond the band,
+ * the edge conditions the boundary ring, which the exchange keeps up to
+ * date; docs/mpi.md), yet lbm_init wrote the initial water of every row.
+ * Give the pages of those rows back (they read +0 again), keeping the
+ * ring: its columns of those rows are put back where they are nonzero.
+ * So a rank's f and h stay backed in its band (and halo) only. */
+static void par_trim(struct lbm *L)
+{
+	int J0, J1;
+	wb_par_band(L->par, L->ny, &J0, &J1);
+	/* padded rows kept: the ring rows 0 .. 2, ny - 1 .. ny + 1 and the
+	   band with two rows each side */
+	const long pg = sysconf(_SC_PAGESIZE);
+	const int cols[6] = { 0, 1, 2, L->nx - 1, L->nx, L->nx + 1 };
+	int runs[2][2] = { { 3, J0 - 1 }, { J1 + 3, L->ny - 1 } }; /* [a, b) */
+	float *keep = malloc((size_t)L->H * 6 * (2 * LBM_Q + 2) * sizeof(float));
+	if (!keep || pg <= 0) {
+		free(keep);
+		return; /* then the pages stay: only memory, not bytes */
+	}
+	for (int b = 0; b < 2; b++)
+		for (int q = 0; q < LBM_Q + 1; q++) {
+			char *base = q < LBM_Q ? (char *)L->f[b][q] : (char *)L->h[b];
+			float *kp = keep + (size_t)(b * (LBM_Q + 1) + q) * L->H * 6;
+			for (int k = 0; k < 2; k++) {
+				const int a = runs[k][0], e = runs[k][1];
+				if (e <= a)
+					continue;
+				for (int jj = a; jj < e; jj++)
+					for (int c = 0; c < 6; c++)
+						memcpy(&kp[(size_t)jj * 6 + c],
+						       base + ((size_t)jj * L->W + cols[c]) * 4, 4);
+				uintptr_t lo = (uintptr_t)(base + (size_t)a * L->W * 4),
+					  hi = (uintptr_t)(base + (size_t)e * L->W * 4);
+				lo = (lo + (uintptr_t)pg - 1) / (uintptr_t)pg * (uintptr_t)pg;
+				hi = hi / (uintptr_t)pg * (uintptr_t)pg;
+				if (hi > lo)
+					madvise((void *)lo, hi - lo, MADV_DONTNEED);
+				/* the page-aligned ends kept their bytes; the ring
+				   columns back where they were nonzero */
+				for (int jj = a; jj < e; jj++)
+					for (int c = 0; c < 6; c++) {
+						char *at = base + ((size_t)jj * L->W + cols[c]) * 4;
+						if (memcmp(at, &kp[(size_t)jj * 6 + c], 4))
+							memcpy(at, &kp[(size_t)jj * 6 + c], 4);
+					}
+			}
+		}
+	free(keep);
+}
+
 enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 				const struct wb_sim *sim,
 				const struct wb_solve_opts *o, struct wb_state *out,
@@ -2098,6 +2151,8 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 		lbm_fv_free(&L);
 		L.hybrid = 0;
 	}
+	if (L.par && !L.hybrid)
+		par_trim(&L);
 	size_t n = (size_t)r->nx * r->ny;
 	/* window sums of h, u, v (sampled every 'every' steps), the last
 	 * window's means and the previous window's mean velocity */
