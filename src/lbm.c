@@ -2084,10 +2084,11 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 /* Several processes, the pure LBM: this rank never reads the rows of the
  * other bands past its halo (the kernel reads one row beyond the band,
  * the edge conditions the boundary ring, which the exchange keeps up to
- * date; docs/mpi.md), yet lbm_init wrote the initial water of every row.
- * Give the pages of those rows back (they read +0 again), keeping the
- * ring: its columns of those rows are put back where they are nonzero.
- * So a rank's f and h stay backed in its band (and halo) only. */
+ * date; docs/mpi.md), yet lbm_init wrote the initial water, the bed and
+ * the wall heights of every row. Give the pages of those rows back (they
+ * read +0 again), keeping the ring: its columns of those rows are put
+ * back where they are nonzero. So a rank's f, h, z and c stay backed in
+ * its band (and halo) only. */
 static void par_trim(struct lbm *L)
 {
 	int J0, J1;
@@ -2097,39 +2098,50 @@ static void par_trim(struct lbm *L)
 	const long pg = sysconf(_SC_PAGESIZE);
 	const int cols[6] = { 0, 1, 2, L->nx - 1, L->nx, L->nx + 1 };
 	int runs[2][2] = { { 3, J0 - 1 }, { J1 + 3, L->ny - 1 } }; /* [a, b) */
-	float *keep = malloc((size_t)L->H * 6 * (2 * LBM_Q + 2) * sizeof(float));
+	/* the populations and depths of both buffers, the bed z and the
+	   wall heights c (read through the same cells) */
+	enum { NA = 2 * (LBM_Q + 1) + 2 };
+	char *arr[NA];
+	int na = 0;
+	for (int b = 0; b < 2; b++) {
+		for (int q = 0; q < LBM_Q; q++)
+			arr[na++] = (char *)L->f[b][q];
+		arr[na++] = (char *)L->h[b];
+	}
+	arr[na++] = (char *)L->z;
+	arr[na++] = (char *)L->c;
+	float *keep = malloc((size_t)L->H * 6 * sizeof(float));
 	if (!keep || pg <= 0) {
 		free(keep);
 		return; /* then the pages stay: only memory, not bytes */
 	}
-	for (int b = 0; b < 2; b++)
-		for (int q = 0; q < LBM_Q + 1; q++) {
-			char *base = q < LBM_Q ? (char *)L->f[b][q] : (char *)L->h[b];
-			float *kp = keep + (size_t)(b * (LBM_Q + 1) + q) * L->H * 6;
-			for (int k = 0; k < 2; k++) {
-				const int a = runs[k][0], e = runs[k][1];
-				if (e <= a)
-					continue;
-				for (int jj = a; jj < e; jj++)
-					for (int c = 0; c < 6; c++)
-						memcpy(&kp[(size_t)jj * 6 + c],
-						       base + ((size_t)jj * L->W + cols[c]) * 4, 4);
-				uintptr_t lo = (uintptr_t)(base + (size_t)a * L->W * 4),
-					  hi = (uintptr_t)(base + (size_t)e * L->W * 4);
-				lo = (lo + (uintptr_t)pg - 1) / (uintptr_t)pg * (uintptr_t)pg;
-				hi = hi / (uintptr_t)pg * (uintptr_t)pg;
-				if (hi > lo)
-					madvise((void *)lo, hi - lo, MADV_DONTNEED);
-				/* the page-aligned ends kept their bytes; the ring
-				   columns back where they were nonzero */
-				for (int jj = a; jj < e; jj++)
-					for (int c = 0; c < 6; c++) {
-						char *at = base + ((size_t)jj * L->W + cols[c]) * 4;
-						if (memcmp(at, &kp[(size_t)jj * 6 + c], 4))
-							memcpy(at, &kp[(size_t)jj * 6 + c], 4);
-					}
-			}
+	for (int x = 0; x < na; x++) {
+		char *base = arr[x];
+		float *kp = keep;
+		for (int k = 0; k < 2; k++) {
+			const int a = runs[k][0], e = runs[k][1];
+			if (e <= a)
+				continue;
+			for (int jj = a; jj < e; jj++)
+				for (int c = 0; c < 6; c++)
+					memcpy(&kp[(size_t)jj * 6 + c],
+					       base + ((size_t)jj * L->W + cols[c]) * 4, 4);
+			uintptr_t lo = (uintptr_t)(base + (size_t)a * L->W * 4),
+				  hi = (uintptr_t)(base + (size_t)e * L->W * 4);
+			lo = (lo + (uintptr_t)pg - 1) / (uintptr_t)pg * (uintptr_t)pg;
+			hi = hi / (uintptr_t)pg * (uintptr_t)pg;
+			if (hi > lo)
+				madvise((void *)lo, hi - lo, MADV_DONTNEED);
+			/* the page-aligned ends kept their bytes; the ring
+			   columns back where they were nonzero */
+			for (int jj = a; jj < e; jj++)
+				for (int c = 0; c < 6; c++) {
+					char *at = base + ((size_t)jj * L->W + cols[c]) * 4;
+					if (memcmp(at, &kp[(size_t)jj * 6 + c], 4))
+						memcpy(at, &kp[(size_t)jj * 6 + c], 4);
+				}
 		}
+	}
 	free(keep);
 }
 
