@@ -667,8 +667,23 @@ int main(int argc, char **argv)
 			o.opencl ? "OpenCL" : wb_threads(o.threads) == 1 ? "1 thread" :
 			"all threads");
 	int first = d.n;
+#ifdef WB_MPI
+	const double rss_solve = wb_mpi_vm("VmRSS:");
+#endif
 	st = wb_bake_solve(&b, &so, &d);
 #ifdef WB_MPI
+	if (st == WB_OK && !stop_signal) {
+		/* resident memory per rank (docs/mpi.md "Memory") */
+		double *mem = calloc(2 * (size_t)mpi.size, sizeof(double));
+		if (mem && !wb_mpi_gather2(&mpi, rss_solve, wb_mpi_vm("VmHWM:"), mem) &&
+		    !o.quiet) {
+			fprintf(stderr, "mpi: resident MiB per rank, before the solve / peak:");
+			for (int q = 0; q < mpi.size; q++)
+				fprintf(stderr, " %.0f/%.0f", mem[2 * q], mem[2 * q + 1]);
+			fputc('\n', stderr);
+		}
+		free(mem);
+	}
 	if (mpi.size > 1 && !o.quiet)
 		fprintf(stderr, "mpi: %d ranks, rank 0 on %s computed rows %d..%d of %d; it received %.4g MB per step in %.3g exchanges, which took %.1f %% of the solve (waiting for the other ranks included)\n",
 			mpi.size, mpi.host, mpi.par.row0[0], mpi.par.row0[1] - 1,

@@ -27,9 +27,12 @@
  * previous step's arrays; reductions go through per-row partials summed
  * serially, so results are byte-identical for any thread count.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE, madvise */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #ifdef __AVX__
 #include <immintrin.h>
 #endif
@@ -287,13 +290,14 @@ static void params_set_e(struct lbm_params *p, double e, double dx)
 
 static int sb_alloc(struct lbm *L);
 static void sb_free(struct lbm *L);
+static void field_free(void *raw, size_t ncell);
 
 void lbm_release(struct lbm *L)
 {
 	if (!L)
 		return;
 	for (size_t k = 0; k < sizeof(L->mem) / sizeof(L->mem[0]); k++)
-		free(L->mem[k]);
+		field_free(L->mem[k], L->ncell);
 	free(L->gkind);
 	free(L->gpart);
 	free(L->gspec);
@@ -317,7 +321,7 @@ void lbm_free_f(struct lbm *L)
 {
 	for (int b = 0; b < 2; b++)
 		for (int a = 0; a < LBM_Q; a++) {
-			free(L->mem[b * LBM_Q + a]);
+			field_free(L->mem[b * LBM_Q + a], L->ncell);
 			L->mem[b * LBM_Q + a] = NULL;
 			L->f[b][a] = NULL;
 		}
@@ -325,18 +329,31 @@ void lbm_free_f(struct lbm *L)
 
 /* A zeroed field of ncell 4-byte elements (the allocation in *raw): with
  * align, W a multiple of 16 and element 1 at a 64-byte boundary, so that
- * interior column 0 of every row starts a cache line. */
+ * interior column 0 of every row starts a cache line. Straight from mmap
+ * (anonymous, private, no swap reserved): zero pages the kernel backs
+ * with memory only on their first write, so that the resident memory
+ * follows the cells written - the block-sparse step's active blocks in
+ * one process, a rank's band under MPI (docs/scale.md "Memory",
+ * docs/mpi.md "Memory"). Freed by field_free with the same ncell. */
+static size_t field_bytes(size_t ncell)
+{
+	return ((ncell + 15) * 4 + 63) / 64 * 64;
+}
+
 static void *field_alloc(size_t ncell, int align, void **raw)
 {
-	if (!align)
-		return *raw = calloc(ncell, 4);
-	size_t bytes = ((ncell + 15) * 4 + 63) / 64 * 64;
-	char *p = aligned_alloc(64, bytes);
-	*raw = p;
-	if (!p)
+	void *p = mmap(NULL, field_bytes(ncell), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	*raw = p == MAP_FAILED ? NULL : p;
+	if (!*raw)
 		return NULL;
-	memset(p, 0, bytes);
-	return p + 15 * 4;
+	return align ? (char *)p + 15 * 4 : p;
+}
+
+static void field_free(void *raw, size_t ncell)
+{
+	if (raw)
+		munmap(raw, field_bytes(ncell));
 }
 
 static inline int PIX(const struct lbm *L, int i, int j)
@@ -411,10 +428,7 @@ static void init_ghosts(struct lbm *L, const struct wb_raster *r)
 			int g, p, nxn, nyn;
 			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
 			int kind = LBM_G_SOLID, part = p;
-			L->gspec[g] = 0;
-			L->gq[g] = NAN;
-			L->gvel[g] = NAN;
-			L->ginit[g] = L->h[0][p];
+			float spec = 0, gq = NAN, gvel = NAN;
 			float zb = L->z[p];
 			switch (e->kind) {
 			case WB_EDGE_WALL:
@@ -430,9 +444,9 @@ static void init_ghosts(struct lbm *L, const struct wb_raster *r)
 			case WB_EDGE_OPEN:
 				if (e->has_level || e->depth > 0) {
 					kind = LBM_G_ZOU;
-					L->gspec[g] = e->has_level ?
+					spec = e->has_level ?
 						(float)(e->level - zb) : (float)e->depth;
-					if (L->gspec[g] <= hd)
+					if (spec <= hd)
 						kind = LBM_G_SOLID;
 				} else {
 					kind = LBM_G_EXTRAP;
@@ -440,31 +454,42 @@ static void init_ghosts(struct lbm *L, const struct wb_raster *r)
 				break;
 			case WB_EDGE_LEVEL:
 				kind = LBM_G_ZOU;
-				L->gspec[g] = (float)(e->level - zb);
-				if (L->gspec[g] <= hd)
+				spec = (float)(e->level - zb);
+				if (spec <= hd)
 					kind = LBM_G_SOLID;
 				break;
 			case WB_EDGE_INFLOW: {
 				kind = LBM_G_ZOU;
 				double depth = e->has_level ? e->level - zb : e->depth;
 				if (e->discharge > 0) {
-					L->gq[g] = (float)e->discharge;
+					gq = (float)e->discharge;
 					double hc = cbrt(e->discharge * e->discharge / L->p.g);
-					L->gspec[g] = (float)MAXF(depth, hc);
+					spec = (float)MAXF(depth, hc);
 				} else {
-					L->gvel[g] = (float)e->velocity;
+					gvel = (float)e->velocity;
 					if (depth > 0) {
-						L->gq[g] = (float)(e->velocity * depth);
-						L->gspec[g] = (float)depth;
+						gq = (float)(e->velocity * depth);
+						spec = (float)depth;
 					} else {
-						L->gspec[g] = (float)(2 * hd);
+						spec = (float)(2 * hd);
 					}
 				}
 				break;
 			}
 			}
 			L->gkind[g] = (uint8_t)kind;
-			L->gpart[g] = part;
+			/* what only some kinds read, stored for those alone: the
+			 * ghosts of both ends of every row would otherwise back
+			 * every page of these per-cell arrays (calloc, zero
+			 * pages; a wall reads none of them) */
+			if (kind == LBM_G_PERIODIC || kind == LBM_G_EXTRAP)
+				L->gpart[g] = part;
+			if (kind == LBM_G_ZOU) {
+				L->gspec[g] = spec;
+				L->gq[g] = gq;
+				L->gvel[g] = gvel;
+				L->ginit[g] = L->h[0][p];
+			}
 			L->z[g] = L->z[part];
 			L->c[g] = kind == LBM_G_SOLID ? -LBM_BIG : L->c[part];
 		}
@@ -544,6 +569,24 @@ double lbm_ramp(const struct lbm *L)
 	return x * x * (3 - 2 * x);
 }
 
+/* *p = v, storing only when the bits differ: the ghost passes write both
+ * ends of every row, and a store of the +0 a fresh page reads would back
+ * that page with memory (field_alloc). */
+static inline void put32(int32_t *p, int32_t v)
+{
+	if (*p != v)
+		*p = v;
+}
+
+static inline void putf(float *p, float v)
+{
+	uint32_t a, b;
+	memcpy(&a, p, 4);
+	memcpy(&b, &v, 4);
+	if (a != b)
+		*p = v;
+}
+
 void lbm_fill_ghosts(struct lbm *L)
 {
 	int32_t *const *A = L->f[L->cur];
@@ -561,8 +604,8 @@ void lbm_fill_ghosts(struct lbm *L)
 			case LBM_G_PERIODIC:
 			case LBM_G_EXTRAP:
 				for (int a = 0; a < LBM_Q; a++)
-					A[a][g] = A[a][part];
-				hA[g] = hA[part];
+					put32(&A[a][g], A[a][part]);
+				putf(&hA[g], hA[part]);
 				break;
 			case LBM_G_MIRROR:
 				for (int a = 0; a < LBM_Q; a++) {
@@ -571,14 +614,14 @@ void lbm_fill_ghosts(struct lbm *L)
 						cx = -cx;
 					else
 						cy = -cy;
-					A[a][g] = A[dir_of(cx, cy)][p];
+					put32(&A[a][g], A[dir_of(cx, cy)][p]);
 				}
-				hA[g] = hA[p];
+				putf(&hA[g], hA[p]);
 				break;
 			case LBM_G_ZOU: {
 				float hs = (float)(L->ginit[g] +
 						   (L->gspec[g] - L->ginit[g]) * ramp);
-				hA[g] = MAXF(hA[p], hs);
+				putf(&hA[g], MAXF(hA[p], hs));
 				break;
 			}
 			default:
@@ -595,9 +638,9 @@ void lbm_fill_ghosts(struct lbm *L)
 					cx = -cx;
 				else if (L->cflip[q] == 2)
 					cy = -cy;
-				A[a][g] = A[dir_of(cx, cy)][L->gpart[g]];
+				put32(&A[a][g], A[dir_of(cx, cy)][L->gpart[g]]);
 			}
-			hA[g] = hA[L->gpart[g]];
+			putf(&hA[g], hA[L->gpart[g]]);
 		}
 	}
 	/* pass 2: the talk's closures (Zou-He type) for inflow and level
@@ -638,9 +681,9 @@ void lbm_fill_ghosts(struct lbm *L)
 			}
 			int g1 = p - lbm_cx[dnt] - lbm_cy[dnt] * L->W;
 			int g2 = p - lbm_cx[dnmt] - lbm_cy[dnmt] * L->W;
-			A[dn][g] = fx_round((fmn + 2 * Q / 3) * inv);
-			A[dnt][g1] = fx_round((fmnmt + (fmt - ft) / 2 + Q / 6) * inv);
-			A[dnmt][g2] = fx_round((fmnt + (ft - fmt) / 2 + Q / 6) * inv);
+			put32(&A[dn][g], fx_round((fmn + 2 * Q / 3) * inv));
+			put32(&A[dnt][g1], fx_round((fmnmt + (fmt - ft) / 2 + Q / 6) * inv));
+			put32(&A[dnmt][g2], fx_round((fmnt + (ft - fmt) / 2 + Q / 6) * inv));
 		}
 	}
 }
@@ -733,10 +776,13 @@ static void init_state(struct lbm *L, const struct wb_raster *r)
 					sb = G * (lbm_w[a] == 1.0f ? 1.0f : 0.25f) * bt;
 					tot += fx_round(bt * L->kGi[a]);
 				}
-				A[a][n] = fx_round((feq[a] + sb) * inv);
-				out += A[a][n];
+				int32_t fa = fx_round((feq[a] + sb) * inv);
+				if (fa) /* dry cells: left unwritten (field_alloc) */
+					A[a][n] = fa;
+				out += fa;
 			}
-			A[0][n] = (int32_t)(tot - out);
+			if (tot - out)
+				A[0][n] = (int32_t)(tot - out);
 		}
 }
 
@@ -845,7 +891,9 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 				c = bot <= z + hd ? -LBM_BIG : bot;
 			L->z[n] = z;
 			L->c[n] = c;
-			L->h[0][n] = L->h[1][n] = h;
+			if (h != 0 || signbit(h)) /* a fresh page reads +0: dry cells stay
+					unbacked (field_alloc) */
+				L->h[0][n] = L->h[1][n] = h;
 			float src = r->src ? r->src[k] : 0.0f;
 			float mk = r->mod_k ? r->mod_k[k] : 0.0f;
 			if (src != 0 || (fl & (WB_CELL_FIXED | WB_CELL_SINK_ALL)) ||
@@ -1498,7 +1546,9 @@ static void sb_row(struct lbm *L, int jj)
 			continue;
 		}
 		rw[bx] = 0;
-		if (zb[bx])
+		/* nothing to clear where it reads zeros already: a store of
+		   them would back dry land's pages (field_alloc) */
+		if (zb[bx] || !seg_nonzero(B, hB, n, w))
 			continue;
 		for (int a = 0; a < LBM_Q; a++)
 			memset(B[a] + n, 0, (size_t)w * sizeof(int32_t));
@@ -1887,8 +1937,12 @@ static void sample_add(struct lbm *L, float *h, float *u, float *v,
 {
 	if (!sb_use(L) || !L->sb_valid) {
 		lbm_macro(L, h, u, v);
-		const size_t n = (size_t)L->nx * L->ny;
-		for (size_t q = 0; q < n; q++) {
+		/* several processes: this one's rows (lbm_macro computed
+		   only those), so that a rank backs its band's pages only */
+		int J0, J1;
+		wb_par_band(L->par, L->ny, &J0, &J1);
+		const size_t n = (size_t)L->nx * J1;
+		for (size_t q = (size_t)L->nx * J0; q < n; q++) {
 			sh[q] += h[q];
 			su[q] += u[q];
 			sv[q] += v[q];
@@ -2027,6 +2081,70 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	return lbm_solve_hybrid(r, sim, o, out, rep, d, sim->lbm_hybrid);
 }
 
+/* Several processes, the pure LBM: this rank never reads the rows of the
+ * other bands past its halo (the kernel reads one row beyond the band,
+ * the edge conditions the boundary ring, which the exchange keeps up to
+ * date; docs/mpi.md), yet lbm_init wrote the initial water, the bed and
+ * the wall heights of every row. Give the pages of those rows back (they
+ * read +0 again), keeping the ring: its columns of those rows are put
+ * back where they are nonzero. So a rank's f, h, z and c stay backed in
+ * its band (and halo) only. */
+static void par_trim(struct lbm *L)
+{
+	int J0, J1;
+	wb_par_band(L->par, L->ny, &J0, &J1);
+	/* padded rows kept: the ring rows 0 .. 2, ny - 1 .. ny + 1 and the
+	   band with two rows each side */
+	const long pg = sysconf(_SC_PAGESIZE);
+	const int cols[6] = { 0, 1, 2, L->nx - 1, L->nx, L->nx + 1 };
+	int runs[2][2] = { { 3, J0 - 1 }, { J1 + 3, L->ny - 1 } }; /* [a, b) */
+	/* the populations and depths of both buffers, the bed z and the
+	   wall heights c (read through the same cells) */
+	enum { NA = 2 * (LBM_Q + 1) + 2 };
+	char *arr[NA];
+	int na = 0;
+	for (int b = 0; b < 2; b++) {
+		for (int q = 0; q < LBM_Q; q++)
+			arr[na++] = (char *)L->f[b][q];
+		arr[na++] = (char *)L->h[b];
+	}
+	arr[na++] = (char *)L->z;
+	arr[na++] = (char *)L->c;
+	float *keep = malloc((size_t)L->H * 6 * sizeof(float));
+	if (!keep || pg <= 0) {
+		free(keep);
+		return; /* then the pages stay: only memory, not bytes */
+	}
+	for (int x = 0; x < na; x++) {
+		char *base = arr[x];
+		float *kp = keep;
+		for (int k = 0; k < 2; k++) {
+			const int a = runs[k][0], e = runs[k][1];
+			if (e <= a)
+				continue;
+			for (int jj = a; jj < e; jj++)
+				for (int c = 0; c < 6; c++)
+					memcpy(&kp[(size_t)jj * 6 + c],
+					       base + ((size_t)jj * L->W + cols[c]) * 4, 4);
+			uintptr_t lo = (uintptr_t)(base + (size_t)a * L->W * 4),
+				  hi = (uintptr_t)(base + (size_t)e * L->W * 4);
+			lo = (lo + (uintptr_t)pg - 1) / (uintptr_t)pg * (uintptr_t)pg;
+			hi = hi / (uintptr_t)pg * (uintptr_t)pg;
+			if (hi > lo)
+				madvise((void *)lo, hi - lo, MADV_DONTNEED);
+			/* the page-aligned ends kept their bytes; the ring
+			   columns back where they were nonzero */
+			for (int jj = a; jj < e; jj++)
+				for (int c = 0; c < 6; c++) {
+					char *at = base + ((size_t)jj * L->W + cols[c]) * 4;
+					if (memcmp(at, &kp[(size_t)jj * 6 + c], 4))
+						memcpy(at, &kp[(size_t)jj * 6 + c], 4);
+				}
+		}
+	}
+	free(keep);
+}
+
 enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 				const struct wb_sim *sim,
 				const struct wb_solve_opts *o, struct wb_state *out,
@@ -2045,6 +2163,8 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 		lbm_fv_free(&L);
 		L.hybrid = 0;
 	}
+	if (L.par && !L.hybrid)
+		par_trim(&L);
 	size_t n = (size_t)r->nx * r->ny;
 	/* window sums of h, u, v (sampled every 'every' steps), the last
 	 * window's means and the previous window's mean velocity */
@@ -2087,12 +2207,21 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 		}
 		if (!fixed && L.step % window == 0 && nsamp > 0) {
 			const float w = 1.0f / (float)nsamp;
-			for (size_t q = 0; q < n; q++) {
-				mh[q] = sh[q] * w;
+			/* several processes: the band's rows (the others are
+			   neither sampled nor read: rel_change and the output
+			   take the band's); stores only where the bits change,
+			   so that dry land stays on unbacked zero pages */
+			int J0, J1;
+			wb_par_band(L.par, L.ny, &J0, &J1);
+			for (size_t q = (size_t)r->nx * J0; q < (size_t)r->nx * J1; q++) {
+				float hq = sh[q] * w;
+				putf(&mh[q], hq);
 				/* films: no velocity produced */
-				u[q] = mh[q] > hthin ? su[q] * w : 0.0f;
-				v[q] = mh[q] > hthin ? sv[q] * w : 0.0f;
-				sh[q] = su[q] = sv[q] = 0;
+				putf(&u[q], hq > hthin ? su[q] * w : 0.0f);
+				putf(&v[q], hq > hthin ? sv[q] * w : 0.0f);
+				putf(&sh[q], 0.0f);
+				putf(&su[q], 0.0f);
+				putf(&sv[q], 0.0f);
 			}
 			nsamp = 0;
 			if (windows++ > 0)

@@ -11,6 +11,7 @@
  */
 #ifdef WB_MPI
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -221,6 +222,31 @@ double wb_mpi_max(struct wb_mpi *m, double v)
 	MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	(void)m;
 	return out;
+}
+
+double wb_mpi_vm(const char *key)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		return -1;
+	char line[256];
+	double v = -1;
+	size_t n = strlen(key);
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, key, n)) {
+			v = strtod(line + n, NULL) / 1024.0; /* kB */
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+int wb_mpi_gather2(struct wb_mpi *m, double a, double b, double *all)
+{
+	double mine[2] = { a, b };
+	(void)m;
+	return MPI_Allgather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE,
+			     MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
 }
 
 void wb_mpi_finalize(struct wb_mpi *m)

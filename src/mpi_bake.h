@@ -51,6 +51,12 @@ enum wb_status wb_mpi_split(struct wb_mpi *m, int ny, const double *work,
 			    struct wb_diags *d);
 /* Collective: the largest value of v over the ranks (timings). */
 double wb_mpi_max(struct wb_mpi *m, double v);
+/* This process's resident memory (MiB) from /proc/self/status: key
+ * "VmRSS:" (now) or "VmHWM:" (peak); -1 where unknown. */
+double wb_mpi_vm(const char *key);
+/* Collective: every rank's two values (all: 2 size doubles, rank r's at
+ * 2 r and 2 r + 1). 0 on success. */
+int wb_mpi_gather2(struct wb_mpi *m, double a, double b, double *all);
 /* Frees the split; MPI_Finalize. */
 void wb_mpi_finalize(struct wb_mpi *m);
 /* Ends every rank of the job with exit status code (MPI_Abort): for a

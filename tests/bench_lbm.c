@@ -35,6 +35,13 @@
  *   lbm_world_active_vs_dense  lbm_world_active_mlups / lbm_mlups (the
  *                          dense kernel on the fully wet grid, same run;
  *                          target 0.7)
+ *   lbm_world_sparse_rss, lbm_world_dense_rss   resident growth of the
+ *                          LBM context over lbm_init after the sparse
+ *                          spin-up, and after the dense steps (MiB)
+ *   lbm_world_sparse_bytes_per_active_cell, lbm_world_dense_bytes_per_cell
+ *                          the first per cell of the stepped blocks, the
+ *                          second per cell of the grid (issue 14: within
+ *                          1.5x)
  * Each figure is the best of a few repetitions. Grid and step counts are
  * fixed; WB_TEST_QUICK=1 uses a 512 x 512 grid.
  */
@@ -43,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <omp.h>
 
 #include "hydro.h"
@@ -283,6 +291,18 @@ static int bench_world_cl(const struct wb_raster *r, const struct wb_sim *sim,
 }
 #endif
 
+/* Resident bytes of this process (/proc/self/statm), or -1. */
+static double rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f)
+		return -1;
+	long size = 0, res = 0;
+	int k = fscanf(f, "%ld %ld", &size, &res);
+	fclose(f);
+	return k == 2 ? (double)res * (double)sysconf(_SC_PAGESIZE) : -1;
+}
+
 /* The world sample with the LBM (see the header); 0, or -1 when its
  * scene cannot be loaded (the lines are left out). */
 static int bench_world_lbm(int threads, long spin, int steps, double dense_mlups)
@@ -329,6 +349,7 @@ static int bench_world_lbm(int threads, long spin, int steps, double dense_mlups
 	}
 #endif
 	struct lbm L;
+	const double rss0 = rss_bytes();
 	if (lbm_init(&L, &r, &sim, threads, &d) != WB_OK) {
 		printf("# bench_lbm: lbm_init failed on the world\n");
 		return -1;
@@ -339,6 +360,9 @@ static int bench_world_lbm(int threads, long spin, int steps, double dense_mlups
 		return -1;
 	}
 	double tspin = omp_get_wtime() - t0;
+	/* the context's resident memory after the sparse spin-up (arrays
+	   from mmap: only written pages count, src/lbm.c field_alloc) */
+	const double rss_sp = rss_bytes() - rss0;
 	long wet = 0;
 	const float hd = (float)L.p.h_dry;
 	for (int j = 0; j < L.ny; j++)
@@ -366,6 +390,7 @@ static int bench_world_lbm(int threads, long spin, int steps, double dense_mlups
 		L.sb_valid = 0;
 	}
 	const double act = cells / (double)steps;
+	const double rss_dn = rss_bytes() - rss0; /* the dense steps wrote all */
 	printf("# %s: LBM from the first guess, %d thread(s), spin-up %ld steps in %.1f s, %d special cells, %d x %d blocks\n",
 	       path, threads, spin, tspin, L.nsp, L.sbx, L.sby);
 	printf("bench lbm_world_cells %.3f Mcells\n", (double)n / 1e6);
@@ -377,6 +402,14 @@ static int bench_world_lbm(int threads, long spin, int steps, double dense_mlups
 	printf("bench lbm_world_active_mlups %.1f MLUPS\n", cells / tsp / 1e6);
 	printf("bench lbm_world_active_vs_dense %.3f ratio\n",
 	       dense_mlups > 0 ? cells / tsp / 1e6 / dense_mlups : 0);
+	if (rss0 >= 0 && act > 0) {
+		printf("bench lbm_world_sparse_rss %.0f MiB\n", rss_sp / 1048576.0);
+		printf("bench lbm_world_dense_rss %.0f MiB\n", rss_dn / 1048576.0);
+		printf("bench lbm_world_sparse_bytes_per_active_cell %.0f B\n",
+		       rss_sp / act);
+		printf("bench lbm_world_dense_bytes_per_cell %.0f B\n",
+		       rss_dn / (double)n);
+	}
 	lbm_release(&L);
 	wb_raster_free(&r);
 	wb_scene_free(&sc);
