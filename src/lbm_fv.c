@@ -62,7 +62,8 @@
  *     faces is the FV flux; the edge books are corrected (edge_adj).
  *   re-initialisation: the FV cell's populations become the equilibrium
  *     of its new (h, hu, hv), rounded, plus, on each open link, the
- *     rounded bed transfer the kernel would add (so that an LBM neighbour
+ *     rounded bed transfer the kernel adds at the step's old depths (so
+ *     that the populations' total is exact, and an LBM neighbour
  *     of a cell at rest sees the LBM's own fixed point), the rest
  *     population keeping the exact integer remainder: the populations
  *     hold the depth plus those bed transfers, as the kernel's do (its
@@ -1092,9 +1093,13 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		for (int a = 1; a < LBM_Q; a++) {
 			int x = y + lbm_cx[a] + lbm_cy[a] * Wd;
 			float b = 0;
-			if (link_open_fv(hB[y], L->z[y], L->c[y], hB[x], L->z[x],
+			/* at the step's old depths, as the kernel's bed terms
+			 * (and this update's exchange with LBM neighbours): with
+			 * the new ones the populations' total drifted (volcano:
+			 * relative balance error 3e-5) */
+			if (link_open_fv(hA[y], L->z[y], L->c[y], hA[x], L->z[x],
 					 L->c[x], hd))
-				b = bed_t(hB[y], L->z[y], hB[x], L->z[x]) * L->kGi[a];
+				b = bed_t(hA[y], L->z[y], hA[x], L->z[x]) * L->kGi[a];
 			B[a][y] = (int32_t)(lrintf(feq[a] * inv + neq[a]) + lrintf(b));
 			sbn += lrintf(b);
 			out += B[a][y];
