@@ -2936,7 +2936,8 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		swe_residual(&s); /* snapshot the start */
 	/* steady acceleration: the depth settles in pseudo-time eps dt, which
 	   the velocity residual alone does not see; the water stored in a
-	   window must be a small share of what came in (swe_storage) */
+	   window must be a small share of what came in or went out (the
+	   larger of the two ratios is the window's residual) */
 	int acc = means && sim->mass_scale > 0;
 	double acc_v = acc ? swe_grid_volume(&s) : 0.0, acc_in = s.vol_in,
 	       acc_out = s.vol_out;

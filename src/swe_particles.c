@@ -182,7 +182,11 @@ void swe_falls_emit(struct swe_ctx *s)
 	struct swe_particles *p = &s->P;
 	const double dx = s->dx, a = dx * dx;
 	const double vp = SWE_PART_VOL * dx * dx * dx;
-	const float k = (float)(s->dtm / s->dx); /* the height step's */
+	/* the height step's k: eps dt under the CPU solver's steady
+	   acceleration (the step's dtm = eps_m dt, swe.c); the OpenCL host
+	   (cl.c) sets dt itself and runs without it (eps_m 1 or unset) */
+	const double em = s->eps_m > 0 ? s->eps_m : 1.0;
+	const float k = (float)(em * s->dt / s->dx);
 	const long W = s->W;
 	float *h1 = s->h1;
 	for (long n = 0; n < s->n_falls; n++) {
