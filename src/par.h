@@ -8,7 +8,8 @@
  * Decomposition: the interior rows 0 .. ny - 1 are cut into size bands,
  * band r = rows [row0[r], row0[r + 1]), chosen by wb_par_split() from a
  * per-row work estimate (the predicted water of the first guess). Every
- * process holds the whole grid. In each phase of a step that computes rows
+ * process has the whole grid's arrays, backed by memory where it writes
+ * (its band, halo and ring; src/lbm.c field_alloc). In each phase of a step that computes rows
  * (the solvers' row kernels, which read their neighbours), a process
  * computes only the rows of its band; the phase's outputs - fields and the
  * per-row partials of every reduction - are then exchanged (wb_par_rows,
@@ -144,9 +145,11 @@ struct lbm;
 int lbm_par_exchange(struct lbm *L);
 /* All rows of f[cur] / h[cur] to every rank (rare: a diverging step). */
 int lbm_par_full(struct lbm *L, int which);
-/* The LBM/FV hybrid (lbm_fv.c): after the kernel, every row of the step's
- * f and h to every rank, which then runs lbm_fv_update and lbm_fv_mark
- * on the bytes one process holds (the marking reads every cell). */
+/* The LBM/FV hybrid (lbm_fv.c): after the kernel, the step's f and h of
+ * every row to every rank - as runs of 32-cell chunks that hold a nonzero
+ * bit, the rest being +0 (dry) - which then runs lbm_fv_update and
+ * lbm_fv_mark on the bytes one process holds (the marking reads every
+ * cell). */
 int lbm_par_hybrid(struct lbm *L);
 
 #endif
