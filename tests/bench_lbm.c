@@ -59,6 +59,7 @@
 #include "cl.h"
 #endif
 #include "wbake.h"
+#include "rss.h"
 
 typedef float v8f __attribute__((vector_size(32)));
 
@@ -290,18 +291,6 @@ static int bench_world_cl(const struct wb_raster *r, const struct wb_sim *sim,
 	return 0;
 }
 #endif
-
-/* Resident bytes of this process (/proc/self/statm), or -1. */
-static double rss_bytes(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (!f)
-		return -1;
-	long size = 0, res = 0;
-	int k = fscanf(f, "%ld %ld", &size, &res);
-	fclose(f);
-	return k == 2 ? (double)res * (double)sysconf(_SC_PAGESIZE) : -1;
-}
 
 /* The world sample with the LBM (see the header); 0, or -1 when its
  * scene cannot be loaded (the lines are left out). */

@@ -60,6 +60,7 @@
 #include "swe.h"
 #include "util.h"
 #include "wbake.h"
+#include "rss.h"
 
 static int make_wet(struct wb_raster *r, int n)
 {
@@ -155,18 +156,6 @@ static double cpu_steps(struct swe_ctx *s, int steps, int reps, double *cells,
 	return best;
 }
 
-/* Resident bytes now (/proc/self/statm; -1 where missing). */
-static double rss_now(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (!f)
-		return -1;
-	long size = 0, res = 0;
-	int n = fscanf(f, "%ld %ld", &size, &res);
-	fclose(f);
-	return n == 2 ? (double)res * (double)sysconf(_SC_PAGESIZE) : -1;
-}
-
 static double peak_mib(void)
 {
 	struct rusage ru;
@@ -200,7 +189,7 @@ int main(int argc, char **argv)
 	struct wb_sim sim = sc.sim;
 	sim.solver = WB_SOLVER_SWE;
 	struct swe_ctx s;
-	double rss0 = rss_now();
+	double rss0 = rss_bytes();
 	if (swe_init(&s, &r, &sim, threads, &d) != WB_OK) {
 		fprintf(stderr, "bench_world: swe_init failed\n");
 		return 1;
@@ -215,7 +204,7 @@ int main(int argc, char **argv)
 	double tspin = omp_get_wtime() - ts0;
 	/* the context's resident memory with the sparse step (the raster
 	   and the scene were loaded before rss0) */
-	double rss_sparse = rss_now() - rss0;
+	double rss_sparse = rss_bytes() - rss0;
 	double act_spin = active_cells(&s);
 	/* the dense step on a fully wet grid with the world's physics
 	   (MacCormack, friction, foam, dry depth: the same per-cell work),
@@ -266,7 +255,7 @@ int main(int argc, char **argv)
 	s.sp.on = 0;
 	double tdn = time_steps(&s, steps > 4 ? steps / 4 : 1, 3, NULL, &d);
 	double ncell = (double)s.nx * s.ny;
-	double rss_dense = rss_now() - rss0; /* every page written now */
+	double rss_dense = rss_bytes() - rss0; /* every page written now */
 	double rss_world = peak_mib();
 	swe_release(&s);
 	wb_raster_free(&r);

@@ -34,24 +34,8 @@
 #include "par.h"
 #include "solve.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define NO_RSS 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NO_RSS 1
-#endif
-#endif
+#include "rss.h"
 
-static double rss_bytes(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (!f)
-		return -1;
-	long size = 0, res = 0;
-	int n = fscanf(f, "%ld %ld", &size, &res);
-	fclose(f);
-	return n == 2 ? (double)res * (double)sysconf(_SC_PAGESIZE) : -1;
-}
 
 enum { NX = 4096, NY = 1024 };
 

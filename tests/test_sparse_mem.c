@@ -29,25 +29,8 @@
 #include "swe.h"
 #include "wbake.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define NO_RSS 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NO_RSS 1
-#endif
-#endif
+#include "rss.h"
 
-/* Resident bytes of this process, or -1. */
-static double rss_bytes(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (!f)
-		return -1;
-	long size = 0, res = 0;
-	int n = fscanf(f, "%ld %ld", &size, &res);
-	fclose(f);
-	return n == 2 ? (double)res * (double)sysconf(_SC_PAGESIZE) : -1;
-}
 
 /* RSS growth (bytes) over init, 'steps' steps with means sampled every 5
  * steps and closed every 50, of a 'n' x 'n' dry grid with a 64 x 64 pool;
