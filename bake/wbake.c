@@ -696,6 +696,25 @@ int main(int argc, char **argv)
 			1e3 * (pr.t1 - pr.t0) / (double)(pr.s1 - pr.s0),
 			1e3 * mpi.par.secs / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0),
 			mpi.par.bytes / 1e6 / (b.rep.steps > 0 ? (double)b.rep.steps : 1.0));
+	if (mpi.size > 1 && st == WB_OK && !stop_signal) {
+		/* every rank's exchange (docs/mpi.md "Measured on a GPU
+		 * host"): an inner band has two neighbours, rank 0 one */
+		const double ns = b.rep.steps > 0 ? (double)b.rep.steps : 1.0;
+		double *xs = calloc(2 * (size_t)mpi.size, sizeof(double));
+		if (xs && !wb_mpi_gather2(&mpi, mpi.par.bytes / 1e6 / ns,
+					  1e3 * mpi.par.xsecs / ns, xs) &&
+		    !o.quiet) {
+			fprintf(stderr, "mpi: per step, by rank: MB received%s:",
+				o.opencl ? " / ms of the halo exchange (device copies included)" : "");
+			for (int q = 0; q < mpi.size; q++)
+				if (o.opencl)
+					fprintf(stderr, " %.4g/%.4g", xs[2 * q], xs[2 * q + 1]);
+				else
+					fprintf(stderr, " %.4g", xs[2 * q]);
+			fputc('\n', stderr);
+		}
+		free(xs);
+	}
 	if (!writer && st == WB_OK && !stop_signal)
 		goto done; /* rank 0 writes */
 #endif

@@ -52,6 +52,10 @@ struct wb_par {
 	double bytes;
 	long calls;
 	double secs;
+	/* OpenCL ranks: wall time (s) of the steps' halo exchanges whole,
+	 * from the end of the step kernel (gather kernel, device-to-host
+	 * copy, MPI, host-to-device copy; the scatter kernel is enqueued) */
+	double xsecs;
 };
 
 /* Rows [*j0, *j1) this process computes: all rows when p is NULL. */
