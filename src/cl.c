@@ -785,6 +785,14 @@ struct cl_lbm {
 	uint8_t *fown;       /* per flux ghost: in this band (its books) */
 	cl_mem pg, ps, pbuf;
 	cl_kernel k_pack, k_unpack;
+	/* the exchange behind the band's interior rows (lbm_par_setup):
+	 * ovl set when it runs so; the step kernel's first and last
+	 * LBM_PAR_EDGE rows and the specials there (si[0 .. nsp_e)) run
+	 * first, their records come back (prd) into pin while the interior
+	 * rows step, and go out from pout */
+	int ovl, nsp_e;
+	cl_event prd;
+	void *pin, *pout;
 };
 
 int cl_lbm_bytes_per_cell(const struct cl_lbm *c)
@@ -821,7 +829,13 @@ void cl_lbm_free(struct cl_lbm *c)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
 	cl_fv_release(c);
+	if (c->prd) {
+		clWaitForEvents(1, &c->prd);
+		clReleaseEvent(c->prd);
+	}
 	wb_par_plan_release(&c->plan);
+	free(c->pin);
+	free(c->pout);
 	free(c->fown);
 	lbm_release(&c->L);
 	free(c);
@@ -833,6 +847,19 @@ static int lbm_par_mine(const struct lbm *L, int n)
 	int j0, j1, j = n / L->W - 1;
 	wb_par_band(L->par, L->ny, &j0, &j1);
 	return j >= j0 && j < j1;
+}
+
+/* Several processes: whether padded row prow lies within LBM_PAR_EDGE
+ * rows of the band's first or last row (or outside it), the rows whose
+ * step the exchange waits for (lbm_par_setup); every row without par. */
+#define LBM_PAR_EDGE 3
+static int lbm_par_edge_row(const struct lbm *L, int prow)
+{
+	int j0, j1, j = prow - 1;
+	if (!L->par)
+		return 1;
+	wb_par_band(L->par, L->ny, &j0, &j1);
+	return j < j0 + LBM_PAR_EDGE || j >= j1 - LBM_PAR_EDGE;
 }
 
 /* Build the ghost, flux and special lists (specials: this band's) and
@@ -908,20 +935,28 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 			gf[m].s[3] = L->gvel[g];
 		}
 	}
+	/* several processes: the specials in the band's edge rows first
+	 * (lbm_par_setup; each special changes its own cell only, the
+	 * books add integers, so the order does not change a bit) */
 	int ns = 0;
-	for (int j = 0; j < L->nsp; j++) {
-		const struct lbm_special *q = &L->sp[j];
-		if (!lbm_par_mine(L, q->n))
-			continue;
-		const int k = ns++;
-		si[k].s[0] = q->n;
-		si[k].s[1] = q->flags;
-		sf[6 * k] = q->src;
-		sf[6 * k + 1] = q->level;
-		sf[6 * k + 2] = q->mu;
-		sf[6 * k + 3] = q->mv;
-		sf[6 * k + 4] = q->mk;
-		sf[6 * k + 5] = L->z[q->n];
+	for (int pass = 0; pass < 2; pass++) {
+		for (int j = 0; j < L->nsp; j++) {
+			const struct lbm_special *q = &L->sp[j];
+			if (!lbm_par_mine(L, q->n) ||
+			    lbm_par_edge_row(L, (int)(q->n / L->W)) != !pass)
+				continue;
+			const int k = ns++;
+			si[k].s[0] = q->n;
+			si[k].s[1] = q->flags;
+			sf[6 * k] = q->src;
+			sf[6 * k + 1] = q->level;
+			sf[6 * k + 2] = q->mu;
+			sf[6 * k + 3] = q->mv;
+			sf[6 * k + 4] = q->mk;
+			sf[6 * k + 5] = L->z[q->n];
+		}
+		if (pass == 0)
+			c->nsp_e = ns;
 	}
 	c->nsp = ns;
 	if (L->par && !(c->fown = malloc((size_t)nf + 1))) {
@@ -1282,6 +1317,11 @@ static cl_int cl_fv_step(struct cl_lbm *c);
 static cl_int cl_fv_mark(struct cl_lbm *c);
 static cl_int cl_fv_macro(struct cl_lbm *c, int slot);
 
+static cl_int lbm_enq_rows(struct cl_lbm *c, cl_kernel k, int j0, int j1);
+static cl_int lbm_enq_special(struct cl_lbm *c, cl_float hd, int from, int to);
+static int lbm_par_setup(struct cl_lbm *c);
+static cl_int lbm_par_gather_early(struct cl_lbm *c);
+
 static cl_int lbm_enq_step(struct cl_lbm *c)
 {
 	struct cl_env *e = c->env;
@@ -1353,6 +1393,31 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		gs[1] = 32;
 		ls[0] = 32;
 	}
+	if (L->par && !c->pbuf && lbm_par_setup(c))
+		return CL_OUT_OF_HOST_MEMORY;
+	if (c->ovl) {
+		/* the band's edge rows and their specials, their records
+		 * on their way to the host, then the interior rows, which
+		 * step while the records go to the neighbours (lbm_par_cells;
+		 * the pull step writes only the rows it is launched on) */
+		const int E = LBM_PAR_EDGE;
+		err = lbm_enq_rows(c, k, J0, J0 + E);
+		if (err == CL_SUCCESS)
+			err = lbm_enq_rows(c, k, J1 - E, J1);
+		if (err == CL_SUCCESS)
+			err = lbm_enq_special(c, hd, 0, c->nsp_e);
+		if (err == CL_SUCCESS)
+			err = lbm_par_gather_early(c);
+		if (err == CL_SUCCESS)
+			err = lbm_enq_rows(c, k, J0 + E, J1 - E);
+		if (err == CL_SUCCESS)
+			err = lbm_enq_special(c, hd, c->nsp_e, c->nsp);
+		if (err == CL_SUCCESS)
+			err = clFlush(e->q);
+		if (err != CL_SUCCESS)
+			return err;
+		goto swap;
+	}
 	if (gs[0] > 0)
 		err = clEnqueueNDRangeKernel(e->q, k, 2, J0 && !sparse ? go : NULL,
 					     gs, ls, 0, NULL, NULL);
@@ -1362,13 +1427,44 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	 * cells before the sources and sinks act (lbm_step's order) */
 	if (L->hybrid && (err = cl_fv_step(c)) != CL_SUCCESS)
 		return err;
-	if (c->nsp) {
-		k = c->k_spec;
+	if ((err = lbm_enq_special(c, hd, 0, c->nsp)) != CL_SUCCESS)
+		return err;
+swap:
+	c->cur = !c->cur;
+	L->cur = c->cur;
+	L->step++;
+	L->time += L->p.dt;
+	/* the hybrid: the FV cells of the next step */
+	if (L->hybrid)
+		return cl_fv_mark(c);
+	return CL_SUCCESS;
+}
+
+/* The step kernel k (its arguments set) over interior rows [j0, j1). */
+static cl_int lbm_enq_rows(struct cl_lbm *c, cl_kernel k, int j0, int j1)
+{
+	size_t gs[2] = { round_up((size_t)c->L.nx, c->lx), (size_t)(j1 - j0) },
+	       ls[2] = { c->lx, 1 }, go[2] = { 0, (size_t)j0 };
+	if (j1 <= j0 || gs[0] == 0)
+		return CL_SUCCESS;
+	return clEnqueueNDRangeKernel(c->env->q, k, 2,
+				      j0 ? go : NULL, gs, ls, 0, NULL, NULL);
+}
+
+/* The sources, held levels and drains si[from .. to) after the step
+ * kernel (lbm_special on f[!cur]). */
+static cl_int lbm_enq_special(struct cl_lbm *c, cl_float hd, int from, int to)
+{
+	struct cl_env *e = c->env;
+	struct lbm *L = &c->L;
+	cl_int err = CL_SUCCESS, W = L->W;
+	if (to > from) {
+		cl_kernel k = c->k_spec;
 		cl_float ghk = c->kp.ghk;
 		err |= ARG(k, 0, c->f[!c->cur]);
 		err |= ARG(k, 1, c->si);
 		err |= ARG(k, 2, c->sf);
-		err |= ARG(k, 3, c->nsp);
+		err |= ARG(k, 3, to);
 		err |= ARG(k, 4, c->N);
 		err |= set_real(e, k, 5, L->p.dt);
 		err |= set_real(e, k, 6, L->p.e);
@@ -1385,19 +1481,12 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		err |= ARG(k, 17, W);
 		err |= ARG(k, 18, c->kp.Gai);
 		err |= ARG(k, 19, c->kp.Gdi);
+		size_t off = (size_t)from, g = round_up((size_t)(to - from), 64);
 		if (err == CL_SUCCESS)
-			err = run1d(e, k, (size_t)c->nsp);
-		if (err != CL_SUCCESS)
-			return err;
+			err = clEnqueueNDRangeKernel(e->q, k, 1, from ? &off : NULL,
+						     &g, NULL, 0, NULL, NULL);
 	}
-	c->cur = !c->cur;
-	L->cur = c->cur;
-	L->step++;
-	L->time += L->p.dt;
-	/* the hybrid: the FV cells of the next step */
-	if (L->hybrid)
-		return cl_fv_mark(c);
-	return CL_SUCCESS;
+	return err;
 }
 
 /* wb_par_cells on f[cur] and h[cur] (src/cl/par.cl): the cells of the
@@ -1411,8 +1500,27 @@ static int lbm_par_cells(void *user, int write, const int *cells, long n,
 	cl_int err = CL_SUCCESS, ni = (cl_int)n;
 	cl_kernel k = write ? c->k_unpack : c->k_pack;
 	cl_mem list = write ? c->ps : c->pg;
-	if (write)
+	if (c->ovl && !write) {
+		/* gathered and read behind the edge rows (lbm_enq_step) */
+		err = c->prd ? clWaitForEvents(1, &c->prd) : CL_INVALID_EVENT;
+		if (c->prd)
+			clReleaseEvent(c->prd);
+		c->prd = NULL;
+		if (err != CL_SUCCESS)
+			return -1;
+		memcpy(buf, c->pin, bytes);
+		return 0;
+	}
+	if (c->ovl) {
+		/* not waited for: pout is written again only after the
+		   next step's read, which the queue runs after this copy */
+		memcpy(c->pout, buf, bytes);
+		if (bytes)
+			err = clEnqueueWriteBuffer(e->q, c->pbuf, CL_FALSE, 0, bytes,
+						   c->pout, 0, NULL, NULL);
+	} else if (write) {
 		err = buf_write(e, c->pbuf, 0, bytes, buf);
+	}
 	err |= ARG(k, 0, c->f[c->cur]);
 	err |= ARG(k, 1, c->h[c->cur]);
 	err |= ARG(k, 2, c->N);
@@ -1430,11 +1538,11 @@ static int lbm_par_cells(void *user, int write, const int *cells, long n,
 /* Several processes (par.h): after a step, what the band's next step and
  * its edge ghosts read from the neighbours' rows (wb_par_plan; the cell
  * lists are made and uploaded at the first step). */
-static int lbm_par_step(struct cl_lbm *c)
+static int lbm_par_setup(struct cl_lbm *c)
 {
 	struct wb_par *p = c->L.par;
 	struct cl_env *e = c->env;
-	if (!c->pbuf) {
+	{
 		struct wb_par_plan *q = &c->plan;
 		cl_int err = CL_SUCCESS;
 		/* ring rows: only periodic north and south edges read the
@@ -1454,7 +1562,53 @@ static int lbm_par_step(struct cl_lbm *c)
 		    !(c->pbuf = buf_new(e, (size_t)(most + 1) * (LBM_Q + 1) * 4, &err)))
 			return -1;
 	}
-	return wb_par_plan_exchange(p, &c->plan, LBM_Q + 1, 4, lbm_par_cells, c);
+	/* the exchange behind the interior rows: when every cell it sends
+	 * lies in the band's first or last LBM_PAR_EDGE rows and there are
+	 * interior rows (the dense step, no hybrid; WB_CL_OVERLAP=0: off,
+	 * to compare) */
+	const char *env = getenv("WB_CL_OVERLAP");
+	int J0, J1;
+	wb_par_band(p, c->L.ny, &J0, &J1);
+	int ok = !(env && env[0] == '0') && !c->sp && !c->L.hybrid &&
+		 J1 - J0 > 2 * LBM_PAR_EDGE;
+	for (long i = 0; ok && i < c->plan.ng; i++) {
+		const int j = (int)(c->plan.gather[i] / c->L.W) - 1;
+		ok = j >= J0 && j < J1 && lbm_par_edge_row(&c->L, j + 1);
+	}
+	const size_t rec = (LBM_Q + 1) * 4;
+	if (ok && (!(c->pin = malloc((size_t)(c->plan.ng + 1) * rec)) ||
+		   !(c->pout = malloc((size_t)(c->plan.ns + 1) * rec))))
+		return -1;
+	c->ovl = ok;
+	return 0;
+}
+
+/* The gather of lbm_par_cells behind the edge rows (lbm_enq_step): into
+ * pbuf on the device, read into pin without waiting (event prd). */
+static cl_int lbm_par_gather_early(struct cl_lbm *c)
+{
+	struct cl_env *e = c->env;
+	cl_kernel k = c->k_pack;
+	const cl_int n = (cl_int)c->plan.ng;
+	cl_int err = ARG(k, 0, c->f[!c->cur]);
+	err |= ARG(k, 1, c->h[!c->cur]);
+	err |= ARG(k, 2, c->N);
+	err |= ARG(k, 3, c->pg);
+	err |= ARG(k, 4, n);
+	err |= ARG(k, 5, c->pbuf);
+	if (err == CL_SUCCESS)
+		err = run1d(e, k, (size_t)n);
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(e->q, c->pbuf, CL_FALSE, 0,
+					  (size_t)n * (LBM_Q + 1) * 4, c->pin,
+					  0, NULL, &c->prd);
+	return err;
+}
+
+static int lbm_par_step(struct cl_lbm *c)
+{
+	return wb_par_plan_exchange(c->L.par, &c->plan, LBM_Q + 1, 4,
+				    lbm_par_cells, c);
 }
 
 enum wb_status cl_lbm_enqueue(struct cl_lbm *c, long n, struct wb_diags *d)
@@ -1467,9 +1621,9 @@ enum wb_status cl_lbm_enqueue(struct cl_lbm *c, long n, struct wb_diags *d)
 			continue;
 		/* the exchange's cost (docs/mpi.md): timed from the end
 		 * of the step kernel, which its first copy waits for
-		 * anyway */
-		err = clFinish(c->env->q);
-		if (err != CL_SUCCESS)
+		 * anyway; behind the interior rows (ovl): the host's time
+		 * in it, waiting for the edge rows' records included */
+		if (!c->ovl && (err = clFinish(c->env->q)) != CL_SUCCESS)
 			return cl_fail(d, err, "stepping the LBM");
 		const double t0 = now_s();
 		if (lbm_par_step(c))
