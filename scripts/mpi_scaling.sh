@@ -9,6 +9,8 @@
 # step on one rank too (WB_LBM_DENSE=1: several ranks always step dense,
 # so the same kernel is compared). Pack and manifest of every rank count
 # compared with cmp against the one-rank bake of the same world.
+# WB_CL_OVERLAP=0 in the environment (passed on with -x below only if
+# added there) would put the exchange after the whole step, as before.
 # BUNDLE: scripts/mpi_bundle.sh BUNDLE bin-cl-mpi/wbake bin-cl/mkterrain
 # JOBs (default: all, in this order): s16n4 s16n1 s16n2 w8n1 w11n2 s16n1sparse
 #   (tag: s = strong, w = weak; n = ranks; sparse: the one-rank default)
