@@ -9,8 +9,8 @@
 # step on one rank too (WB_LBM_DENSE=1: several ranks always step dense,
 # so the same kernel is compared). Pack and manifest of every rank count
 # compared with cmp against the one-rank bake of the same world.
-# WB_CL_OVERLAP=0 in the environment (passed on with -x below only if
-# added there) would put the exchange after the whole step, as before.
+# WB_CL_OVERLAP=0 in the environment puts the exchange after the whole
+# step, as before it went behind the interior rows (passed to the ranks).
 # BUNDLE: scripts/mpi_bundle.sh BUNDLE bin-cl-mpi/wbake bin-cl/mkterrain
 # JOBs (default: all, in this order): s16n4 s16n1 s16n2 w8n1 w11n2 s16n1sparse
 #   (tag: s = strong, w = weak; n = ranks; sparse: the one-rank default)
@@ -62,7 +62,7 @@ bake() { # bake JOB: one bake, its wall time and the mpi: lines
 	dense=1; case $j in *sparse) dense=0 ;; esac
 	rm -rf "$S/o_$j"
 	t=$(date +%s)
-	WB_LBM_DENSE=$dense timeout $(( LIMIT - $(el) )) mpirun $RR $([ "$np" -gt "$(nproc)" ] && echo --oversubscribe) -x WB_LBM_DENSE -np "$np" \
+	WB_LBM_DENSE=$dense timeout $(( LIMIT - $(el) )) mpirun $RR $([ "$np" -gt "$(nproc)" ] && echo --oversubscribe) -x WB_LBM_DENSE ${WB_CL_OVERLAP:+-x WB_CL_OVERLAP} -np "$np" \
 		sh -c 'POCL_CACHE_DIR="$0/pocl.$OMPI_COMM_WORLD_RANK" exec "$@"' "$S" \
 		"$W" "$S/w$n/pure.json" -o "$S/o_$j" --solver lbm --device opencl \
 		--steps "$STEPS" >"$S/$j.err" 2>&1
