@@ -2154,8 +2154,14 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 	cl_float t_film = (cl_float)(0.5 * 0.99 * LBM_FV_FILM * LBM_FV_FILM);
 	cl_float hdf = (cl_float)hd;
 	cl_int all = off2 <= 0, W = L->W, nx = L->nx, ny = L->ny;
+	/* the closures the next step pulls from (lbm_fv_mark fills them
+	 * too: the edge cells' test reads them); the step refills the same */
+	cl_int err = lbm_enq_ghosts(c);
+	if (err != CL_SUCCESS)
+		return err;
+	cl_float t_on = (cl_float)(0.5 * 0.99 * L->fv_on * L->fv_on);
 	cl_kernel k = c->k_fvrows;
-	cl_int err = buf_zero(e, c->fvrows, (size_t)L->H * sizeof(cl_int));
+	err = buf_zero(e, c->fvrows, (size_t)L->H * sizeof(cl_int));
 	err |= ARG(k, 0, c->f[c->cur]);
 	err |= ARG(k, 1, c->h[c->cur]);
 	err |= ARG(k, 2, c->z);
@@ -2174,6 +2180,8 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 	err |= ARG(k, 15, c->kp.Gai);
 	err |= ARG(k, 16, c->kp.Gdi);
 	err |= ARG(k, 17, c->fvrows);
+	err |= ARG(k, 18, c->gk);
+	err |= ARG(k, 19, t_on);
 	if (err != CL_SUCCESS)
 		return err;
 	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)ny }, ls[2] = { c->lx, 1 };

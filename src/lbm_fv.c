@@ -15,7 +15,9 @@
  * LBM_FV_ON: a hysteresis made the steady state depend on the path),
  * every wet cell next to a dry cell below its surface (a spilling
  * front) or next to any dry open-sky cell (a shoreline: shore()), and
- * every film (h < LBM_THIN h_dry) above Froude LBM_FV_FILM;
+ * every film (h < LBM_THIN h_dry) above Froude LBM_FV_FILM, and every
+ * cell next to an inflow or level closure whose next pulled state (the
+ * closure's populations included) exceeds LBM_FV_ON (edge_pulled_fr2);
  * the FV cells are the core dilated by LBM_FV_MARGIN cells (dry cells
  * included, so that a supercritical front always runs into FV cells),
  * less the cells that cannot be FV.
@@ -323,6 +325,51 @@ static int shore(const struct lbm *L, int n)
 	return 0;
 }
 
+/* Froude number squared of the state the kernel will pull into cell n
+ * next step, if n is next to an inflow / level ghost (0 otherwise):
+ * the ghosts of f[cur] must hold this time level's closures
+ * (lbm_fv_mark fills them; on OpenCL the device does, cl_fv_mark).
+ * Why: the core test reads the stored state, the kernel the pulled one,
+ * and next to a Zou-He closure they differ by what the closure sets: it
+ * holds the depth of a level edge in one step, so a surface that stands
+ * off the level by a wave becomes a discharge through the edge (a held
+ * depth reflects a wave with twice its velocity). MacDonald's
+ * subcritical channel, while it drains in the start-up: its last cell,
+ * Froude 0.2-0.8 stored (as an FV cell or after the limiter), pulled
+ * 1.1-1.3 (up to 5), was LBM in the step the clamp acted, 306 times
+ * (918 clamped cell-steps). Marking it on the pulled state takes it to
+ * the FV update in that step: 0 clamped, the channel as before (0.80 %).
+ * Carrying the FV set to such an edge instead (LBM strips up to 3 .. 30
+ * cells between an FV region and the closure made FV) left clamps or
+ * diverged; taking a clamped cell over after the kernel, alone or with
+ * its margin, diverged (step 1,783-1,819). */
+static double edge_pulled_fr2(const struct lbm *L, int n)
+{
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+	const float hd = (float)L->p.h_dry;
+	int zou = 0;
+	for (int a = 1; a < LBM_Q; a++) {
+		int y = n - lbm_cx[a] - lbm_cy[a] * L->W;
+		zou |= !interior(L, y) && L->gkind[y] == LBM_G_ZOU;
+	}
+	if (!zou)
+		return 0;
+	int64_t m = A[0][n], x = 0, y2 = 0;
+	for (int a = 1; a < LBM_Q; a++) {
+		int y = n - lbm_cx[a] - lbm_cy[a] * L->W;
+		int32_t f = link_open_fv(hA[n], L->z[n], L->c[n], hA[y], L->z[y],
+					 L->c[y], hd) ? A[a][y] : A[lbm_opp[a]][n];
+		m += f;
+		x += (int64_t)lbm_cx[a] * f;
+		y2 += (int64_t)lbm_cy[a] * f;
+	}
+	const double un = L->unit, h = (double)m * un, e = L->p.e;
+	if (!(h > L->p.h_dry))
+		return 0;
+	return ((double)x * x + (double)y2 * y2) * un * un * e * e / (h * h * L->p.g * h);
+}
+
 /* The candidate flags of one row (lbm_fv_mark), cells 1 .. nx of the
  * row at offset o; restrict pointers so that it vectorises. */
 static void cand_row(const uint32_t *const *A, int o,
@@ -358,6 +405,7 @@ static void cand_row(const uint32_t *const *A, int o,
 /* Mark the FV cells for the next step from the current state. */
 void lbm_fv_mark(struct lbm *L)
 {
+	lbm_fill_ghosts(L); /* the closures the next step pulls from */
 	lbm_fv_mark_rows(L, NULL);
 }
 
@@ -415,7 +463,14 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 			const int n = i + j * W;
 			if (fvf[n] & 4) /* cannot be FV */
 				continue;
-			if (!fvh[n]) {
+			/* a cell next to an inflow or level closure: the state
+			 * the kernel pulls next (edge_pulled_fr2; with scan,
+			 * where the rows it pulls from were scanned: the
+			 * device flags them where it passes, lbm.cl) */
+			const double pe = (i == 1 || i == nx || j == 1 || j == ny) &&
+				(!scan || (scan[j - 1] && scan[j + 1])) ?
+				edge_pulled_fr2(L, n) : 0;
+			if (!fvh[n] && !(pe > on2)) {
 				fvf[n] = 0;
 				continue;
 			}
@@ -441,7 +496,7 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 					cell_moments(L, n, &hh, &mx, &my);
 					fr2 = (mx * mx + my * my) * e * e / (h * h * g * h);
 				}
-				if (fr2 > on2 || (was && fr2 > off2))
+				if (fr2 > on2 || (was && fr2 > off2) || pe > on2)
 					fl = 2;
 				else if ((film && fr2 > film2) || spills(L, n) ||
 					 shore(L, n))

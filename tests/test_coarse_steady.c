@@ -303,7 +303,9 @@ static void test_rain_lbm(void **state)
 	/* steady since shoreline cells are FV cells and the FV state is read
 	 * less the bed terms in transit (docs/hydrology.md): window 20 of 20,
 	 * residual 0.029 against 0.03 -- a thin margin, asserted so that a
-	 * change that loses it is seen */
+	 * change that loses it is seen; since the marking fills the ghosts
+	 * first (it read 2-step-old depths at the open edge before), window
+	 * 7, residual 0.0274 (the windows chatter between 0.022 and 0.037) */
 	assert_true(b.rep.converged);
 	wb_bake_release(&b);
 }

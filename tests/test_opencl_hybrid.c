@@ -16,6 +16,10 @@
  *   - the SWASHES transcritical bump with a shock, coarse (inflow by
  *     discharge west, held level east, periodic north/south: the FV
  *     cells' HLL flux at inflow and level edges, edge_adj);
+ *   - MacDonald's subcritical channel through its start-up (the cells
+ *     next to the held-level closure are marked on the state they pull
+ *     from it: the device fills the ghosts before lbm_fv_rows and flags
+ *     those rows; the CPU bake clamps 0 cell-steps there, 918 before);
  *   - a steep 2D valley with an inflow by velocity, walls, a blocker, a
  *     drain, a held level and a flow modifier next to supercritical
  *     cells, 1200 steps with the convergence test on (window means: the FV cells' own
@@ -220,6 +224,40 @@ static void test_bump_shock(void **state)
 	wb_raster_free(&r);
 }
 
+/* MacDonald's subcritical channel of test_validation (1000 m at 2.5 m,
+ * q = 2 m^2/s, n = 0.033, held level east), its first 1,600 steps: the
+ * channel drains while the inflow ramps up, and from step 1,076 on the
+ * cell next to the level closure pulls Froude numbers above LBM_FV_ON
+ * from it that its stored state does not show. */
+static void test_macdonald_startup(void **state)
+{
+	(void)state;
+	const int nx = 400, ny = 3;
+	const double dx = 2.5, q = 2.0, n = 0.033;
+	struct wb_raster r;
+	assert_int_equal(wb_raster_alloc(&r, nx, ny, dx), WB_OK);
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			size_t k = i + (size_t)j * nx;
+			r.z[k] = (float)an_mcd_z(0, q, n, (i + 0.5) * dx);
+			r.h0[k] = (float)an_mcd_h(0, (i + 0.5) * dx);
+		}
+	r.edges[WB_NORTH].kind = WB_EDGE_PERIODIC;
+	r.edges[WB_SOUTH].kind = WB_EDGE_PERIODIC;
+	r.edges[WB_WEST].kind = WB_EDGE_INFLOW;
+	r.edges[WB_WEST].discharge = q;
+	r.edges[WB_EAST].kind = WB_EDGE_LEVEL;
+	const double xg = 1000.0 + 0.5 * dx;
+	r.edges[WB_EAST].level = an_mcd_h(0, xg) + an_mcd_z(0, q, n, xg);
+	struct wb_sim sim = sim_hybrid();
+	sim.viscosity = 0.01;
+	sim.manning = n;
+	sim.dry_depth = 1e-4;
+	double kb;
+	assert_true(compare("MacDonald start-up", &r, &sim, 1600, &kb) > 0);
+	wb_raster_free(&r);
+}
+
 /* A steep valley (6 % down to the east, V-shaped across), inflow by
  * velocity west, walls north and south, open east; a blocker deck, a
  * drain, a held-level pond and a flow modifier in the channel. */
@@ -365,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_sheet),
 		cmocka_unit_test(test_lake_no_transfer),
 		cmocka_unit_test(test_bump_shock),
+		cmocka_unit_test(test_macdonald_startup),
 		cmocka_unit_test(test_valley_steady),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

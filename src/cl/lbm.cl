@@ -795,12 +795,46 @@ kernel void lbm_fv_rows(global const int *A, global const float *hA,
 			global const float *z, global const float *c, int N,
 			int W, int nx, int ny, float kf, float hdu, float thin_u,
 			float t_off, float t_film, float hdf, int all, float Gai,
-			float Gdi, global int *rows)
+			float Gdi, global int *rows, global const uchar *gk,
+			float t_on)
 {
 	const int i = get_global_id(0) + 1, j = get_global_id(1) + 1;
 	if (i > nx || j > ny)
 		return;
 	const int n = i + j * W;
+	/* a cell next to an inflow or level closure (lbm_fv.c
+	 * edge_pulled_fr2): the state the kernel pulls next, from the ghosts
+	 * cl_fv_mark filled for it; its row and the rows it pulls from (the
+	 * host's test reads them) */
+	if ((i == 1) | (i == nx) | (j == 1) | (j == ny)) {
+		int zou = 0;
+		for (int a = 1; a < 9; a++) {
+			const int ii = i - lbm_cxs[a], jj = j - lbm_cys[a];
+			const int y = n - lbm_cxs[a] - lbm_cys[a] * W;
+			zou |= !((ii >= 1) & (ii <= nx) & (jj >= 1) & (jj <= ny)) &&
+			       gk[y] == LBM_G_ZOU;
+		}
+		long pm = A[n], px = 0, py = 0;
+		for (int a = 1; a < 9 && zou; a++) {
+			const int y = n - lbm_cxs[a] - lbm_cys[a] * W;
+			const long f = lbm_link_open(hA[n], z[n], c[n], hA[y], z[y],
+						     c[y], hdf) ?
+				(long)A[WB_SLICE(a, N, y)] :
+				(long)A[WB_SLICE(lbm_opps[a], N, n)];
+			pm += f;
+			px += lbm_cxs[a] * f;
+			py += lbm_cys[a] * f;
+		}
+		/* loosened as the tests below (t_on: half of LBM_FV_ON^2),
+		 * and whatever the stored depth: a superset of the host's */
+		const float ph = (float)pm, pxf = (float)px, pyf = (float)py;
+		if (zou && ph > 0.5f * hdu &&
+		    (pxf * pxf + pyf * pyf) * kf > t_on * (ph * ph * ph)) {
+			rows[j - 1] = 1;
+			rows[j] = 1;
+			rows[j + 1] = 1;
+		}
+	}
 	const uint a0 = (uint)A[n], a1 = (uint)A[WB_SLICE(1, N, n)],
 		   a2 = (uint)A[WB_SLICE(2, N, n)], a3 = (uint)A[WB_SLICE(3, N, n)],
 		   a4 = (uint)A[WB_SLICE(4, N, n)], a5 = (uint)A[WB_SLICE(5, N, n)],
