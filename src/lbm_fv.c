@@ -89,9 +89,23 @@
  * axis neighbours' states, an FV neighbour's face state its own slopes),
  * and writes only the FV cells (populations, depth).
  *
- * Deterministic: serial, fixed order, double precision; the result does
- * not depend on the thread count. Cost: marking reads every cell once per
- * step; the update is proportional to the FV cells.
+ * Deterministic: double precision, the result does not depend on the
+ * thread count. The update runs on L->threads threads over the FV list
+ * (one parallel region, per-cell passes): each cell writes only its own
+ * values; a face is computed once, by the cell west or north of it, and
+ * stored (fv_faces), and each cell then adds its own and its incoming
+ * faces' parts in the order of the serial loop this replaced (fv_sum:
+ * ascending cells, faces east, south, west, north, the bed term after
+ * the cell's own faces), so every double is that loop's; the sub-step
+ * count is a maximum taken serially in list order; mass sums are
+ * integers. The marking runs rows in parallel, each row reading the
+ * state and writing its own flags.
+ * Cost: marking reads the active blocks' cells once per step; the update
+ * is proportional to the FV cells (the axis neighbours' classes and LBM
+ * states found once per step, not per stage); per step its threads meet
+ * about 4 + 6 ns times (ns sub-steps), which on a machine with more
+ * runnable threads than cores can cost more than the work (docs/lbm.md,
+ * "Cost").
  */
 #include <math.h>
 #include <stdlib.h>
@@ -103,9 +117,12 @@
 #define MIND(a, b) ((a) < (b) ? (a) : (b))
 
 /* per-FV-cell work: h, qx, qy (state), dh, dqx, dqy (sub-step sums),
- * kinetic mass per sub-step, mass flux sums east and south (m) */
+ * kinetic mass per sub-step, mass flux sums east and south (m), the
+ * state's velocities as the slopes (vel at h_thin: US, VS) and the face
+ * states (at h_dry: UF, VF) read them, the slopes along x and y */
 enum { W_H, W_QX, W_QY, W_H0, W_QX0, W_QY0, W_DH, W_DQX, W_DQY, W_FZ, W_FE,
-       W_FS, W_SX, W_SY = W_SX + 4, W_N = W_SY + 4 };
+       W_FS, W_US, W_VS, W_UF, W_VF, W_SX, W_SY = W_SX + 4,
+       W_N = W_SY + 4 };
 
 static void fvwork_free(struct lbm_fvwork *x);
 
@@ -372,10 +389,7 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 	const double hd = L->p.h_dry;
 	const int W = L->W, R = L->fv_margin, nx = L->nx, ny = L->ny;
 	uint8_t *fvf = L->fvf, *fvh = L->fvh;
-	/* candidates (fvh, a superset of the core): wet cells whose raw
-	 * Froude number (populations with their bed terms) passes 0.99 of the
-	 * lowest threshold that can apply, or that have a dry neighbour (a
-	 * spill); branch-free, in single precision, so that it vectorises */
+	/* the candidate pass's constants (below) */
 	const float kf = (float)(e * e / (un * g));
 	const float hdu = (float)(hd / un), thin_u = (float)(LBM_THIN * hd / un);
 	const float t_off = (float)(0.99 * off2), t_film = (float)(0.99 * film2);
@@ -387,28 +401,30 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 	for (int k = 0; scan && k < L->nfv; k++)
 		if (!scan[L->fvl[k] / W])
 			fvf[L->fvl[k]] = 0;
+	/* per row, in one pass (a row reads and writes only its own flags,
+	 * and the state, which the marking does not change): the
+	 * candidates, the core, and the dilation within the row */
+	int *rowc = L->fvrow;
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 	for (int j = 1; j <= ny; j++) {
-		if (scan && !scan[j])
-			continue;
 		/* the runs of blocks the sparse step keeps (lbm_mark_spans) */
 		const int32_t *sp;
-		const int ns = lbm_mark_spans(L, j, &sp);
+		const int ns = scan && !scan[j] ? 0 : lbm_mark_spans(L, j, &sp);
+		/* candidates (fvh, a superset of the core): wet cells whose
+		 * raw Froude number (populations with their bed terms) passes
+		 * 0.99 of the lowest threshold that can apply, or that have a
+		 * dry neighbour (a spill); branch-free, in single precision,
+		 * so that it vectorises */
 		for (int s = 0; s < ns; s++) {
 			const int o = j * W + sp[2 * s] - 1;
 			cand_row((const uint32_t *const *)A, o, hA + o - W, hA + o,
 				 hA + o + W, fvh + o, sp[2 * s + 1] - sp[2 * s] + 1,
 				 kf, hdu, thin_u, t_off, t_film, hdf, all);
 		}
-	}
-	/* core (bit 2) of the candidates, exactly, from the state and the
-	 * previous core; each cell reads and writes only its own flag */
-	int *rowc = L->fvrow;
-#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
-	for (int j = 1; j <= ny; j++) {
+		/* core (bit 2) of the candidates, exactly, from the state and
+		 * the previous core; each cell reads and writes only its own
+		 * flag */
 		int nc = 0;
-		const int32_t *sp;
-		const int ns = scan && !scan[j] ? 0 : lbm_mark_spans(L, j, &sp);
 		for (int s = 0; s < ns; s++)
 		for (int i = sp[2 * s]; i <= sp[2 * s + 1]; i++) {
 			const int n = i + j * W;
@@ -450,9 +466,27 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 			nc += fl != 0;
 		}
 		rowc[j] = nc;
+		/* dilate by R cells (Chebyshev), separably: here a core cell
+		 * within R in the row (fvh: the candidates are used up), below
+		 * within R rows (bit 1 of fvf); column-vectorised, one shift at
+		 * a time over a run, the same ORs as per cell */
+		if (!nc)
+			continue;
+		const int nr = lbm_mark_spans(L, j, &sp);
+		uint8_t *restrict o = fvh + (size_t)j * W;
+		const uint8_t *restrict f = fvf + (size_t)j * W;
+		for (int s = 0; s < nr; s++) {
+			const int i0 = sp[2 * s], i1 = sp[2 * s + 1];
+			for (int i = i0; i <= i1; i++)
+				o[i] = 0;
+			for (int di = -R; di <= R; di++) {
+				const int lo = i0 > 1 - di ? i0 : 1 - di,
+					  hi = i1 < nx - di ? i1 : nx - di;
+				for (int i = lo; i <= hi; i++)
+					o[i] |= f[i + di] & 2;
+			}
+		}
 	}
-	/* dilate by R cells (Chebyshev), separably: a core cell within R in
-	 * the row (fvh), then within R rows (bit 1 of fvf) */
 	/* rows with a core cell within R rows (serial, fixed order) */
 	int near = 0;
 	for (int j = 1; j <= ny + R; j++) {
@@ -464,35 +498,31 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 			rowc[L->H + j - R] = near; /* rows j - 2R .. j */
 	}
 	const int *rown = rowc + L->H;
+	/* within R rows: a row at a time over a run (vectorised) */
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 	for (int j = 1; j <= ny; j++) {
+		if (!rown[j])
+			continue;
 		const int32_t *sp;
 		const int ns = lbm_mark_spans(L, j, &sp);
+		uint8_t *restrict f = fvf + (size_t)j * W;
 		for (int s = 0; s < ns; s++)
-		for (int i = sp[2 * s]; i <= sp[2 * s + 1] && rowc[j]; i++) {
-			uint8_t c = 0;
-			for (int di = -R; di <= R; di++) {
-				int ii = i + di;
-				if (ii >= 1 && ii <= nx)
-					c |= fvf[ii + j * W] & 2;
-			}
-			fvh[i + j * W] = c;
-		}
-	}
-#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
-	for (int j = 1; j <= ny; j++) {
-		const int32_t *sp;
-		const int ns = lbm_mark_spans(L, j, &sp);
-		for (int s = 0; s < ns; s++)
-		for (int i = sp[2 * s]; i <= sp[2 * s + 1] && rown[j]; i++) {
-			uint8_t c = 0;
+		for (int i0 = sp[2 * s]; i0 <= sp[2 * s + 1]; i0 += 256) {
+			const int n = sp[2 * s + 1] - i0 + 1 < 256 ?
+				      sp[2 * s + 1] - i0 + 1 : 256;
+			uint8_t c[256];
+			for (int t = 0; t < n; t++)
+				c[t] = 0;
 			for (int dj = -R; dj <= R; dj++) {
-				int jj = j + dj;
-				if (jj >= 1 && jj <= ny && rowc[jj])
-					c |= fvh[i + jj * W];
+				const int jj = j + dj;
+				if (jj < 1 || jj > ny || !rowc[jj])
+					continue;
+				const uint8_t *restrict h = fvh + (size_t)jj * W + i0;
+				for (int t = 0; t < n; t++)
+					c[t] |= h[t];
 			}
-			if (c)
-				fvf[i + j * W] |= 1;
+			for (int t = 0; t < n; t++)
+				f[i0 + t] |= (uint8_t)(c[t] != 0);
 		}
 	}
 	/* the list (ascending), and the kernel's mask */
@@ -593,12 +623,27 @@ static void zou_state(const struct lbm *L, const double *wy, int y, int x,
 	*qy = inx ? 0 : iny * qn;
 }
 
+static inline double minmod(double a, double b)
+{
+	if (a * b <= 0)
+		return 0;
+	return fabs(a) < fabs(b) ? a : b;
+}
+
+/* velocity of a state, desingularised below h_thin as the HLL flux */
+static inline double vel(double h, double q, double hthin)
+{
+	h = MAXD(h, 0);
+	return h > hthin ? q / h : q / hthin * (h / hthin);
+}
+
 /* Neighbour x of FV cell y across one axis face, as the update sees it
  * during one call of lbm_fv_update: what does not change over its
  * sub-steps, found once (fv_nb_find) rather than in every stage. */
 enum { NB_LBM, NB_WALL, NB_FV, NB_OPEN, NB_ZOU };
 struct fv_nb {
 	double h, qx, qy; /* NB_LBM: the cell's state (depth, m^2/s) */
+	double us, vs;    /* NB_LBM: its velocities as slopes() reads them */
 	double z;         /* the bed the face sees (y's at walls, open edges) */
 	int32_t x, ix;    /* padded index; FV index (fv_of), or -1 */
 	uint8_t cls;      /* NB_* */
@@ -626,7 +671,7 @@ static void fv_nb_find(const struct lbm *L, int y, int x, struct fv_nb *nb)
 	nb->zin = (uint8_t)(zg && (!isnan(L->gq[x]) || !isnan(L->gvel[x])));
 	nb->zlev = (uint8_t)(zg && isnan(L->gq[x]) && isnan(L->gvel[x]));
 	nb->flipx = (uint8_t)(x % L->W - y % L->W != 0);
-	nb->h = nb->qx = nb->qy = 0;
+	nb->h = nb->qx = nb->qy = nb->us = nb->vs = 0;
 	if (nb->ix >= 0) {
 		nb->cls = NB_FV;
 		nb->z = L->z[x];
@@ -662,6 +707,9 @@ static void fv_nb_find(const struct lbm *L, int y, int x, struct fv_nb *nb)
 	nb->qy *= e;
 	nb->z = L->z[x];
 	nb->cls = NB_LBM;
+	const double hthin = LBM_THIN * L->p.h_dry;
+	nb->us = vel(nb->h, nb->qx, hthin);
+	nb->vs = vel(nb->h, nb->qy, hthin);
 }
 
 /* The centre state of neighbour nb of FV cell k (at y) seen through an
@@ -699,20 +747,6 @@ static int nb_get(const struct lbm *L, const double *w, int k, int y,
 	}
 }
 
-static inline double minmod(double a, double b)
-{
-	if (a * b <= 0)
-		return 0;
-	return fabs(a) < fabs(b) ? a : b;
-}
-
-/* velocity of a state, desingularised below h_thin as the HLL flux */
-static inline double vel(double h, double q, double hthin)
-{
-	h = MAXD(h, 0);
-	return h > hthin ? q / h : q / hthin * (h / hthin);
-}
-
 /* The limited slopes (per cell, along x or y) of FV cell k at y, whose
  * neighbours are nb (fv_dirs order): depth, surface, normal and
  * tangential velocity, minmod of the one-sided differences (MUSCL, van
@@ -728,8 +762,8 @@ static void slopes(const struct lbm *L, double *w, int k, int y,
 	h[1] = MAXD(wy[W_H], 0);
 	zc[1] = L->z[y];
 	eta[1] = h[1] + L->z[y];
-	un[1] = vel(h[1], xdir ? wy[W_QX] : wy[W_QY], hthin);
-	ut[1] = vel(h[1], xdir ? wy[W_QY] : wy[W_QX], hthin);
+	un[1] = xdir ? wy[W_US] : wy[W_VS];
+	ut[1] = xdir ? wy[W_VS] : wy[W_US];
 	int edge = -1; /* the side (0, 2) of an inflow, level or open edge */
 	for (int q = 0; q < 2; q++) {
 		/* minus side: west or north; plus side: east or south */
@@ -743,8 +777,18 @@ static void slopes(const struct lbm *L, double *w, int k, int y,
 		h[o] = hx;
 		zc[o] = zx;
 		eta[o] = hx + zx;
-		un[o] = vel(hx, xdir ? qx : qy, hthin);
-		ut[o] = vel(hx, xdir ? qy : qx, hthin);
+		/* vel() of the same state: kept by FV and LBM cells */
+		double us, vs;
+		if (n->cls == NB_FV) {
+			const double *wx = w + (size_t)n->ix * W_N;
+			us = wx[W_US], vs = wx[W_VS];
+		} else if (n->cls == NB_LBM) {
+			us = n->us, vs = n->vs;
+		} else {
+			us = vel(hx, qx, hthin), vs = vel(hx, qy, hthin);
+		}
+		un[o] = xdir ? us : vs;
+		ut[o] = xdir ? vs : us;
 	}
 	if (h[0] < hthin || h[1] < hthin || h[2] < hthin) {
 		s[0] = s[1] = s[2] = s[3] = 0;
@@ -772,19 +816,20 @@ static void slopes(const struct lbm *L, double *w, int k, int y,
 		s[0] = s[1] = s[2] = s[3] = 0;
 }
 
-/* Face state of a cell with centre (h, qn, qt, z) and slopes s (NULL:
- * first order) on its plus (side 1) or minus (side -1) face: depth,
- * normal and tangential discharge, bed (surface less depth). */
-static void face(double h, double qn, double qt, double z, const double *s,
-		 int side, double hthin, double *hf, double *qnf, double *qtf,
-		 double *zf)
+/* Face state of a cell with centre (h, qn, qt, z), whose velocities
+ * vel(h, qn, hthin) and vel(h, qt, hthin) are un, ut, and slopes s (NULL:
+ * first order, un and ut unused) on its plus (side 1) or minus (side -1)
+ * face: depth, normal and tangential discharge, bed (surface less
+ * depth). */
+static void face(double h, double qn, double qt, double un, double ut,
+		 double z, const double *s, int side, double hthin, double *hf,
+		 double *qnf, double *qtf, double *zf)
 {
 	h = MAXD(h, 0);
 	if (!s) {
 		*hf = h, *qnf = qn, *qtf = qt, *zf = z;
 		return;
 	}
-	double un = vel(h, qn, hthin), ut = vel(h, qt, hthin);
 	double hh = MAXD(h + 0.5 * side * s[0], 0);
 	double eta = h + z + 0.5 * side * s[1];
 	*hf = hh;
@@ -983,17 +1028,21 @@ static void fv_faces(const struct lbm *L, double *w, int k, int y,
 		 * first order for LBM cells and edges) */
 		double hy_f, qny_f, qty_f, zy_f;
 		face(wy[W_H], xdir ? wy[W_QX] : wy[W_QY],
-		     xdir ? wy[W_QY] : wy[W_QX], L->z[y], wy + sl, sgn, hv,
+		     xdir ? wy[W_QY] : wy[W_QX], xdir ? wy[W_UF] : wy[W_VF],
+		     xdir ? wy[W_VF] : wy[W_UF], L->z[y], wy + sl, sgn, hv,
 		     &hy_f, &qny_f, &qty_f, &zy_f);
 		double hx_f, qnx_f, qtx_f, zx_f;
 		if (kind == 1 || kind == 3) {
 			hx_f = hy_f, qnx_f = kind == 1 ? -qny_f : qny_f;
 			qtx_f = qty_f, zx_f = zy_f;
 		} else {
-			const double *sx = kind == 2 ? w + (size_t)ix * W_N + sl :
-						       NULL;
-			face(hx, xdir ? qxx : qyx, xdir ? qyx : qxx, zx, sx, -sgn,
-			     hv, &hx_f, &qnx_f, &qtx_f, &zx_f);
+			const double *wx = kind == 2 ? w + (size_t)ix * W_N : NULL;
+			double ux = 0, vx = 0;
+			if (wx)
+				ux = wx[W_UF], vx = wx[W_VF];
+			face(hx, xdir ? qxx : qyx, xdir ? qyx : qxx, xdir ? ux : vx,
+			     xdir ? vx : ux, zx, wx ? wx + sl : NULL, -sgn, hv,
+			     &hx_f, &qnx_f, &qtx_f, &zx_f);
 		}
 		/* normal n along +x or +y; left = the cell on the minus side */
 		double hl, ql, pl, zl, hr, qr, pr, zr;
@@ -1061,6 +1110,16 @@ static void fv_faces(const struct lbm *L, double *w, int k, int y,
 	}
 }
 
+/* The velocities of an FV cell's state as slopes() (at h_thin) and the
+ * face states (at hv) read them. */
+static void fv_vel(double *wy, double hthin, double hv)
+{
+	wy[W_US] = vel(wy[W_H], wy[W_QX], hthin);
+	wy[W_VS] = vel(wy[W_H], wy[W_QY], hthin);
+	wy[W_UF] = vel(wy[W_H], wy[W_QX], hv);
+	wy[W_VF] = vel(wy[W_H], wy[W_QY], hv);
+}
+
 /* The sums of one stage for FV cell k (at y): its faces' and its
  * neighbours' contributions added in the order of the serial update
  * this replaces (cell by cell ascending, each cell's faces in fv_dirs
@@ -1068,7 +1127,7 @@ static void fv_faces(const struct lbm *L, double *w, int k, int y,
  * the cell's faces), so that every bit is the same whatever the thread
  * count; then the stage (Heun) itself. */
 static void fv_sum(const struct lbm_fvwork *x, int k, int stage, double r,
-		   double g, double hthin)
+		   double g, double hthin, double hv)
 {
 	double *wy = x->w + (size_t)k * W_N;
 	const struct fv_nb *nb = x->nb + (size_t)k * 4;
@@ -1126,6 +1185,7 @@ static void fv_sum(const struct lbm_fvwork *x, int k, int stage, double r,
 	}
 	if (wy[W_H] <= hthin * 1e-3)
 		wy[W_QX] = wy[W_QY] = 0;
+	fv_vel(wy, hthin, hv);
 }
 
 /* The incoming faces of every FV cell (x->in0, x->in): the east and
@@ -1227,6 +1287,7 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		double u = hp > hdd ? fabs(wy[W_QX]) / hp : 0,
 		       v = hp > hdd ? fabs(wy[W_QY]) / hp : 0;
 		x->spd[k] = MAXD(u, v) + c;
+		fv_vel(wy, hthin, hv);
 		for (int q = 0; q < 4; q++)
 			fv_nb_find(L, y, y + lbm_cx[fv_dirs[q]] +
 					 lbm_cy[fv_dirs[q]] * Wd,
@@ -1271,33 +1332,32 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		for (int k = 0; k < nf; k++)
 			fv_faces(L, w, k, fvl[k], x->nb + (size_t)k * 4,
 				 x->fo + (size_t)k * 4 * FO_N, r, hv, hthin);
-#pragma omp for schedule(static)
-		for (int k = 0; k < nf; k++)
-			fv_sum(x, k, stage, r, g, hthin);
-	}
-	/* exact masses: old + kinetic exchange + rounded FV face fluxes */
-	int64_t *mnew = x->kin; /* reused: becomes the new mass */
+		/* the last stage also starts the exact masses (the face sums
+		 * are complete): old + kinetic exchange + the edge faces'
+		 * rounded flux, and each face's rounded mass toward an FV
+		 * cell (fq), given and taken below */
+		const int last = s == ns - 1 && stage == 1;
 #pragma omp for schedule(static) reduction(+ : eadj)
-	for (int k = 0; k < nf; k++) {
-		const int y = fvl[k];
-		const double *wy = w + (size_t)k * W_N;
-		int64_t m = -bed_sum(L, y);
-		for (int a = 0; a < LBM_Q; a++)
-			m += A[a][y];
-		int64_t fz = llrint(wy[W_FZ] / un);
-		mnew[k] += m + fz;
-		eadj += fz;
-		for (int q = 0; q < 2; q++)
-			x->fq[2 * k + q] = x->nb[(size_t)k * 4 + q].ix < 0 ? 0 :
-				llrint((q ? wy[W_FS] : wy[W_FE]) / un);
+		for (int k = 0; k < nf; k++) {
+			fv_sum(x, k, stage, r, g, hthin, hv);
+			if (!last)
+				continue;
+			const int y = fvl[k];
+			const double *wy = w + (size_t)k * W_N;
+			int64_t m = -bed_sum(L, y);
+			for (int a = 0; a < LBM_Q; a++)
+				m += A[a][y];
+			int64_t fz = llrint(wy[W_FZ] / un);
+			x->kin[k] += m + fz; /* becomes the new mass */
+			eadj += fz;
+			for (int q = 0; q < 2; q++)
+				x->fq[2 * k + q] = x->nb[(size_t)k * 4 + q].ix < 0 ? 0 :
+					llrint((q ? wy[W_FS] : wy[W_FE]) / un);
+		}
 	}
-#pragma omp for schedule(static)
-	for (int k = 0; k < nf; k++) {
-		mnew[k] -= x->fq[2 * k] + x->fq[2 * k + 1];
-		for (int p = x->in0[k]; p < x->in0[k + 1]; p++)
-			mnew[k] += x->fq[x->in[p]];
-	}
-	/* friction, new depths, then the populations */
+	/* the new masses (integers: the order is free), friction, new
+	 * depths, then the populations */
+	int64_t *mnew = x->kin;
 	const double n2 = L->p.manning * L->p.manning;
 	const double qres = LBM_FV_QRES * un * e;
 	const float inv = (float)(1.0 / un);
@@ -1306,6 +1366,9 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	for (int k = 0; k < nf; k++) {
 		const int y = fvl[k];
 		double *wy = w + (size_t)k * W_N;
+		mnew[k] -= x->fq[2 * k] + x->fq[2 * k + 1];
+		for (int p = x->in0[k]; p < x->in0[k + 1]; p++)
+			mnew[k] += x->fq[x->in[p]];
 		double h = (double)mnew[k] * un;
 		wy[W_H] = h;
 		if (h > hd && n2 > 0) {
