@@ -259,8 +259,7 @@ struct lbm {
 	int32_t *fvl;       /* the FV cells, ascending padded index */
 	int32_t *fvix;      /* per padded cell: index in fvl, or -1 */
 	int nfv;
-	double *fvw;        /* work, per FV cell */
-	int fvw_n;
+	struct lbm_fvwork *fvx; /* lbm_fv_update's work (lbm_fv.c) */
 	long fv_cells;      /* cell-steps advanced by the FV update */
 	/* block-sparse step (lbm.c "block-sparse step", docs/scale.md):
 	 * LBM_SB x LBM_SB interior cells per block, block (bx, by) holds

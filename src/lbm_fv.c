@@ -94,9 +94,23 @@
  * axis neighbours' states, an FV neighbour's face state its own slopes),
  * and writes only the FV cells (populations, depth).
  *
- * Deterministic: serial, fixed order, double precision; the result does
- * not depend on the thread count. Cost: marking reads every cell once per
- * step; the update is proportional to the FV cells.
+ * Deterministic: double precision, the result does not depend on the
+ * thread count. The update runs on L->threads threads over the FV list
+ * (one parallel region, per-cell passes): each cell writes only its own
+ * values; a face is computed once, by the cell west or north of it, and
+ * stored (fv_faces), and each cell then adds its own and its incoming
+ * faces' parts in the order of the serial loop this replaced (fv_sum:
+ * ascending cells, faces east, south, west, north, the bed term after
+ * the cell's own faces), so every double is that loop's; the sub-step
+ * count is a maximum taken serially in list order; mass sums are
+ * integers. The marking runs rows in parallel, each row reading the
+ * state and writing its own flags.
+ * Cost: marking reads the active blocks' cells once per step; the update
+ * is proportional to the FV cells (the axis neighbours' classes and LBM
+ * states found once per step, not per stage); per step its threads meet
+ * about 4 + 6 ns times (ns sub-steps), which on a machine with more
+ * runnable threads than cores can cost more than the work (docs/lbm.md,
+ * "Cost").
  */
 #include <math.h>
 #include <stdlib.h>
@@ -108,9 +122,14 @@
 #define MIND(a, b) ((a) < (b) ? (a) : (b))
 
 /* per-FV-cell work: h, qx, qy (state), dh, dqx, dqy (sub-step sums),
- * kinetic mass per sub-step, mass flux sums east and south (m) */
+ * kinetic mass per sub-step, mass flux sums east and south (m), the
+ * state's velocities as the slopes (vel at h_thin: US, VS) and the face
+ * states (at h_dry: UF, VF) read them, the slopes along x and y */
 enum { W_H, W_QX, W_QY, W_H0, W_QX0, W_QY0, W_DH, W_DQX, W_DQY, W_FZ, W_FE,
-       W_FS, W_SX, W_SY = W_SX + 4, W_N = W_SY + 4 };
+       W_FS, W_US, W_VS, W_UF, W_VF, W_SX, W_SY = W_SX + 4,
+       W_N = W_SY + 4 };
+
+static void fvwork_free(struct lbm_fvwork *x);
 
 static inline int link_open_fv(float hx, float zx, float cx, float hy,
 			       float zy, float cy, float hd)
@@ -162,12 +181,12 @@ void lbm_fv_free(struct lbm *L)
 	free(L->fvix);
 	free(L->fvl);
 	free(L->fvrow);
-	free(L->fvw);
+	fvwork_free(L->fvx);
 	L->fvf = L->fvh = L->fvg = NULL;
 	L->fvm = NULL;
 	L->fvix = L->fvl = NULL;
 	L->fvrow = NULL;
-	L->fvw = NULL;
+	L->fvx = NULL;
 	L->nfv = 0;
 }
 
@@ -421,10 +440,7 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 	const double hd = L->p.h_dry;
 	const int W = L->W, R = L->fv_margin, nx = L->nx, ny = L->ny;
 	uint8_t *fvf = L->fvf, *fvh = L->fvh;
-	/* candidates (fvh, a superset of the core): wet cells whose raw
-	 * Froude number (populations with their bed terms) passes 0.99 of the
-	 * lowest threshold that can apply, or that have a dry neighbour (a
-	 * spill); branch-free, in single precision, so that it vectorises */
+	/* the candidate pass's constants (below) */
 	const float kf = (float)(e * e / (un * g));
 	const float hdu = (float)(hd / un), thin_u = (float)(LBM_THIN * hd / un);
 	const float t_off = (float)(0.99 * off2), t_film = (float)(0.99 * film2);
@@ -436,28 +452,30 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 	for (int k = 0; scan && k < L->nfv; k++)
 		if (!scan[L->fvl[k] / W])
 			fvf[L->fvl[k]] = 0;
+	/* per row, in one pass (a row reads and writes only its own flags,
+	 * and the state, which the marking does not change): the
+	 * candidates, the core, and the dilation within the row */
+	int *rowc = L->fvrow;
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 	for (int j = 1; j <= ny; j++) {
-		if (scan && !scan[j])
-			continue;
 		/* the runs of blocks the sparse step keeps (lbm_mark_spans) */
 		const int32_t *sp;
-		const int ns = lbm_mark_spans(L, j, &sp);
+		const int ns = scan && !scan[j] ? 0 : lbm_mark_spans(L, j, &sp);
+		/* candidates (fvh, a superset of the core): wet cells whose
+		 * raw Froude number (populations with their bed terms) passes
+		 * 0.99 of the lowest threshold that can apply, or that have a
+		 * dry neighbour (a spill); branch-free, in single precision,
+		 * so that it vectorises */
 		for (int s = 0; s < ns; s++) {
 			const int o = j * W + sp[2 * s] - 1;
 			cand_row((const uint32_t *const *)A, o, hA + o - W, hA + o,
 				 hA + o + W, fvh + o, sp[2 * s + 1] - sp[2 * s] + 1,
 				 kf, hdu, thin_u, t_off, t_film, hdf, all);
 		}
-	}
-	/* core (bit 2) of the candidates, exactly, from the state and the
-	 * previous core; each cell reads and writes only its own flag */
-	int *rowc = L->fvrow;
-#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
-	for (int j = 1; j <= ny; j++) {
+		/* core (bit 2) of the candidates, exactly, from the state and
+		 * the previous core; each cell reads and writes only its own
+		 * flag */
 		int nc = 0;
-		const int32_t *sp;
-		const int ns = scan && !scan[j] ? 0 : lbm_mark_spans(L, j, &sp);
 		for (int s = 0; s < ns; s++)
 		for (int i = sp[2 * s]; i <= sp[2 * s + 1]; i++) {
 			const int n = i + j * W;
@@ -506,9 +524,27 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 			nc += fl != 0;
 		}
 		rowc[j] = nc;
+		/* dilate by R cells (Chebyshev), separably: here a core cell
+		 * within R in the row (fvh: the candidates are used up), below
+		 * within R rows (bit 1 of fvf); column-vectorised, one shift at
+		 * a time over a run, the same ORs as per cell */
+		if (!nc)
+			continue;
+		const int nr = lbm_mark_spans(L, j, &sp);
+		uint8_t *restrict o = fvh + (size_t)j * W;
+		const uint8_t *restrict f = fvf + (size_t)j * W;
+		for (int s = 0; s < nr; s++) {
+			const int i0 = sp[2 * s], i1 = sp[2 * s + 1];
+			for (int i = i0; i <= i1; i++)
+				o[i] = 0;
+			for (int di = -R; di <= R; di++) {
+				const int lo = i0 > 1 - di ? i0 : 1 - di,
+					  hi = i1 < nx - di ? i1 : nx - di;
+				for (int i = lo; i <= hi; i++)
+					o[i] |= f[i + di] & 2;
+			}
+		}
 	}
-	/* dilate by R cells (Chebyshev), separably: a core cell within R in
-	 * the row (fvh), then within R rows (bit 1 of fvf) */
 	/* rows with a core cell within R rows (serial, fixed order) */
 	int near = 0;
 	for (int j = 1; j <= ny + R; j++) {
@@ -520,35 +556,31 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 			rowc[L->H + j - R] = near; /* rows j - 2R .. j */
 	}
 	const int *rown = rowc + L->H;
+	/* within R rows: a row at a time over a run (vectorised) */
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 	for (int j = 1; j <= ny; j++) {
+		if (!rown[j])
+			continue;
 		const int32_t *sp;
 		const int ns = lbm_mark_spans(L, j, &sp);
+		uint8_t *restrict f = fvf + (size_t)j * W;
 		for (int s = 0; s < ns; s++)
-		for (int i = sp[2 * s]; i <= sp[2 * s + 1] && rowc[j]; i++) {
-			uint8_t c = 0;
-			for (int di = -R; di <= R; di++) {
-				int ii = i + di;
-				if (ii >= 1 && ii <= nx)
-					c |= fvf[ii + j * W] & 2;
-			}
-			fvh[i + j * W] = c;
-		}
-	}
-#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
-	for (int j = 1; j <= ny; j++) {
-		const int32_t *sp;
-		const int ns = lbm_mark_spans(L, j, &sp);
-		for (int s = 0; s < ns; s++)
-		for (int i = sp[2 * s]; i <= sp[2 * s + 1] && rown[j]; i++) {
-			uint8_t c = 0;
+		for (int i0 = sp[2 * s]; i0 <= sp[2 * s + 1]; i0 += 256) {
+			const int n = sp[2 * s + 1] - i0 + 1 < 256 ?
+				      sp[2 * s + 1] - i0 + 1 : 256;
+			uint8_t c[256];
+			for (int t = 0; t < n; t++)
+				c[t] = 0;
 			for (int dj = -R; dj <= R; dj++) {
-				int jj = j + dj;
-				if (jj >= 1 && jj <= ny && rowc[jj])
-					c |= fvh[i + jj * W];
+				const int jj = j + dj;
+				if (jj < 1 || jj > ny || !rowc[jj])
+					continue;
+				const uint8_t *restrict h = fvh + (size_t)jj * W + i0;
+				for (int t = 0; t < n; t++)
+					c[t] |= h[t];
 			}
-			if (c)
-				fvf[i + j * W] |= 1;
+			for (int t = 0; t < n; t++)
+				f[i0 + t] |= (uint8_t)(c[t] != 0);
 		}
 	}
 	/* the list (ascending), and the kernel's mask */
@@ -649,55 +681,6 @@ static void zou_state(const struct lbm *L, const double *wy, int y, int x,
 	*qy = inx ? 0 : iny * qn;
 }
 
-/* The centre state of neighbour x of FV cell y seen through an axis face:
- * depth, momentum (m^2/s), bed; returns 1 for a wall (the mirror of y's
- * face state stands there), 2 for an FV cell (its own slopes apply),
- * 3 for an open edge (y's face state continues: the flux is y's own),
- * 0 otherwise (an LBM cell or an edge's state: first order). */
-static int nb_state(const struct lbm *L, const double *w, int y, int x,
-		    double *h, double *qx, double *qy, double *z)
-{
-	const double *wy = w + (size_t)L->fvix[y] * W_N;
-	if (fv_of(L, x) >= 0) {
-		const double *wx = w + (size_t)fv_of(L, x) * W_N;
-		*h = wx[W_H], *qx = wx[W_QX], *qy = wx[W_QY];
-		*z = L->z[x];
-		return 2;
-	}
-	int solid = L->c[x] <= -LBM_BIG * 0.5f || L->c[x] < LBM_BIG;
-	if (!interior(L, x)) {
-		int k = L->gkind[x];
-		solid |= k == LBM_G_SOLID;
-		if (!solid && k == LBM_G_ZOU) {
-			zou_state(L, wy, y, x, h, qx, qy);
-			*z = L->z[x];
-			return 0;
-		}
-		if (!solid && extrap_ghost(L, x)) {
-			/* an open edge: zero gradient, y's own state (the
-			 * ghost's copied populations carry y's bed terms) */
-			*h = wy[W_H], *qx = wy[W_QX], *qy = wy[W_QY];
-			*z = L->z[y];
-			return 3;
-		}
-	}
-	if (solid) { /* a wall: the mirror of y */
-		int dx = x % L->W - y % L->W;
-		*h = wy[W_H];
-		*qx = dx ? -wy[W_QX] : wy[W_QX];
-		*qy = dx ? wy[W_QY] : -wy[W_QY];
-		*z = L->z[y];
-		return 1;
-	}
-	double e = L->p.e;
-	cell_moments(L, x, h, qx, qy);
-	*h = L->h[L->cur][x];
-	*qx *= e;
-	*qy *= e;
-	*z = L->z[x];
-	return 0;
-}
-
 /* The slope limiters of the MUSCL reconstruction (slopes), from the
  * one-sided differences a (minus side) and b (plus side); all are zero at
  * an extremum (a b <= 0). Minmod was the only one until Ritter's dam break
@@ -742,38 +725,159 @@ static inline double vel(double h, double q, double hthin)
 	return h > hthin ? q / h : q / hthin * (h / hthin);
 }
 
-/* The limited slopes (per cell, along x or y) of FV cell k: depth,
- * surface, normal and tangential velocity, limited from the one-sided
- * differences (MUSCL, van Leer: the surface by van_albada, the
- * velocities by vel_limit). First order (zero slopes) next to
- * films and dry cells (depth below h_thin on either side), where a
- * slope of the surface would reach into the dry bed. */
-static void slopes(const struct lbm *L, double *w, int k, int xdir,
-		   double hthin)
+/* Neighbour x of FV cell y across one axis face, as the update sees it
+ * during one call of lbm_fv_update: what does not change over its
+ * sub-steps, found once (fv_nb_find) rather than in every stage. */
+enum { NB_LBM, NB_WALL, NB_FV, NB_OPEN, NB_ZOU };
+struct fv_nb {
+	double h, qx, qy; /* NB_LBM: the cell's state (depth, m^2/s) */
+	double us, vs;    /* NB_LBM: its velocities as slopes() reads them */
+	double z;         /* the bed the face sees (y's at walls, open edges) */
+	int32_t x, ix;    /* padded index; FV index (fv_of), or -1 */
+	uint8_t cls;      /* NB_* */
+	uint8_t edge;     /* an inflow, level or open edge (edge_ghost) */
+	uint8_t zin;      /* the face of an inflow by discharge or velocity */
+	uint8_t zlev;     /* the face of a held level */
+	uint8_t flipx;    /* a wall across x: the mirror flips qx (else qy) */
+};
+
+/* The axis neighbours of an FV cell, in face order: east (a = 1), south
+ * (a = 3), west (a = 5), north (a = 7). */
+static const int fv_dirs[4] = { 1, 3, 5, 7 };
+
+/* What the update needs of neighbour x of FV cell y: the class of
+ * nb_get's state (walls: the cell itself or a solid ghost; inflow and
+ * level edges; open edges; FV cells, a periodic ghost standing for its
+ * partner; else an LBM cell or a ghost copying one, whose depth and
+ * momentum less its bed terms are read here, once a step). */
+static void fv_nb_find(const struct lbm *L, int y, int x, struct fv_nb *nb)
 {
-	const int y = L->fvl[k], Wd = L->W;
+	nb->x = x;
+	nb->ix = fv_of(L, x);
+	nb->edge = (uint8_t)edge_ghost(L, x);
+	const int zg = nb->ix < 0 && zou_ghost(L, x) && interior(L, y);
+	nb->zin = (uint8_t)(zg && (!isnan(L->gq[x]) || !isnan(L->gvel[x])));
+	nb->zlev = (uint8_t)(zg && isnan(L->gq[x]) && isnan(L->gvel[x]));
+	nb->flipx = (uint8_t)(x % L->W - y % L->W != 0);
+	nb->h = nb->qx = nb->qy = nb->us = nb->vs = 0;
+	if (nb->ix >= 0) {
+		nb->cls = NB_FV;
+		nb->z = L->z[x];
+		return;
+	}
+	int solid = L->c[x] <= -LBM_BIG * 0.5f || L->c[x] < LBM_BIG;
+	if (!interior(L, x)) {
+		int k = L->gkind[x];
+		solid |= k == LBM_G_SOLID;
+		if (!solid && k == LBM_G_ZOU) {
+			nb->cls = NB_ZOU;
+			nb->z = L->z[x];
+			return;
+		}
+		if (!solid && extrap_ghost(L, x)) {
+			/* an open edge: zero gradient, y's own state (the
+			 * ghost's copied populations carry y's bed terms) */
+			nb->cls = NB_OPEN;
+			nb->z = L->z[y];
+			return;
+		}
+	}
+	if (solid) {
+		nb->cls = NB_WALL;
+		nb->z = L->z[y];
+		return;
+	}
+	const double e = L->p.e;
+	double h;
+	cell_moments(L, x, &h, &nb->qx, &nb->qy);
+	nb->h = L->h[L->cur][x];
+	nb->qx *= e;
+	nb->qy *= e;
+	nb->z = L->z[x];
+	nb->cls = NB_LBM;
+	const double hthin = LBM_THIN * L->p.h_dry;
+	nb->us = vel(nb->h, nb->qx, hthin);
+	nb->vs = vel(nb->h, nb->qy, hthin);
+}
+
+/* The centre state of neighbour nb of FV cell k (at y) seen through an
+ * axis face: depth, momentum (m^2/s), bed; returns 1 for a wall (the
+ * mirror of y's face state stands there), 2 for an FV cell (its own
+ * slopes apply), 3 for an open edge (y's face state continues: the flux
+ * is y's own), 0 otherwise (an LBM cell or an edge's state: first
+ * order). */
+static int nb_get(const struct lbm *L, const double *w, int k, int y,
+		  const struct fv_nb *nb, double *h, double *qx, double *qy,
+		  double *z)
+{
+	const double *wy = w + (size_t)k * W_N;
+	*z = nb->z;
+	switch (nb->cls) {
+	case NB_FV: {
+		const double *wx = w + (size_t)nb->ix * W_N;
+		*h = wx[W_H], *qx = wx[W_QX], *qy = wx[W_QY];
+		return 2;
+	}
+	case NB_ZOU:
+		zou_state(L, wy, y, nb->x, h, qx, qy);
+		return 0;
+	case NB_OPEN:
+		*h = wy[W_H], *qx = wy[W_QX], *qy = wy[W_QY];
+		return 3;
+	case NB_WALL: /* the mirror of y */
+		*h = wy[W_H];
+		*qx = nb->flipx ? -wy[W_QX] : wy[W_QX];
+		*qy = nb->flipx ? wy[W_QY] : -wy[W_QY];
+		return 1;
+	default:
+		*h = nb->h, *qx = nb->qx, *qy = nb->qy;
+		return 0;
+	}
+}
+
+/* The limited slopes (per cell, along x or y) of FV cell k at y, whose
+ * neighbours are nb (fv_dirs order): depth, surface, normal and
+ * tangential velocity, limited from the one-sided differences (MUSCL,
+ * van Leer: the surface by van_albada, the velocities by vel_limit).
+ * First order (zero slopes) next to films and dry cells (depth
+ * below h_thin on either side), where a slope of the surface would
+ * reach into the dry bed. */
+static void slopes(const struct lbm *L, double *w, int k, int y,
+		   const struct fv_nb *nb, int xdir, double hthin)
+{
 	double *wy = w + (size_t)k * W_N;
 	double *s = wy + (xdir ? W_SX : W_SY);
-	const int st = xdir ? 1 : Wd;
 	double h[3], eta[3], un[3], ut[3], zc[3];
 	h[1] = MAXD(wy[W_H], 0);
 	zc[1] = L->z[y];
 	eta[1] = h[1] + L->z[y];
-	un[1] = vel(h[1], xdir ? wy[W_QX] : wy[W_QY], hthin);
-	ut[1] = vel(h[1], xdir ? wy[W_QY] : wy[W_QX], hthin);
+	un[1] = xdir ? wy[W_US] : wy[W_VS];
+	ut[1] = xdir ? wy[W_VS] : wy[W_US];
 	int edge = -1; /* the side (0, 2) of an inflow, level or open edge */
 	for (int q = 0; q < 2; q++) {
-		int x = q ? y + st : y - st, o = q ? 2 : 0;
+		/* minus side: west or north; plus side: east or south */
+		const struct fv_nb *n = nb + (q ? (xdir ? 0 : 1) : (xdir ? 2 : 3));
+		const int o = q ? 2 : 0;
 		double hx, qx, qy, zx;
-		if (edge_ghost(L, x))
+		if (n->edge)
 			edge = o;
-		nb_state(L, w, y, x, &hx, &qx, &qy, &zx);
+		nb_get(L, w, k, y, n, &hx, &qx, &qy, &zx);
 		hx = MAXD(hx, 0);
 		h[o] = hx;
 		zc[o] = zx;
 		eta[o] = hx + zx;
-		un[o] = vel(hx, xdir ? qx : qy, hthin);
-		ut[o] = vel(hx, xdir ? qy : qx, hthin);
+		/* vel() of the same state: kept by FV and LBM cells */
+		double us, vs;
+		if (n->cls == NB_FV) {
+			const double *wx = w + (size_t)n->ix * W_N;
+			us = wx[W_US], vs = wx[W_VS];
+		} else if (n->cls == NB_LBM) {
+			us = n->us, vs = n->vs;
+		} else {
+			us = vel(hx, qx, hthin), vs = vel(hx, qy, hthin);
+		}
+		un[o] = xdir ? us : vs;
+		ut[o] = xdir ? vs : us;
 	}
 	if (h[0] < hthin || h[1] < hthin || h[2] < hthin) {
 		s[0] = s[1] = s[2] = s[3] = 0;
@@ -802,19 +906,20 @@ static void slopes(const struct lbm *L, double *w, int k, int xdir,
 		s[0] = s[1] = s[2] = s[3] = 0;
 }
 
-/* Face state of a cell with centre (h, qn, qt, z) and slopes s (NULL:
- * first order) on its plus (side 1) or minus (side -1) face: depth,
- * normal and tangential discharge, bed (surface less depth). */
-static void face(double h, double qn, double qt, double z, const double *s,
-		 int side, double hthin, double *hf, double *qnf, double *qtf,
-		 double *zf)
+/* Face state of a cell with centre (h, qn, qt, z), whose velocities
+ * vel(h, qn, hthin) and vel(h, qt, hthin) are un, ut, and slopes s (NULL:
+ * first order, un and ut unused) on its plus (side 1) or minus (side -1)
+ * face: depth, normal and tangential discharge, bed (surface less
+ * depth). */
+static void face(double h, double qn, double qt, double un, double ut,
+		 double z, const double *s, int side, double hthin, double *hf,
+		 double *qnf, double *qtf, double *zf)
 {
 	h = MAXD(h, 0);
 	if (!s) {
 		*hf = h, *qnf = qn, *qtf = qt, *zf = z;
 		return;
 	}
-	double un = vel(h, qn, hthin), ut = vel(h, qt, hthin);
 	double hh = MAXD(h + 0.5 * side * s[0], 0);
 	double eta = h + z + 0.5 * side * s[1];
 	*hf = hh;
@@ -920,20 +1025,296 @@ static void fv_neq(const struct lbm *L, int y, float *neq)
 			neq[a] = 0;
 }
 
+/* The FV update's work, kept from step to step (grown, never shrunk;
+ * freed by lbm_fv_free), per FV cell k of the list. */
+struct lbm_fvwork {
+	int cap;
+	double *w;           /* W_N values */
+	struct fv_nb *nb;    /* 4: the axis neighbours, fv_dirs order */
+	double *fo;          /* 4 faces x FO_N: the face's contributions */
+	int64_t *kin;        /* kinetic exchange a step, then the new mass */
+	int64_t *fq;         /* 2: the rounded face mass east, south */
+	double *spd;         /* |u| + c */
+	int32_t *in0;        /* cap + 1: the cell's incoming faces are */
+	int32_t *in;         /* in[in0[k] .. in0[k + 1]): 2 k' + q, ascending */
+};
+
+/* A face's contributions (fo): to the cell's own sums (OQX, OQY; OH, an
+ * edge face's mass) and, toward an FV neighbour, its mass flux r F[0]
+ * (NH: taken from the cell, given to the neighbour) and the neighbour's
+ * momentum (NQX, NQY). */
+enum { FO_OQX, FO_OQY, FO_OH, FO_NH, FO_NQX, FO_NQY, FO_N };
+
+/* Below this many FV cells the update runs on one thread (the fork
+ * costs more); the result is the same either way. */
+#define FV_PAR_MIN 64
+
+static void fvwork_free(struct lbm_fvwork *x)
+{
+	if (!x)
+		return;
+	free(x->w);
+	free(x->nb);
+	free(x->fo);
+	free(x->kin);
+	free(x->fq);
+	free(x->spd);
+	free(x->in0);
+	free(x->in);
+	free(x);
+}
+
+/* The work for nf FV cells: L->fvx, grown as needed; NULL when out of
+ * memory (L->fvx then stays as it was). */
+static struct lbm_fvwork *fvwork_get(struct lbm *L, int nf)
+{
+	if (L->fvx && L->fvx->cap >= nf)
+		return L->fvx;
+	const size_t n = (size_t)nf + (size_t)nf / 4 + 64;
+	struct lbm_fvwork *x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->w = malloc(n * W_N * sizeof(double));
+	x->nb = malloc(n * 4 * sizeof(struct fv_nb));
+	x->fo = malloc(n * 4 * FO_N * sizeof(double));
+	x->kin = malloc(n * sizeof(int64_t));
+	x->fq = malloc(n * 2 * sizeof(int64_t));
+	x->spd = malloc(n * sizeof(double));
+	x->in0 = malloc((n + 1) * sizeof(int32_t));
+	x->in = malloc(n * 2 * sizeof(int32_t));
+	if (!x->w || !x->nb || !x->fo || !x->kin || !x->fq || !x->spd ||
+	    !x->in0 || !x->in || n > INT32_MAX / 2) {
+		fvwork_free(x);
+		return NULL;
+	}
+	x->cap = (int)n;
+	fvwork_free(L->fvx);
+	L->fvx = x;
+	return x;
+}
+
+/* The faces of FV cell k (at y) in one stage: the HLL flux of each of its
+ * four axis faces (fv_dirs order) but the west and north faces toward FV
+ * cells (those cells compute them as their east and south faces), into
+ * fo (FO_N per face); the edge and face mass sums of the cell itself
+ * (W_FZ, W_FE, W_FS) directly. */
+static void fv_faces(const struct lbm *L, double *w, int k, int y,
+		     const struct fv_nb *nb, double *fo, double r, double hv,
+		     double hthin)
+{
+	const double g = L->p.g;
+	double *wy = w + (size_t)k * W_N;
+	for (int q = 0; q < 4; q++) {
+		const int a = fv_dirs[q];
+		const struct fv_nb *n = nb + q;
+		const int ix = n->ix, xfv = ix >= 0;
+		if (q >= 2 && xfv)
+			continue;
+		double hx, qxx, qyx, zx;
+		int kind = nb_get(L, w, k, y, n, &hx, &qxx, &qyx, &zx);
+		int xdir = lbm_cx[a] != 0, sgn = lbm_cx[a] + lbm_cy[a];
+		const int sl = xdir ? W_SX : W_SY;
+		/* y's face state, and x's (the mirror of y's at a wall;
+		 * first order for LBM cells and edges) */
+		double hy_f, qny_f, qty_f, zy_f;
+		face(wy[W_H], xdir ? wy[W_QX] : wy[W_QY],
+		     xdir ? wy[W_QY] : wy[W_QX], xdir ? wy[W_UF] : wy[W_VF],
+		     xdir ? wy[W_VF] : wy[W_UF], L->z[y], wy + sl, sgn, hv,
+		     &hy_f, &qny_f, &qty_f, &zy_f);
+		double hx_f, qnx_f, qtx_f, zx_f;
+		if (kind == 1 || kind == 3) {
+			hx_f = hy_f, qnx_f = kind == 1 ? -qny_f : qny_f;
+			qtx_f = qty_f, zx_f = zy_f;
+		} else {
+			const double *wx = kind == 2 ? w + (size_t)ix * W_N : NULL;
+			double ux = 0, vx = 0;
+			if (wx)
+				ux = wx[W_UF], vx = wx[W_VF];
+			face(hx, xdir ? qxx : qyx, xdir ? qyx : qxx, xdir ? ux : vx,
+			     xdir ? vx : ux, zx, wx ? wx + sl : NULL, -sgn, hv,
+			     &hx_f, &qnx_f, &qtx_f, &zx_f);
+		}
+		/* normal n along +x or +y; left = the cell on the minus side */
+		double hl, ql, pl, zl, hr, qr, pr, zr;
+		if (sgn > 0) {
+			hl = hy_f, ql = qny_f, pl = qty_f, zl = zy_f;
+			hr = hx_f, qr = qnx_f, pr = qtx_f, zr = zx_f;
+		} else {
+			hl = hx_f, ql = qnx_f, pl = qtx_f, zl = zx_f;
+			hr = hy_f, qr = qny_f, pr = qty_f, zr = zy_f;
+		}
+		double F[3], cL, cR;
+		hll(g, hl, ql, pl, zl, hr, qr, pr, zr, hv, F, &cL, &cR);
+		if (n->zin) {
+			/* an inflow: its discharge enters as given, with the
+			 * momentum flux of the depth it enters at (the given
+			 * depth where the inflow is at or above critical, else
+			 * the cell's face depth) */
+			double hb = MAXD(hy_f, hthin);
+			if (qnx_f * qnx_f >= 0.98 * g * hx * hx * hx && hx > hthin)
+				hb = hx;
+			double ub = qnx_f / hb;
+			F[0] = qnx_f;
+			F[1] = qnx_f * ub + 0.5 * g * hb * hb;
+			F[2] = 0;
+			cL = cR = 0.5 * g * (hy_f * hy_f - hb * hb);
+		}
+		if (n->zlev && hx > hthin && hy_f > hthin &&
+		    qny_f * qny_f < g * hy_f * hy_f * hy_f) {
+			/* a held level under subcritical flow: the face stands
+			 * at the level with the cell's discharge (the
+			 * characteristic from the interior); HLL would hardly
+			 * see the level where u - c is near 0 */
+			F[0] = qny_f;
+			F[1] = qny_f * qny_f / hx + 0.5 * g * hx * hx;
+			F[2] = qny_f * qty_f / hx;
+			cL = cR = 0;
+		}
+		if (kind == 3 && sgn * qny_f <= 0) {
+			/* an open edge lets water out, never in (a zero-gradient
+			 * inflow on steep terrain ran away: the volcano sample
+			 * diverged) */
+			F[0] = F[2] = 0;
+			F[1] = 0.5 * g * hy_f * hy_f;
+			cL = cR = 0;
+		}
+		double *f = fo + q * FO_N;
+		/* y's update: outflow through a face on its plus side */
+		double Fy1 = sgn > 0 ? F[1] + cL : F[1] + cR;
+		double dqn = sgn > 0 ? -r * Fy1 : r * Fy1;
+		double dqt = sgn > 0 ? -r * F[2] : r * F[2];
+		f[FO_OQX] = xdir ? dqn : dqt;
+		f[FO_OQY] = xdir ? dqt : dqn;
+		if (!xfv && n->edge) { /* edge face: mass */
+			double fm = sgn > 0 ? -r * F[0] : r * F[0];
+			f[FO_OH] = fm;
+			wy[W_FZ] += 0.5 * fm;
+		}
+		if (xfv) { /* FV neighbour: mass and its momentum */
+			f[FO_NH] = r * F[0];
+			wy[xdir ? W_FE : W_FS] += 0.5 * r * F[0];
+			double Fx1 = F[1] + cR;
+			f[FO_NQX] = xdir ? r * Fx1 : r * F[2];
+			f[FO_NQY] = xdir ? r * F[2] : r * Fx1;
+		}
+	}
+}
+
+/* The velocities of an FV cell's state as slopes() (at h_thin) and the
+ * face states (at hv) read them. */
+static void fv_vel(double *wy, double hthin, double hv)
+{
+	wy[W_US] = vel(wy[W_H], wy[W_QX], hthin);
+	wy[W_VS] = vel(wy[W_H], wy[W_QY], hthin);
+	wy[W_UF] = vel(wy[W_H], wy[W_QX], hv);
+	wy[W_VF] = vel(wy[W_H], wy[W_QY], hv);
+}
+
+/* The sums of one stage for FV cell k (at y): its faces' and its
+ * neighbours' contributions added in the order of the serial update
+ * this replaces (cell by cell ascending, each cell's faces in fv_dirs
+ * order, a face's own part before the neighbour's, the bed term after
+ * the cell's faces), so that every bit is the same whatever the thread
+ * count; then the stage (Heun) itself. */
+static void fv_sum(const struct lbm_fvwork *x, int k, int stage, double r,
+		   double g, double hthin, double hv)
+{
+	double *wy = x->w + (size_t)k * W_N;
+	const struct fv_nb *nb = x->nb + (size_t)k * 4;
+	const double *fo = x->fo;
+	double dh = wy[W_DH], dqx = wy[W_DQX], dqy = wy[W_DQY];
+	int p = x->in0[k];
+	const int pe = x->in0[k + 1];
+	for (; p < pe && x->in[p] / 2 < k; p++) {
+		const double *f = fo + ((size_t)(x->in[p] / 2) * 4 +
+					(size_t)(x->in[p] % 2)) * FO_N;
+		dh += f[FO_NH];
+		dqx += f[FO_NQX];
+		dqy += f[FO_NQY];
+	}
+	for (int q = 0; q < 4; q++) {
+		const int xfv = nb[q].ix >= 0;
+		if (q >= 2 && xfv)
+			continue;
+		const double *f = fo + ((size_t)k * 4 + (size_t)q) * FO_N;
+		dqx += f[FO_OQX];
+		dqy += f[FO_OQY];
+		if (!xfv && nb[q].edge)
+			dh += f[FO_OH];
+		if (xfv)
+			dh -= f[FO_NH];
+		/* a face toward the cell itself (a periodic grid one cell
+		 * wide): the neighbour's part right after */
+		for (; p < pe && x->in[p] == 2 * k + q; p++) {
+			dh += f[FO_NH];
+			dqx += f[FO_NQX];
+			dqy += f[FO_NQY];
+		}
+	}
+	/* the bed inside the cell (Audusse et al. 2004, second order):
+	 * -g h (z_+ - z_-) / dx per axis, z_+ - z_- = the surface slope less
+	 * the depth slope */
+	const double hc = MAXD(wy[W_H], 0);
+	dqx -= r * g * hc * (wy[W_SX + 1] - wy[W_SX]);
+	dqy -= r * g * hc * (wy[W_SY + 1] - wy[W_SY]);
+	for (; p < pe; p++) {
+		const double *f = fo + ((size_t)(x->in[p] / 2) * 4 +
+					(size_t)(x->in[p] % 2)) * FO_N;
+		dh += f[FO_NH];
+		dqx += f[FO_NQX];
+		dqy += f[FO_NQY];
+	}
+	if (stage == 0) {
+		wy[W_H] += dh;
+		wy[W_QX] += dqx;
+		wy[W_QY] += dqy;
+	} else {
+		wy[W_H] = 0.5 * (wy[W_H0] + wy[W_H] + dh);
+		wy[W_QX] = 0.5 * (wy[W_QX0] + wy[W_QX] + dqx);
+		wy[W_QY] = 0.5 * (wy[W_QY0] + wy[W_QY] + dqy);
+	}
+	if (wy[W_H] <= hthin * 1e-3)
+		wy[W_QX] = wy[W_QY] = 0;
+	fv_vel(wy, hthin, hv);
+}
+
+/* The incoming faces of every FV cell (x->in0, x->in): the east and
+ * south faces of other cells (or of itself) that end in it, ascending
+ * by (cell, face), so that fv_sum and the mass books add them in the
+ * serial order. */
+static void fv_incoming(struct lbm_fvwork *x, int nf)
+{
+	int32_t *in0 = x->in0;
+	for (int k = 0; k <= nf; k++)
+		in0[k] = 0;
+	for (int k = 0; k < nf; k++)
+		for (int q = 0; q < 2; q++)
+			if (x->nb[(size_t)k * 4 + q].ix >= 0)
+				in0[x->nb[(size_t)k * 4 + q].ix + 1]++;
+	for (int k = 0; k < nf; k++)
+		in0[k + 1] += in0[k];
+	/* fill, in0[ix] moving to the end of ix's run, then back */
+	for (int k = 0; k < nf; k++)
+		for (int q = 0; q < 2; q++) {
+			const int ix = x->nb[(size_t)k * 4 + q].ix;
+			if (ix >= 0)
+				x->in[in0[ix]++] = 2 * k + q;
+		}
+	for (int k = nf; k > 0; k--)
+		in0[k] = in0[k - 1];
+	in0[0] = 0;
+}
+
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 {
 	*edge_adj = 0;
 	const int nf = L->nfv;
 	if (nf == 0)
 		return;
-	if (nf > L->fvw_n) {
-		free(L->fvw);
-		L->fvw = malloc((size_t)nf * W_N * sizeof(double));
-		L->fvw_n = L->fvw ? nf : 0;
-		if (!L->fvw)
-			return; /* out of memory: the LBM result stands */
-	}
-	double *w = L->fvw;
+	struct lbm_fvwork *x = fvwork_get(L, nf);
+	if (!x)
+		return; /* out of memory: the LBM result stands */
+	double *w = x->w;
 	int32_t *const *A = L->f[L->cur];
 	int32_t *const *B = L->f[!L->cur];
 	const float *hA = L->h[L->cur];
@@ -947,13 +1328,21 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	 * 73,588 clamped cell-steps at 400^2) */
 	const double hv = hdd;
 	const int Wd = L->W;
-	int64_t *kin = calloc((size_t)nf, sizeof(int64_t));
-	if (!kin)
-		return;
-	/* states, kinetic exchange with non-FV cells, wave speeds */
-	double smax = 0;
+	const int32_t *fvl = L->fvl;
+	int64_t eadj = 0;
+	int ns = 1;
+	double r = 0;
+	/* Every loop below gives each FV cell's values from the same
+	 * arithmetic in the same order whatever the thread count: cells
+	 * write only their own values, sums over cells are integers or
+	 * taken in a fixed order (fv_sum, the serial smax). */
+#pragma omp parallel num_threads(L->threads) if (nf >= FV_PAR_MIN)
+	{
+	/* states, kinetic exchange with non-FV cells, wave speeds, the
+	 * neighbours of the axis faces */
+#pragma omp for schedule(static) reduction(+ : eadj)
 	for (int k = 0; k < nf; k++) {
-		const int y = L->fvl[k];
+		const int y = fvl[k];
 		double *wy = w + (size_t)k * W_N;
 		double h, mx, my;
 		cell_moments(L, y, &h, &mx, &my);
@@ -964,222 +1353,112 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		int64_t km = 0;
 		wy[W_FZ] = 0;
 		for (int a = 1; a < LBM_Q; a++) {
-			int x = y + lbm_cx[a] + lbm_cy[a] * Wd;
-			if (fv_of(L, x) >= 0)
+			int xn = y + lbm_cx[a] + lbm_cy[a] * Wd;
+			if (fv_of(L, xn) >= 0)
 				continue;
-			if (!link_open_fv(hA[y], L->z[y], L->c[y], hA[x], L->z[x],
-					  L->c[x], hd))
+			if (!link_open_fv(hA[y], L->z[y], L->c[y], hA[xn], L->z[xn],
+					  L->c[xn], hd))
 				continue;
-			int64_t ex = (int64_t)A[lbm_opp[a]][x] - A[a][y] +
-				     (int64_t)lrintf(bed_t(hA[y], L->z[y], hA[x],
-							   L->z[x]) * L->kGi[a]);
-			if (edge_ghost(L, x)) {
+			int64_t ex = (int64_t)A[lbm_opp[a]][xn] - A[a][y] +
+				     (int64_t)lrintf(bed_t(hA[y], L->z[y], hA[xn],
+							   L->z[xn]) * L->kGi[a]);
+			if (edge_ghost(L, xn)) {
 				/* an inflow / level / open edge: the flux of the
 				 * edge face replaces the closure's populations;
 				 * the books (edge_flux counted these) follow */
-				*edge_adj -= ex;
+				eadj -= ex;
 				continue;
 			}
 			km += ex;
 		}
-		kin[k] = km;
+		x->kin[k] = km;
 		double hp = MAXD(h, 0);
 		double c = sqrt(g * hp);
 		double u = hp > hdd ? fabs(wy[W_QX]) / hp : 0,
 		       v = hp > hdd ? fabs(wy[W_QY]) / hp : 0;
-		smax = MAXD(smax, MAXD(u, v) + c);
+		x->spd[k] = MAXD(u, v) + c;
+		fv_vel(wy, hthin, hv);
+		for (int q = 0; q < 4; q++)
+			fv_nb_find(L, y, y + lbm_cx[fv_dirs[q]] +
+					 lbm_cy[fv_dirs[q]] * Wd,
+				   x->nb + (size_t)k * 4 + q);
 	}
-	/* sub-steps: (|u| + c) dts / dx <= LBM_FV_CFL (the neighbours' speeds
-	 * are those of the LBM, below e) */
-	int ns = (int)ceil(smax * dt / dx / LBM_FV_CFL);
-	if (ns < 1)
-		ns = 1;
-	if (ns > 64)
-		ns = 64;
-	const double dts = dt / ns, r = dts / dx;
+#pragma omp single
+	{
+		/* sub-steps: (|u| + c) dts / dx <= LBM_FV_CFL (the
+		 * neighbours' speeds are those of the LBM, below e); the
+		 * maximum in the list's order (a NaN as before) */
+		double smax = 0;
+		for (int k = 0; k < nf; k++)
+			smax = MAXD(smax, x->spd[k]);
+		ns = (int)ceil(smax * dt / dx / LBM_FV_CFL);
+		if (ns < 1)
+			ns = 1;
+		if (ns > 64)
+			ns = 64;
+		r = dt / ns / dx;
+		fv_incoming(x, nf);
+	}
 	/* each sub-step: Heun's method (SSP Runge-Kutta 2) on the MUSCL
 	 * reconstruction: U* = U + D(U), U' = (U + U* + D(U*)) / 2; the
 	 * face mass fluxes are summed with weight 1/2 per stage */
 	for (int s = 0; s < ns; s++)
 	for (int stage = 0; stage < 2; stage++) {
+#pragma omp for schedule(static)
 		for (int k = 0; k < nf; k++) {
 			double *wy = w + (size_t)k * W_N;
-			wy[W_DH] = (double)kin[k] * un / ns;
+			const struct fv_nb *nb = x->nb + (size_t)k * 4;
+			wy[W_DH] = (double)x->kin[k] * un / ns;
 			wy[W_DQX] = wy[W_DQY] = 0;
 			if (stage == 0) {
 				wy[W_H0] = wy[W_H];
 				wy[W_QX0] = wy[W_QX];
 				wy[W_QY0] = wy[W_QY];
 			}
-			slopes(L, w, k, 1, hthin);
-			slopes(L, w, k, 0, hthin);
+			slopes(L, w, k, fvl[k], nb, 1, hthin);
+			slopes(L, w, k, fvl[k], nb, 0, hthin);
 		}
+#pragma omp for schedule(static)
+		for (int k = 0; k < nf; k++)
+			fv_faces(L, w, k, fvl[k], x->nb + (size_t)k * 4,
+				 x->fo + (size_t)k * 4 * FO_N, r, hv, hthin);
+		/* the last stage also starts the exact masses (the face sums
+		 * are complete): old + kinetic exchange + the edge faces'
+		 * rounded flux, and each face's rounded mass toward an FV
+		 * cell (fq), given and taken below */
+		const int last = s == ns - 1 && stage == 1;
+#pragma omp for schedule(static) reduction(+ : eadj)
 		for (int k = 0; k < nf; k++) {
-			const int y = L->fvl[k];
-			double *wy = w + (size_t)k * W_N;
-			/* faces east (a = 1) and south (a = 3) of y, and west /
-			 * north faces toward non-FV cells (FV ones compute them) */
-			static const int dirs[4] = { 1, 3, 5, 7 };
-			for (int q = 0; q < 4; q++) {
-				int a = dirs[q];
-				int x = y + lbm_cx[a] + lbm_cy[a] * Wd;
-				const int ix = fv_of(L, x), xfv = ix >= 0;
-				if (q >= 2 && xfv)
-					continue;
-				double hx, qxx, qyx, zx;
-				int kind = nb_state(L, w, y, x, &hx, &qxx, &qyx, &zx);
-				int xdir = lbm_cx[a] != 0, sgn = lbm_cx[a] + lbm_cy[a];
-				const int sl = xdir ? W_SX : W_SY;
-				/* y's face state, and x's (the mirror of y's at a
-				 * wall; first order for LBM cells and edges) */
-				double hy_f, qny_f, qty_f, zy_f;
-				face(wy[W_H], xdir ? wy[W_QX] : wy[W_QY],
-				     xdir ? wy[W_QY] : wy[W_QX], L->z[y], wy + sl,
-				     sgn, hv, &hy_f, &qny_f, &qty_f, &zy_f);
-				double hx_f, qnx_f, qtx_f, zx_f;
-				if (kind == 1 || kind == 3) {
-					hx_f = hy_f, qnx_f = kind == 1 ? -qny_f : qny_f;
-					qtx_f = qty_f, zx_f = zy_f;
-				} else {
-					const double *sx = kind == 2 ?
-						w + (size_t)ix * W_N + sl : NULL;
-					face(hx, xdir ? qxx : qyx, xdir ? qyx : qxx, zx,
-					     sx, -sgn, hv, &hx_f, &qnx_f, &qtx_f,
-					     &zx_f);
-				}
-				/* normal n along +x or +y; left = the cell on the
-				 * minus side */
-				double hl, ql, pl, zl, hr, qr, pr, zr;
-				if (sgn > 0) {
-					hl = hy_f, ql = qny_f, pl = qty_f, zl = zy_f;
-					hr = hx_f, qr = qnx_f, pr = qtx_f, zr = zx_f;
-				} else {
-					hl = hx_f, ql = qnx_f, pl = qtx_f, zl = zx_f;
-					hr = hy_f, qr = qny_f, pr = qty_f, zr = zy_f;
-				}
-				double F[3], cL, cR;
-				hll(g, hl, ql, pl, zl, hr, qr, pr, zr, hv, F, &cL, &cR);
-				if (!xfv && zou_ghost(L, x) && interior(L, y) &&
-				    (!isnan(L->gq[x]) || !isnan(L->gvel[x]))) {
-					/* an inflow: its discharge enters as given,
-					 * with the momentum flux of the depth it
-					 * enters at (the given depth where the
-					 * inflow is at or above critical, else the
-					 * cell's face depth) */
-					double hb = MAXD(hy_f, hthin);
-					if (qnx_f * qnx_f >= 0.98 * g * hx * hx * hx &&
-					    hx > hthin)
-						hb = hx;
-					double ub = qnx_f / hb;
-					F[0] = qnx_f;
-					F[1] = qnx_f * ub + 0.5 * g * hb * hb;
-					F[2] = 0;
-					cL = cR = 0.5 * g * (hy_f * hy_f - hb * hb);
-				}
-				if (!xfv && zou_ghost(L, x) && interior(L, y) &&
-				    isnan(L->gq[x]) && isnan(L->gvel[x]) &&
-				    hx > hthin && hy_f > hthin &&
-				    qny_f * qny_f < g * hy_f * hy_f * hy_f) {
-					/* a held level under subcritical flow: the
-					 * face stands at the level with the cell's
-					 * discharge (the characteristic from the
-					 * interior); HLL would hardly see the level
-					 * where u - c is near 0 */
-					F[0] = qny_f;
-					F[1] = qny_f * qny_f / hx + 0.5 * g * hx * hx;
-					F[2] = qny_f * qty_f / hx;
-					cL = cR = 0;
-				}
-				if (kind == 3 && sgn * qny_f <= 0) {
-					/* an open edge lets water out, never in (a
-					 * zero-gradient inflow on steep terrain ran
-					 * away: the volcano sample diverged) */
-					F[0] = F[2] = 0;
-					F[1] = 0.5 * g * hy_f * hy_f;
-					cL = cR = 0;
-				}
-				/* y's update: outflow through a face on its plus side */
-				double Fy1 = sgn > 0 ? F[1] + cL : F[1] + cR;
-				double dqn = sgn > 0 ? -r * Fy1 : r * Fy1;
-				double dqt = sgn > 0 ? -r * F[2] : r * F[2];
-				if (xdir) {
-					wy[W_DQX] += dqn;
-					wy[W_DQY] += dqt;
-				} else {
-					wy[W_DQY] += dqn;
-					wy[W_DQX] += dqt;
-				}
-				if (!xfv && edge_ghost(L, x)) { /* edge face: mass */
-					double fm = sgn > 0 ? -r * F[0] : r * F[0];
-					wy[W_DH] += fm;
-					wy[W_FZ] += 0.5 * fm;
-				}
-				if (xfv) { /* FV neighbour: mass and its momentum */
-					double *wx = w + (size_t)ix * W_N;
-					wy[W_DH] -= r * F[0];
-					wx[W_DH] += r * F[0];
-					wy[xdir ? W_FE : W_FS] += 0.5 * r * F[0];
-					double Fx1 = F[1] + cR;
-					if (xdir) {
-						wx[W_DQX] += r * Fx1;
-						wx[W_DQY] += r * F[2];
-					} else {
-						wx[W_DQY] += r * Fx1;
-						wx[W_DQX] += r * F[2];
-					}
-				}
-			}
-			/* the bed inside the cell (Audusse et al. 2004, second
-			 * order): -g h (z_+ - z_-) / dx per axis, z_+ - z_- = the
-			 * surface slope less the depth slope */
-			const double hc = MAXD(wy[W_H], 0);
-			wy[W_DQX] -= r * g * hc * (wy[W_SX + 1] - wy[W_SX]);
-			wy[W_DQY] -= r * g * hc * (wy[W_SY + 1] - wy[W_SY]);
-		}
-		for (int k = 0; k < nf; k++) {
-			double *wy = w + (size_t)k * W_N;
-			if (stage == 0) {
-				wy[W_H] += wy[W_DH];
-				wy[W_QX] += wy[W_DQX];
-				wy[W_QY] += wy[W_DQY];
-			} else {
-				wy[W_H] = 0.5 * (wy[W_H0] + wy[W_H] + wy[W_DH]);
-				wy[W_QX] = 0.5 * (wy[W_QX0] + wy[W_QX] + wy[W_DQX]);
-				wy[W_QY] = 0.5 * (wy[W_QY0] + wy[W_QY] + wy[W_DQY]);
-			}
-			if (wy[W_H] <= hthin * 1e-3)
-				wy[W_QX] = wy[W_QY] = 0;
-		}
-	}
-	/* exact masses: old + kinetic exchange + rounded FV face fluxes */
-	int64_t *mnew = kin; /* reused: becomes the new mass */
-	for (int k = 0; k < nf; k++) {
-		const int y = L->fvl[k];
-		int64_t m = -bed_sum(L, y);
-		for (int a = 0; a < LBM_Q; a++)
-			m += A[a][y];
-		int64_t fz = llrint(w[(size_t)k * W_N + W_FZ] / un);
-		mnew[k] += m + fz;
-		*edge_adj += fz;
-	}
-	for (int k = 0; k < nf; k++) {
-		const int y = L->fvl[k];
-		const double *wy = w + (size_t)k * W_N;
-		for (int q = 0; q < 2; q++) {
-			const int ix = fv_of(L, y + (q ? Wd : 1));
-			if (ix < 0)
+			fv_sum(x, k, stage, r, g, hthin, hv);
+			if (!last)
 				continue;
-			int64_t f = llrint((q ? wy[W_FS] : wy[W_FE]) / un);
-			mnew[k] -= f;
-			mnew[ix] += f;
+			const int y = fvl[k];
+			const double *wy = w + (size_t)k * W_N;
+			int64_t m = -bed_sum(L, y);
+			for (int a = 0; a < LBM_Q; a++)
+				m += A[a][y];
+			int64_t fz = llrint(wy[W_FZ] / un);
+			x->kin[k] += m + fz; /* becomes the new mass */
+			eadj += fz;
+			for (int q = 0; q < 2; q++)
+				x->fq[2 * k + q] = x->nb[(size_t)k * 4 + q].ix < 0 ? 0 :
+					llrint((q ? wy[W_FS] : wy[W_FE]) / un);
 		}
 	}
-	/* friction, new depths, then the populations */
+	/* the new masses (integers: the order is free), friction, new
+	 * depths, then the populations */
+	int64_t *mnew = x->kin;
 	const double n2 = L->p.manning * L->p.manning;
 	const double qres = LBM_FV_QRES * un * e;
+	const float inv = (float)(1.0 / un);
+	const float ghk = (float)(g / (e * e));
+#pragma omp for schedule(static)
 	for (int k = 0; k < nf; k++) {
-		const int y = L->fvl[k];
+		const int y = fvl[k];
 		double *wy = w + (size_t)k * W_N;
+		mnew[k] -= x->fq[2 * k] + x->fq[2 * k + 1];
+		for (int p = x->in0[k]; p < x->in0[k + 1]; p++)
+			mnew[k] += x->fq[x->in[p]];
 		double h = (double)mnew[k] * un;
 		wy[W_H] = h;
 		if (h > hd && n2 > 0) {
@@ -1198,13 +1477,7 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		if (fabs(wy[W_QX]) < qres && fabs(wy[W_QY]) < qres)
 			wy[W_QX] = wy[W_QY] = 0;
 		hB[y] = (float)((double)mnew[k] * un);
-	}
-	const float inv = (float)(1.0 / un);
-	const float ghk = (float)(g / (e * e));
-	for (int k = 0; k < nf; k++) {
-		const int y = L->fvl[k];
-		const double *wy = w + (size_t)k * W_N;
-		float h = (float)MAXD(wy[W_H], 0.0);
+		float hf = (float)MAXD(wy[W_H], 0.0);
 		float U = 0, V = 0;
 		if (wy[W_H] > hv) { /* the state's own velocity, films too */
 			double hh = wy[W_H];
@@ -1212,25 +1485,26 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 			V = (float)(wy[W_QY] / (hh * e));
 		}
 		float feq[LBM_Q], neq[LBM_Q] = { 0 };
-		lbm_feq(h, U, V, ghk * h, feq);
+		lbm_feq(hf, U, V, ghk * hf, feq);
 		fv_neq(L, y, neq);
 		int64_t out = 0, sbn = 0;
 		for (int a = 1; a < LBM_Q; a++) {
-			int x = y + lbm_cx[a] + lbm_cy[a] * Wd;
+			int xn = y + lbm_cx[a] + lbm_cy[a] * Wd;
 			float b = 0;
 			/* at the step's old depths, as the kernel's bed terms
 			 * (and this update's exchange with LBM neighbours): with
 			 * the new ones the populations' total drifted (volcano:
 			 * relative balance error 3e-5) */
-			if (link_open_fv(hA[y], L->z[y], L->c[y], hA[x], L->z[x],
-					 L->c[x], hd))
-				b = bed_t(hA[y], L->z[y], hA[x], L->z[x]) * L->kGi[a];
+			if (link_open_fv(hA[y], L->z[y], L->c[y], hA[xn], L->z[xn],
+					 L->c[xn], hd))
+				b = bed_t(hA[y], L->z[y], hA[xn], L->z[xn]) * L->kGi[a];
 			B[a][y] = (int32_t)(lrintf(feq[a] * inv + neq[a]) + lrintf(b));
 			sbn += lrintf(b);
 			out += B[a][y];
 		}
 		B[0][y] = (int32_t)(mnew[k] + sbn - out);
 	}
+	}
+	*edge_adj = eadj;
 	L->fv_cells += nf;
-	free(kin);
 }
