@@ -298,14 +298,18 @@ static void test_rain_lbm(void **state)
 	(void)state;
 	struct wb_bake b;
 	write_r32f(TMP "/rain.r32f", RN, RN, rain_z);
-	bake(&b, write_rain("lbm", 20000), NULL);
+	bake(&b, write_rain("lbm", 60000), NULL);
 	check_rain_water(&b, "lbm");
 	/* steady since shoreline cells are FV cells and the FV state is read
 	 * less the bed terms in transit (docs/hydrology.md): window 20 of 20,
 	 * residual 0.029 against 0.03 -- a thin margin, asserted so that a
 	 * change that loses it is seen; since the marking fills the ghosts
 	 * first (it read 2-step-old depths at the open edge before), window
-	 * 7, residual 0.0274 (the windows chatter between 0.022 and 0.037) */
+	 * 7, residual 0.0274 (the windows chatter between 0.022 and 0.037);
+	 * with the FV update's van Albada / MC limiters too (Ritter's front),
+	 * window 28, residual 0.0285 (with the limiters alone: 16,000 steps).
+	 * When it stops depends on that chatter, so the cap is the SWE's
+	 * 60,000 steps; what is asserted is that it stops steady. */
 	assert_true(b.rep.converged);
 	wb_bake_release(&b);
 }
