@@ -469,6 +469,38 @@ static void print_json(const struct opts *o, const struct wb_scene *sc,
 
 /* The signal that asked us to stop (0: none). The handler only stores it;
  * the solver polls it through wb_solve_opts.cancel. */
+#ifdef WB_MPI
+static void put_fig(double v, int whole)
+{
+	if (whole)
+		fprintf(stderr, "%.0f", v);
+	else
+		fprintf(stderr, "%.4g", v);
+}
+
+/* One 'mpi: WHAT: a/b a/b ...' line on stderr, a pair a/b per rank (whole
+ * numbers or 4 digits; b left out where it is NaN); every rank calls it:
+ * the figures are gathered from all. */
+static void mpi_by_rank(struct wb_mpi *m, double a, double b, int quiet,
+			const char *what, int whole)
+{
+	double *all = calloc(2 * (size_t)m->size, sizeof(double));
+	if (all && !wb_mpi_gather2(m, a, b, all) && !quiet) {
+		fprintf(stderr, "mpi: %s:", what);
+		for (int q = 0; q < m->size; q++) {
+			fputc(' ', stderr);
+			put_fig(all[2 * q], whole);
+			if (!isnan(all[2 * q + 1])) {
+				fputc('/', stderr);
+				put_fig(all[2 * q + 1], whole);
+			}
+		}
+		fputc('\n', stderr);
+	}
+	free(all);
+}
+#endif
+
 static volatile sig_atomic_t stop_signal;
 
 static void on_stop_signal(int sig)
@@ -674,15 +706,8 @@ int main(int argc, char **argv)
 #ifdef WB_MPI
 	if (st == WB_OK && !stop_signal) {
 		/* resident memory per rank (docs/mpi.md "Memory") */
-		double *mem = calloc(2 * (size_t)mpi.size, sizeof(double));
-		if (mem && !wb_mpi_gather2(&mpi, rss_solve, wb_mpi_vm("VmHWM:"), mem) &&
-		    !o.quiet) {
-			fprintf(stderr, "mpi: resident MiB per rank, before the solve / peak:");
-			for (int q = 0; q < mpi.size; q++)
-				fprintf(stderr, " %.0f/%.0f", mem[2 * q], mem[2 * q + 1]);
-			fputc('\n', stderr);
-		}
-		free(mem);
+		mpi_by_rank(&mpi, rss_solve, wb_mpi_vm("VmHWM:"), o.quiet,
+			    "resident MiB per rank, before the solve / peak", 1);
 	}
 	if (mpi.size > 1 && !o.quiet)
 		fprintf(stderr, "mpi: %d ranks, rank 0 on %s computed rows %d..%d of %d; it received %.4g MB per step in %.3g exchanges, which took %.1f %% of the solve (waiting for the other ranks included)\n",
@@ -700,20 +725,10 @@ int main(int argc, char **argv)
 		/* every rank's exchange (docs/mpi.md "Measured on a GPU
 		 * host"): an inner band has two neighbours, rank 0 one */
 		const double ns = b.rep.steps > 0 ? (double)b.rep.steps : 1.0;
-		double *xs = calloc(2 * (size_t)mpi.size, sizeof(double));
-		if (xs && !wb_mpi_gather2(&mpi, mpi.par.bytes / 1e6 / ns,
-					  1e3 * mpi.par.xsecs / ns, xs) &&
-		    !o.quiet) {
-			fprintf(stderr, "mpi: per step, by rank: MB received%s:",
-				o.opencl ? " / ms of the halo exchange (device copies included)" : "");
-			for (int q = 0; q < mpi.size; q++)
-				if (o.opencl)
-					fprintf(stderr, " %.4g/%.4g", xs[2 * q], xs[2 * q + 1]);
-				else
-					fprintf(stderr, " %.4g", xs[2 * q]);
-			fputc('\n', stderr);
-		}
-		free(xs);
+		mpi_by_rank(&mpi, mpi.par.bytes / 1e6 / ns,
+			    o.opencl ? 1e3 * mpi.par.xsecs / ns : NAN, o.quiet,
+			    o.opencl ? "per step, by rank: MB received / ms of the halo exchange (device copies included)" :
+				       "per step, by rank: MB received", 0);
 	}
 	if (!writer && st == WB_OK && !stop_signal)
 		goto done; /* rank 0 writes */

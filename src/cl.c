@@ -1531,37 +1531,36 @@ static int lbm_par_cells(void *user, int write, const int *cells, long n,
 		err = run1d(e, k, (size_t)n);
 	if (err == CL_SUCCESS && !write)
 		err = buf_read(e, c->pbuf, 0, bytes, buf);
-	(void)cells; /* the plan's lists, uploaded by lbm_par_step */
+	(void)cells; /* the plan's lists, uploaded by lbm_par_setup */
 	return err == CL_SUCCESS ? 0 : -1;
 }
 
-/* Several processes (par.h): after a step, what the band's next step and
- * its edge ghosts read from the neighbours' rows (wb_par_plan; the cell
- * lists are made and uploaded at the first step). */
+/* Several processes (par.h), once, before the first step: the plan of
+ * what the band's next step and its edge ghosts read from the
+ * neighbours' rows (wb_par_plan; its cell lists uploaded), and whether
+ * the exchange runs behind the interior rows (ovl). */
 static int lbm_par_setup(struct cl_lbm *c)
 {
 	struct wb_par *p = c->L.par;
 	struct cl_env *e = c->env;
-	{
-		struct wb_par_plan *q = &c->plan;
-		cl_int err = CL_SUCCESS;
-		/* ring rows: only periodic north and south edges read the
-		   other end's rows */
-		int per = 0;
-		for (int x = 0; x < c->L.W; x++)
-			per |= c->L.gkind[x] == LBM_G_PERIODIC;
-		if (wb_par_plan_make(p, c->L.nx, c->L.ny, per, q))
-			return -1;
-		long most = q->ng > q->ns ? q->ng : q->ns;
-		if (!(c->k_pack = clCreateKernel(e->prog, "par_cells_gather", &err)) ||
-		    !(c->k_unpack = clCreateKernel(e->prog, "par_cells_scatter", &err)) ||
-		    !(c->pg = buf_new(e, (size_t)q->ng * sizeof(int), &err)) ||
-		    !(c->ps = buf_new(e, (size_t)(q->ns + 1) * sizeof(int), &err)) ||
-		    buf_write(e, c->pg, 0, (size_t)q->ng * sizeof(int), q->gather) ||
-		    buf_write(e, c->ps, 0, (size_t)q->ns * sizeof(int), q->scatter) ||
-		    !(c->pbuf = buf_new(e, (size_t)(most + 1) * (LBM_Q + 1) * 4, &err)))
-			return -1;
-	}
+	struct wb_par_plan *q = &c->plan;
+	cl_int err = CL_SUCCESS;
+	/* ring rows: only periodic north and south edges read the
+	   other end's rows */
+	int per = 0;
+	for (int x = 0; x < c->L.W; x++)
+		per |= c->L.gkind[x] == LBM_G_PERIODIC;
+	if (wb_par_plan_make(p, c->L.nx, c->L.ny, per, q))
+		return -1;
+	long most = q->ng > q->ns ? q->ng : q->ns;
+	if (!(c->k_pack = clCreateKernel(e->prog, "par_cells_gather", &err)) ||
+	    !(c->k_unpack = clCreateKernel(e->prog, "par_cells_scatter", &err)) ||
+	    !(c->pg = buf_new(e, (size_t)q->ng * sizeof(int), &err)) ||
+	    !(c->ps = buf_new(e, (size_t)(q->ns + 1) * sizeof(int), &err)) ||
+	    buf_write(e, c->pg, 0, (size_t)q->ng * sizeof(int), q->gather) ||
+	    buf_write(e, c->ps, 0, (size_t)q->ns * sizeof(int), q->scatter) ||
+	    !(c->pbuf = buf_new(e, (size_t)(most + 1) * (LBM_Q + 1) * 4, &err)))
+		return -1;
 	/* the exchange behind the interior rows: when every cell it sends
 	 * lies in the band's first or last LBM_PAR_EDGE rows and there are
 	 * interior rows (the dense step, no hybrid; WB_CL_OVERLAP=0: off,
@@ -1605,6 +1604,7 @@ static cl_int lbm_par_gather_early(struct cl_lbm *c)
 	return err;
 }
 
+/* Several processes: after a step, the exchange of the plan. */
 static int lbm_par_step(struct cl_lbm *c)
 {
 	return wb_par_plan_exchange(c->L.par, &c->plan, LBM_Q + 1, 4,
