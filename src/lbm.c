@@ -1338,9 +1338,17 @@ static void sb_free(struct lbm *L)
 	}
 }
 
+/* Several processes (par.h): each steps the blocks of its band's rows
+ * that this rule selects, from the flags of the rows it holds exactly:
+ * its band and the halo rows next to it (sb_rw_halo), and, with the
+ * hybrid, every other band's rows as lbm_par_hybrid received them
+ * (lbm_sb_row_recv). A cell of the band reads only the band and the
+ * halo rows, so flags that miss water further away, or that flag a
+ * block too many (the kernel then computes its zeros), give the same
+ * bytes. */
 static int sb_use(const struct lbm *L)
 {
-	return L->sparse && !L->par && L->sb_wet;
+	return L->sparse && L->sb_wet;
 }
 
 /* The block flags (zeroed: sb_valid 0 makes the first step scan); the
@@ -1562,8 +1570,23 @@ static void sb_after(struct lbm *L)
 {
 	const int X = L->sbx, Y = L->sby, nb = X * Y;
 	uint8_t *zb = L->sb_zero[!L->cur];
+	/* several processes: rows other processes computed came in by the
+	 * exchange (the halo rows; with the hybrid every row), whether or
+	 * not this one ran their blocks: such blocks take their flags from
+	 * sb_rw too (sb_rw_halo, lbm_sb_row_recv; zero in the rows of this
+	 * band that were not run) */
+	int J0, J1, h0 = -1, h1 = -1;
+	wb_par_band(L->par, L->ny, &J0, &J1);
+	if (J0 > 0)
+		h0 = (J0 - 1) / LBM_SB;
+	if (J1 < L->ny)
+		h1 = J1 / LBM_SB;
 	for (int b = 0; b < nb; b++) {
-		if (!L->sb_run[b]) {
+		const int by0 = b / X;
+		const int recv = L->par &&
+			(L->hybrid ? by0 * LBM_SB < J0 || (by0 + 1) * LBM_SB > J1 :
+				     by0 == h0 || by0 == h1);
+		if (!L->sb_run[b] && !recv) {
 			L->sb_wet[b] = 0;
 			zb[b] = 1;
 			continue;
@@ -1596,6 +1619,49 @@ static void sb_after(struct lbm *L)
 		L->sb_wet[b] = LBM_SB_ALL;
 		zb[b] = 0;
 	}
+}
+
+/* Several processes: the output flags (sb_rw) of interior row j from
+ * f[!cur], h[!cur] as they are (a halo row just received). */
+static void sb_rw_scan(struct lbm *L, int j)
+{
+	int32_t *const *B = L->f[!L->cur];
+	const float *hB = L->h[!L->cur];
+	uint8_t *rw = L->sb_rw + (size_t)(j + 1) * L->sbx;
+	for (int bx = 0; bx < L->sbx; bx++) {
+		const size_t n = (size_t)PIX(L, bx * LBM_SB, j);
+		const int w = sb_width(L, bx);
+		rw[bx] = (uint8_t)(seg_nonzero(B, hB, n, w) ?
+			 1 | (seg_nonzero(B, hB, n, 1) ? 2 : 0) |
+			 (seg_nonzero(B, hB, n + w - 1, 1) ? 4 : 0) : 0);
+	}
+}
+
+/* The halo rows of this process's band (lbm_par_exchange wrote them). */
+static void sb_rw_halo(struct lbm *L)
+{
+	int J0, J1;
+	wb_par_band(L->par, L->ny, &J0, &J1);
+	if (J0 > 0)
+		sb_rw_scan(L, J0 - 1);
+	if (J1 < L->ny)
+		sb_rw_scan(L, J1);
+}
+
+void lbm_sb_row_recv(struct lbm *L, int j, long c0, long c1)
+{
+	if (!sb_use(L))
+		return;
+	uint8_t *rw = L->sb_rw + (size_t)(j + 1) * L->sbx;
+	if (c0 < 0) {
+		memset(rw, 0, (size_t)L->sbx);
+		return;
+	}
+	long a = c0 > 1 ? c0 : 1, b = c1 < L->nx + 1 ? c1 : L->nx + 1;
+	if (a >= b)
+		return;
+	for (long bx = (a - 1) / LBM_SB; bx <= (b - 2) / LBM_SB; bx++)
+		rw[bx] = 7; /* nonzero somewhere, maybe at both ends */
 }
 
 /* After the swap: the next step's sb_act, and the hybrid's marks of the
@@ -1694,9 +1760,15 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 					(size_t)by * 2 * LBM_SB_MAXSPAN(L);
 				const int rows = L->ny - by * LBM_SB < LBM_SB ?
 					L->ny - by * LBM_SB : LBM_SB;
+				/* this process's rows of the block row */
+				int r0 = by * LBM_SB, r1 = by * LBM_SB + rows;
+				r0 = r0 > J0 ? r0 : J0;
+				r1 = r1 < J1 ? r1 : J1;
+				if (r1 <= r0)
+					continue;
 				for (int k = 0; k < L->sb_nspan[0][by]; k++)
 					L->sb_cells += (long)(sp[2 * k + 1] - sp[2 * k] + 1) *
-						       rows;
+						       (r1 - r0);
 			}
 		} else {
 			L->sb_cells += (long)L->nx * (J1 - J0);
@@ -1729,6 +1801,8 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 			return wb_fail(d, WB_EIO, NULL,
 				       "lbm: step %ld: exchange between processes failed",
 				       L->step + 1);
+		if (L->par && sparse)
+			sb_rw_halo(L);
 		int bad = 0;
 		int64_t in = ein + (eadj > 0 ? eadj : 0),
 			out = eout + (eadj < 0 ? -eadj : 0);
@@ -1952,8 +2026,10 @@ static void sample_add(struct lbm *L, float *h, float *u, float *v,
 	lbm_fill_ghosts(L);
 	sb_run_set(L);
 	const int M = 2 * LBM_SB_MAXSPAN(L);
+	int J0, J1; /* several processes: this one's rows, as above */
+	wb_par_band(L->par, L->ny, &J0, &J1);
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
-	for (int j = 0; j < L->ny; j++) {
+	for (int j = J0; j < J1; j++) {
 		const int by = j / LBM_SB;
 		const int32_t *sp = L->sb_span[0] + (size_t)by * M;
 		for (int s = 0; s < L->sb_nspan[0][by]; s++)
@@ -1961,7 +2037,7 @@ static void sample_add(struct lbm *L, float *h, float *u, float *v,
 	}
 	macro_specials(L, h, u, v);
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
-	for (int j = 0; j < L->ny; j++) {
+	for (int j = J0; j < J1; j++) {
 		const int by = j / LBM_SB;
 		const int32_t *sp = L->sb_span[0] + (size_t)by * M;
 		for (int s = 0; s < L->sb_nspan[0][by]; s++)

@@ -298,6 +298,12 @@ enum { LBM_SB_ANY = 1, LBM_SB_W = 2, LBM_SB_E = 4, LBM_SB_N = 8,
  * neighbours within LBM_SB cells, where the marks are 0 (lbm.c). */
 int lbm_mark_spans(const struct lbm *L, int jj, const int32_t **sp);
 
+/* Several processes with the hybrid (par.c lbm_par_hybrid): interior row
+ * j of another band was received, and padded columns [c0, c1) of it hold
+ * a run of its nonzero bits; c0 < 0: the row starts (no run yet). Keeps
+ * the block-sparse step's output flags of that row (a superset). */
+void lbm_sb_row_recv(struct lbm *L, int j, long c0, long c1);
+
 /* Set up the context from the raster (initial water at rest). threads: 0 =
  * all cores. Owns its memory: lbm_release(). */
 enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,

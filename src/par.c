@@ -539,6 +539,7 @@ int lbm_par_hybrid(struct lbm *L)
 		for (int j = p->row0[r]; j < p->row0[r + 1] && !e; j++) {
 			const size_t row = (size_t)(j + 1) * W;
 			int32_t cnt = 0;
+			lbm_sb_row_recv(L, j, -1, -1); /* the sparse step's flags */
 			if (!dry) {
 				e |= end - rd < 4;
 				if (!e)
@@ -583,6 +584,7 @@ int lbm_par_hybrid(struct lbm *L)
 						  (b1 - b0) * 4);
 					rd += (b1 - b0) * 4;
 				}
+				lbm_sb_row_recv(L, j, (long)b0, (long)b1);
 				c = run[1];
 			}
 		}

@@ -16,7 +16,11 @@
  * the ghost ring). The scenes with dry land also
  * check that the sparse step stepped fewer cells than the dense one. A
  * solve (window means, residual, steady test) compares the returned
- * fields and report bit for bit.
+ * fields and report bit for bit. Several processes (par.h, simulated in
+ * one process by par_fake.h, 2 and 3 ranks): each rank's band and halo
+ * rows must hold the one-process sparse bytes after every checkpoint,
+ * pure LBM and hybrid, and the ranks together must step fewer cells than
+ * the dense step.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,7 +33,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "lbm.h"
+#include "par.h"
+#include "par_fake.h"
 #include "solve.h"
 
 enum { SC_FRONT, SC_CORNER, SC_RAIN, SC_INFLOW, SC_SHEET, SC_DECK, SC_WRAP };
@@ -338,6 +346,113 @@ static void test_solve_identical(void **state)
 	solve_pair(SC_FRONT, 1, 2);
 }
 
+/* Several processes: n ranks (one OpenMP thread each, one thread inside)
+ * step the scene side by side with one sparse process; after every
+ * checkpoint each rank's band and halo rows (both buffers) and the
+ * books summed over all ranks must be the one process's bytes. Returns
+ * the ranks' cell-steps over the dense ones. */
+static double compare_ranks(int kind, int hybrid, int n, long steps,
+			    long every, const char *what)
+{
+	struct wb_raster r;
+	scene(&r, kind);
+	struct wb_sim sim = sim_of(hybrid);
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct lbm one;
+	assert_int_equal(lbm_init(&one, &r, &sim, 1, &d), WB_OK);
+	one.threads = 1;
+	struct world w;
+	struct link links[NMAX];
+	world_init(&w, links, n, r.ny);
+	struct lbm *R = calloc((size_t)n, sizeof(*R));
+	assert_non_null(R);
+	int rc[NMAX] = { 0 }, ran = 0;
+	long bad_step = -1;
+	int bad_rank = -1;
+	long bad_cell = -1;
+	for (long k = 0; k < steps; k += every) {
+		assert_int_equal(lbm_step(&one, every, &d), WB_OK);
+#pragma omp parallel num_threads(n) reduction(+ : ran)
+		{
+			const int q = omp_get_thread_num();
+			struct wb_diags dq;
+			wb_diags_init(&dq);
+			if (omp_get_num_threads() == n) {
+				ran = 1;
+				if (k == 0) {
+					rc[q] |= lbm_init(&R[q], &r, &sim, 1, &dq) != WB_OK;
+					R[q].threads = 1;
+					R[q].par = &w.p[q];
+				}
+				rc[q] |= lbm_step(&R[q], every, &dq) != WB_OK;
+			}
+			wb_diags_release(&dq);
+		}
+		assert_int_equal(ran, n);
+		ran = 0;
+		for (int q = 0; q < n; q++) {
+			assert_int_equal(rc[q], 0);
+			const struct lbm *L = &R[q];
+			int ok = L->cur == one.cur && L->vol_in == one.vol_in &&
+				 L->vol_out == one.vol_out && L->clamped == one.clamped &&
+				 L->nfv == one.nfv &&
+				 (!L->nfv || !memcmp(L->fvl, one.fvl,
+						     (size_t)L->nfv * sizeof(int32_t)));
+			/* padded rows of the band and one halo row each side */
+			const int J0 = w.row0[q], J1 = w.row0[q + 1];
+			const size_t a = (size_t)J0 * L->W, e = (size_t)(J1 + 2) * L->W;
+			for (int t = 0; t < 2 && ok; t++) {
+				for (int x = 0; x < LBM_Q && ok; x++)
+					ok = !memcmp(L->f[t][x] + a, one.f[t][x] + a,
+						     (e - a) * sizeof(int32_t));
+				ok = ok && !memcmp(L->h[t] + a, one.h[t] + a,
+						   (e - a) * sizeof(float));
+			}
+			if (!ok && bad_step < 0) {
+				bad_step = one.step, bad_rank = q;
+				for (size_t c = a; c < e && bad_cell < 0; c++) {
+					int df = memcmp(&L->h[L->cur][c], &one.h[one.cur][c], 4);
+					for (int x = 0; x < LBM_Q; x++)
+						df |= L->f[L->cur][x][c] != one.f[one.cur][x][c];
+					if (df)
+						bad_cell = (long)c;
+				}
+			}
+		}
+	}
+	long cells = 0;
+	for (int q = 0; q < n; q++) {
+		cells += R[q].sb_cells;
+		lbm_release(&R[q]);
+	}
+	const double share = (double)cells / ((double)r.nx * r.ny * one.step);
+	printf("%s, %d ranks: %ld steps, the ranks stepped %.1f %% of the dense cell-steps (one process %.1f %%), FV cell-steps %ld\n",
+	       what, n, one.step, 100 * share,
+	       100.0 * one.sb_cells / ((double)r.nx * r.ny * one.step),
+	       one.fv_cells);
+	if (bad_step >= 0)
+		fail_msg("%s, %d ranks: rank %d differs from one process after step %ld (first in the current buffer: padded cell %ld, %ld)",
+			 what, n, bad_rank, bad_step, bad_cell % (long)one.W,
+			 bad_cell / (long)one.W);
+	free(R);
+	lbm_release(&one);
+	wb_diags_release(&d);
+	wb_raster_free(&r);
+	return share;
+}
+
+static void test_ranks(void **state)
+{
+	(void)state;
+	for (int n = 2; n <= 3; n++)
+		assert_true(compare_ranks(SC_FRONT, 0, n, 200, 10, "front") < 0.8);
+	assert_true(compare_ranks(SC_FRONT, 1, 3, 150, 25, "front, hybrid") < 0.8);
+	assert_true(compare_ranks(SC_INFLOW, 0, 3, 150, 15, "inflow edge") < 0.9);
+	compare_ranks(SC_RAIN, 1, 3, 100, 25, "rain, drain, held level, hybrid");
+	compare_ranks(SC_WRAP, 0, 2, 100, 10, "periodic edges");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_deck),
 		cmocka_unit_test(test_env_dense),
 		cmocka_unit_test(test_solve_identical),
+		cmocka_unit_test(test_ranks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
