@@ -2603,6 +2603,11 @@ struct cl_swe {
 	/* window means on the device (cl_swe_solve) */
 	cl_mem mh, mu, mv, pu, pv, rn, rd, rh;
 	double t_init, t_upload; /* set-up seconds: swe_init, the rest */
+	/* several processes (par.h; NULL: one): the row passes run over this
+	 * band's rows, and the rows they wrote go to every rank through
+	 * xrow (the host's rows of one field, W x (ny + 2)) */
+	struct wb_par *par;
+	float *xrow;
 };
 
 int cl_swe_bytes_per_cell(const struct cl_swe *c)
@@ -2703,6 +2708,7 @@ void cl_swe_free(struct cl_swe *c)
 	if (c->ok_s)
 		swe_release(&c->s);
 	free(c->wmod[0]);
+	free(c->xrow);
 	free(c->wmod[1]);
 	free(c->tmark);
 	free(c->cells);
@@ -3444,11 +3450,53 @@ static float bits_f(cl_uint u)
 	return x;
 }
 
+/* A row pass over every row, or this band's rows under several
+ * processes (a global work offset: the kernels take j from
+ * get_global_id(1)). */
 static cl_int run2d(struct cl_swe *c, cl_kernel k)
 {
-	size_t gs[2] = { round_up((size_t)c->s.nx, c->lx), (size_t)c->s.ny };
+	int J0, J1;
+	wb_par_band(c->par, c->s.ny, &J0, &J1);
+	size_t gs[2] = { round_up((size_t)c->s.nx, c->lx), (size_t)(J1 - J0) };
+	size_t go[2] = { 0, (size_t)J0 };
 	size_t ls[2] = { c->lx, 1 };
-	return clEnqueueNDRangeKernel(c->env->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+	return clEnqueueNDRangeKernel(c->env->q, k, 2, go, gs, ls, 0, NULL, NULL);
+}
+
+/* Several processes (par.h), after a row pass: the rows of field m that
+ * this band computed go to every rank, and the other bands' rows come
+ * back onto this device, so that every device holds the field one
+ * process would (whole padded rows: what the pass did not write there is
+ * the same on every rank). extra: rows past ny - 1 that the last band
+ * writes (the south faces of fv). The time goes to par->xsecs. */
+static enum wb_status swe_par_rows(struct cl_swe *c, cl_mem m, int extra,
+				   struct wb_diags *d)
+{
+	struct wb_par *p = c->par;
+	const struct swe_ctx *s = &c->s;
+	const size_t W = (size_t)s->W, rb = W * sizeof(float);
+	int J0, J1;
+	wb_par_band(p, s->ny, &J0, &J1);
+	const int e1 = J1 + (p->rank == p->size - 1 ? extra : 0);
+	const int end = s->ny + extra;
+	double t0 = now_s();
+	/* padded row j + 1 is row j */
+	cl_int err = buf_read(c->env, m, (size_t)(J0 + 1) * rb,
+			      (size_t)(e1 - J0) * rb, c->xrow + (J0 + 1) * W);
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "reading the band's rows for the exchange");
+	if (wb_par_rows(p, c->xrow, sizeof(float), (long)W, 1, extra))
+		return wb_fail(d, WB_EIO, NULL,
+			       "swe (opencl): step %ld: exchange between processes failed",
+			       s->step + 1);
+	err = buf_write(c->env, m, rb, (size_t)J0 * rb, c->xrow + W);
+	if (err == CL_SUCCESS && e1 < end)
+		err = buf_write(c->env, m, (size_t)(e1 + 1) * rb,
+				(size_t)(end - e1) * rb, c->xrow + (e1 + 1) * W);
+	p->xsecs += now_s() - t0;
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "writing the other bands' rows");
+	return WB_OK;
 }
 
 /* diverged() of swe.c, from the device's flags */
@@ -3627,6 +3675,15 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err = run1d(e, kk, (size_t)(nx + ny));
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "SWE height integration");
+	if (c->par) { /* the band's h1 and fluxes to every rank */
+		enum wb_status xs = swe_par_rows(c, c->h1, 0, d);
+		if (xs == WB_OK)
+			xs = swe_par_rows(c, c->fu, 0, d);
+		if (xs == WB_OK)
+			xs = swe_par_rows(c, c->fv, 1, d);
+		if (xs != WB_OK)
+			return xs;
+	}
 	if (falls) {
 		float *const h1[1] = { s->h1 };
 		err = cells_io(c, 1, &c->h1, h1, 0);
@@ -3771,6 +3828,14 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		if (err == CL_SUCCESS)
 			err = !sp ? run2d(c, kk) :
 			      run_blocks(e, kk, mode == 1 ? c->n_halo : c->n_act);
+		if (err == CL_SUCCESS && c->par) {
+			/* the band's faces (estimates) to every rank */
+			enum wb_status xs = swe_par_rows(c, mode == 1 ? c->ut : c->u1, 0, d);
+			if (xs == WB_OK)
+				xs = swe_par_rows(c, mode == 1 ? c->vt : c->v1, 0, d);
+			if (xs != WB_OK)
+				return xs;
+		}
 		if (err == CL_SUCCESS && mode == 1) {
 			kk = c->k_fg;
 			err |= ARG(kk, 0, c->ut);
@@ -3853,6 +3918,11 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err |= ARG(kk, 11, c->b_actl);
 		if (err == CL_SUCCESS)
 			err = sp ? run_blocks(e, kk, c->n_act) : run2d(c, kk);
+		if (err == CL_SUCCESS && c->par) {
+			enum wb_status xs = swe_par_rows(c, c->foam1, 0, d);
+			if (xs != WB_OK)
+				return xs;
+		}
 		kk = c->k_fadv;
 		err |= ARG(kk, 0, c->h);
 		err |= ARG(kk, 1, c->u);
@@ -3867,6 +3937,11 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err |= ARG(kk, 10, c->b_actl);
 		if (err == CL_SUCCESS)
 			err = sp ? run_blocks(e, kk, c->n_act) : run2d(c, kk);
+		if (err == CL_SUCCESS && c->par) {
+			enum wb_status xs = swe_par_rows(c, c->foam, 0, d);
+			if (xs != WB_OK)
+				return xs;
+		}
 		if (err != CL_SUCCESS)
 			return cl_fail(d, err, "SWE foam");
 	}
@@ -3880,6 +3955,19 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err = clFinish(e->q);
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "running the SWE kernels");
+	if (c->par) {
+		/* the bands' verdicts: the first bad row of any band, the
+		 * largest speed and depth (non-negative float bits: as ints,
+		 * the largest is minus the smallest of their negatives) */
+		for (int q = 0; q < 3; q++)
+			fl[q] = wb_par_min(c->par, fl[q]);
+		for (int q = 0; q < 2; q++)
+			stt[q] = (cl_uint)-wb_par_min(c->par, -(int)stt[q]);
+		if (c->par->failed)
+			return wb_fail(d, WB_EIO, NULL,
+				       "swe (opencl): step %ld: exchange between processes failed",
+				       s->step + 1);
+	}
 	/* (the fields of the step are swapped in: h1 -> h, u1 -> u, v1 -> v) */
 	if (fl[0] != INT_MAX)
 		return swe_diverged(c, d, "depth", c->h, fl[0]);
@@ -3981,8 +4069,12 @@ static cl_int swe_books(struct cl_swe *c, double *in, double *out, long *clamped
 		cl += u[k];
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->clamp_acc, 0, c->ngroups * sizeof(cl_ulong), u);
+	unsigned long long cg = 0; /* the row passes': this band's */
 	for (size_t k = 0; err == CL_SUCCESS && k < c->ngroups; k++)
-		cl += u[k];
+		cg += u[k];
+	if (c->par) /* integers: exact in any order */
+		cg = (unsigned long long)wb_par_sum(c->par, (long long)cg);
+	cl += cg;
 	free(t);
 	free(u);
 	*in = si;
@@ -4173,9 +4265,6 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	struct cl_swe *c = NULL;
 	struct swe_means_dev M;
 	memset(&M, 0, sizeof(M));
-	if (o && o->par && o->par->size > 1) /* docs/mpi.md, "Not done" */
-		return wb_fail(d, WB_EUSAGE, NULL,
-			       "--device opencl over several MPI ranks runs the LBM only so far; bake the SWE with --device cpu, or use --solver lbm");
 	enum wb_status st = solve_env(o ? o->cl_device : 0, &e, d);
 	if (st != WB_OK)
 		return st;
@@ -4183,6 +4272,16 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	if (st != WB_OK)
 		goto done;
 	struct swe_ctx *s = &c->s;
+	if (o && o->par && o->par->size > 1 && o->par->ny == s->ny) {
+		/* several processes (docs/mpi.md): the dense step over this
+		 * band (the block-sparse one gives the same bytes) */
+		c->par = o->par;
+		c->sp = 0;
+		if (!(c->xrow = malloc((size_t)s->ncell * sizeof(float)))) {
+			st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+			goto done;
+		}
+	}
 	/* as swe_solve */
 	long max = o && o->steps > 0 ? o->steps :
 		   sim->max_steps > 0 ? sim->max_steps : 100000;
