@@ -2604,8 +2604,8 @@ struct cl_swe {
 	cl_mem mh, mu, mv, pu, pv, rn, rd, rh;
 	double t_init, t_upload; /* set-up seconds: swe_init, the rest */
 	/* several processes (par.h; NULL: one): the row passes run over this
-	 * band's rows, and the rows they wrote go to every rank through
-	 * xrow (the host's rows of one field, W x (ny + 2)) */
+	 * band's rows, and the rows they wrote go to the other ranks through
+	 * xrow (the host's rows of one field, W x max(ny + 2, 8)) */
 	struct wb_par *par;
 	float *xrow;
 };
@@ -3499,6 +3499,88 @@ static enum wb_status swe_par_rows(struct cl_swe *c, cl_mem m, int extra,
 	return WB_OK;
 }
 
+/* Several processes, at the end of a step: every band's verdict (the
+ * first row with a non-finite depth, x- and y-velocity) and maxima (the
+ * largest |u| and depth as float bits), in one exchange; the smallest
+ * rows and the largest maxima to every rank. -1 when it failed. */
+static int swe_par_verdict(struct wb_par *p, cl_int fl[3], cl_uint stt[2])
+{
+	cl_uint *all = calloc((size_t)p->size * 5, sizeof(*all));
+	if (!all) {
+		p->failed = 1;
+		return -1;
+	}
+	cl_uint *mine = all + (size_t)p->rank * 5;
+	for (int q = 0; q < 3; q++)
+		mine[q] = (cl_uint)fl[q]; /* rows, or INT_MAX: not negative */
+	mine[3] = stt[0];
+	mine[4] = stt[1];
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = 5L * r;
+	int e = p->allgather(p->user, all, sizeof(*all), p->off);
+	for (int r = 0; r < p->size && !e; r++)
+		for (int q = 0; q < 5; q++) {
+			cl_uint x = all[(size_t)r * 5 + q];
+			if (q < 3)
+				fl[q] = (cl_int)x < fl[q] ? (cl_int)x : fl[q];
+			else
+				stt[q - 3] = x > stt[q - 3] ? x : stt[q - 3];
+		}
+	free(all);
+	p->failed |= e != 0;
+	return e ? -1 : 0;
+}
+
+/* Several processes, after a row pass whose outputs only the next row
+ * passes read, within hw rows: the band's first (last) hw rows of the nf
+ * fields m[] to the band above (below), theirs into this band's halo, in
+ * one exchange. The rows further out stay stale and are never read. */
+static enum wb_status swe_par_halo(struct cl_swe *c, const cl_mem *m, int nf,
+				   int hw, struct wb_diags *d)
+{
+	struct wb_par *p = c->par;
+	const struct swe_ctx *s = &c->s;
+	const size_t W = (size_t)s->W, blk = (size_t)hw * W * sizeof(float),
+		     all = blk * (size_t)nf;
+	int J0, J1;
+	wb_par_band(p, s->ny, &J0, &J1);
+	double t0 = now_s();
+	/* xrow holds W x max(ny + 2, 8) floats: 4 nf hw rows (nf hw <= 2) */
+	char *to_up = (char *)c->xrow, *to_dn = to_up + all,
+	     *from_up = to_dn + all, *from_dn = from_up + all;
+	cl_int err = CL_SUCCESS;
+	for (int q = 0; q < nf && err == CL_SUCCESS; q++) {
+		err = buf_read(c->env, m[q], (size_t)(J0 + 1) * W * sizeof(float),
+			       blk, to_up + q * blk);
+		if (err == CL_SUCCESS)
+			err = buf_read(c->env, m[q],
+				       (size_t)(J1 + 1 - hw) * W * sizeof(float),
+				       blk, to_dn + q * blk);
+	}
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "reading the band's edge rows for the exchange");
+	if (p->halo(p->user, to_up, to_dn, from_up, from_dn, all)) {
+		p->failed = 1;
+		return wb_fail(d, WB_EIO, NULL,
+			       "swe (opencl): step %ld: exchange between processes failed",
+			       s->step + 1);
+	}
+	for (int q = 0; q < nf && err == CL_SUCCESS; q++) {
+		if (p->rank > 0)
+			err = buf_write(c->env, m[q],
+					(size_t)(J0 + 1 - hw) * W * sizeof(float),
+					blk, from_up + q * blk);
+		if (err == CL_SUCCESS && p->rank + 1 < p->size)
+			err = buf_write(c->env, m[q],
+					(size_t)(J1 + 1) * W * sizeof(float), blk,
+					from_dn + q * blk);
+	}
+	p->xsecs += now_s() - t0;
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "writing the neighbours' rows");
+	return WB_OK;
+}
+
 /* diverged() of swe.c, from the device's flags */
 static enum wb_status swe_diverged(struct cl_swe *c, struct wb_diags *d,
 				   const char *what, cl_mem m, int jrow)
@@ -3675,12 +3757,15 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err = run1d(e, kk, (size_t)(nx + ny));
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "SWE height integration");
-	if (c->par) { /* the band's h1 and fluxes to every rank */
+	if (c->par) {
+		/* the band's h1 to every rank (the edges, waterfalls and
+		 * particles read it anywhere); its fluxes to the neighbours
+		 * (the faces read them one row away; the south faces of fv,
+		 * row ny, only the last band) */
 		enum wb_status xs = swe_par_rows(c, c->h1, 0, d);
+		const cl_mem f2[2] = { c->fu, c->fv };
 		if (xs == WB_OK)
-			xs = swe_par_rows(c, c->fu, 0, d);
-		if (xs == WB_OK)
-			xs = swe_par_rows(c, c->fv, 1, d);
+			xs = swe_par_halo(c, f2, 2, 1, d);
 		if (xs != WB_OK)
 			return xs;
 	}
@@ -3829,10 +3914,14 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 			err = !sp ? run2d(c, kk) :
 			      run_blocks(e, kk, mode == 1 ? c->n_halo : c->n_act);
 		if (err == CL_SUCCESS && c->par) {
-			/* the band's faces (estimates) to every rank */
-			enum wb_status xs = swe_par_rows(c, mode == 1 ? c->ut : c->u1, 0, d);
-			if (xs == WB_OK)
-				xs = swe_par_rows(c, mode == 1 ? c->vt : c->v1, 0, d);
+			/* the band's new faces to every rank; its estimates
+			 * to the neighbours (the corrector reads them one
+			 * row away) */
+			const cl_mem t2[2] = { c->ut, c->vt };
+			enum wb_status xs = mode == 1 ? swe_par_halo(c, t2, 2, 1, d) :
+					    swe_par_rows(c, c->u1, 0, d);
+			if (xs == WB_OK && mode != 1)
+				xs = swe_par_rows(c, c->v1, 0, d);
 			if (xs != WB_OK)
 				return xs;
 		}
@@ -3919,7 +4008,9 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		if (err == CL_SUCCESS)
 			err = sp ? run_blocks(e, kk, c->n_act) : run2d(c, kk);
 		if (err == CL_SUCCESS && c->par) {
-			enum wb_status xs = swe_par_rows(c, c->foam1, 0, d);
+			/* foam_adv departs at most |v| dt/dx <= 1/2 of a
+			 * row (the velocity clamp): one row away; two sent */
+			enum wb_status xs = swe_par_halo(c, &c->foam1, 1, 2, d);
 			if (xs != WB_OK)
 				return xs;
 		}
@@ -3956,14 +4047,8 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "running the SWE kernels");
 	if (c->par) {
-		/* the bands' verdicts: the first bad row of any band, the
-		 * largest speed and depth (non-negative float bits: as ints,
-		 * the largest is minus the smallest of their negatives) */
-		for (int q = 0; q < 3; q++)
-			fl[q] = wb_par_min(c->par, fl[q]);
-		for (int q = 0; q < 2; q++)
-			stt[q] = (cl_uint)-wb_par_min(c->par, -(int)stt[q]);
-		if (c->par->failed)
+		/* the bands' verdicts and maxima */
+		if (swe_par_verdict(c->par, fl, stt))
 			return wb_fail(d, WB_EIO, NULL,
 				       "swe (opencl): step %ld: exchange between processes failed",
 				       s->step + 1);
@@ -4277,7 +4362,9 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		 * band (the block-sparse one gives the same bytes) */
 		c->par = o->par;
 		c->sp = 0;
-		if (!(c->xrow = malloc((size_t)s->ncell * sizeof(float)))) {
+		/* whole rows, or 4 x 2 rows of swe_par_halo */
+		size_t nxr = MAXD((size_t)s->ncell, 8 * (size_t)s->W);
+		if (!(c->xrow = malloc(nxr * sizeof(float)))) {
 			st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 			goto done;
 		}
