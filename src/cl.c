@@ -3463,13 +3463,12 @@ static cl_int run2d(struct cl_swe *c, cl_kernel k)
 	return clEnqueueNDRangeKernel(c->env->q, k, 2, go, gs, ls, 0, NULL, NULL);
 }
 
-/* Several processes (par.h), after a row pass: the rows of field m that
- * this band computed go to every rank, and the other bands' rows come
- * back onto this device, so that every device holds the field one
- * process would (whole padded rows: what the pass did not write there is
- * the same on every rank). extra: rows past ny - 1 that the last band
- * writes (the south faces of fv). The time goes to par->xsecs. */
-static enum wb_status swe_par_rows(struct cl_swe *c, cl_mem m, int extra,
+/* Several processes (par.h), after a row pass: the interior rows of
+ * field m that this band computed go to every rank, and the other bands'
+ * rows come back onto this device, so that every device holds the field
+ * one process would (whole padded rows: what the pass did not write
+ * there is the same on every rank). The time goes to par->xsecs. */
+static enum wb_status swe_par_rows(struct cl_swe *c, cl_mem m,
 				   struct wb_diags *d)
 {
 	struct wb_par *p = c->par;
@@ -3477,22 +3476,20 @@ static enum wb_status swe_par_rows(struct cl_swe *c, cl_mem m, int extra,
 	const size_t W = (size_t)s->W, rb = W * sizeof(float);
 	int J0, J1;
 	wb_par_band(p, s->ny, &J0, &J1);
-	const int e1 = J1 + (p->rank == p->size - 1 ? extra : 0);
-	const int end = s->ny + extra;
 	double t0 = now_s();
 	/* padded row j + 1 is row j */
 	cl_int err = buf_read(c->env, m, (size_t)(J0 + 1) * rb,
-			      (size_t)(e1 - J0) * rb, c->xrow + (J0 + 1) * W);
+			      (size_t)(J1 - J0) * rb, c->xrow + (J0 + 1) * W);
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "reading the band's rows for the exchange");
-	if (wb_par_rows(p, c->xrow, sizeof(float), (long)W, 1, extra))
+	if (wb_par_rows(p, c->xrow, sizeof(float), (long)W, 1, 0))
 		return wb_fail(d, WB_EIO, NULL,
 			       "swe (opencl): step %ld: exchange between processes failed",
 			       s->step + 1);
 	err = buf_write(c->env, m, rb, (size_t)J0 * rb, c->xrow + W);
-	if (err == CL_SUCCESS && e1 < end)
-		err = buf_write(c->env, m, (size_t)(e1 + 1) * rb,
-				(size_t)(end - e1) * rb, c->xrow + (e1 + 1) * W);
+	if (err == CL_SUCCESS && J1 < s->ny)
+		err = buf_write(c->env, m, (size_t)(J1 + 1) * rb,
+				(size_t)(s->ny - J1) * rb, c->xrow + (J1 + 1) * W);
 	p->xsecs += now_s() - t0;
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "writing the other bands' rows");
@@ -3762,7 +3759,7 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		 * particles read it anywhere); its fluxes to the neighbours
 		 * (the faces read them one row away; the south faces of fv,
 		 * row ny, only the last band) */
-		enum wb_status xs = swe_par_rows(c, c->h1, 0, d);
+		enum wb_status xs = swe_par_rows(c, c->h1, d);
 		const cl_mem f2[2] = { c->fu, c->fv };
 		if (xs == WB_OK)
 			xs = swe_par_halo(c, f2, 2, 1, d);
@@ -3919,9 +3916,9 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 			 * row away) */
 			const cl_mem t2[2] = { c->ut, c->vt };
 			enum wb_status xs = mode == 1 ? swe_par_halo(c, t2, 2, 1, d) :
-					    swe_par_rows(c, c->u1, 0, d);
+					    swe_par_rows(c, c->u1, d);
 			if (xs == WB_OK && mode != 1)
-				xs = swe_par_rows(c, c->v1, 0, d);
+				xs = swe_par_rows(c, c->v1, d);
 			if (xs != WB_OK)
 				return xs;
 		}
@@ -4009,7 +4006,10 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 			err = sp ? run_blocks(e, kk, c->n_act) : run2d(c, kk);
 		if (err == CL_SUCCESS && c->par) {
 			/* foam_adv departs at most |v| dt/dx <= 1/2 of a
-			 * row (the velocity clamp): one row away; two sent */
+			 * row (the velocity clamp; an inflow edge face,
+			 * not clamped, points the departure off the grid,
+			 * where it is clamped to the edge row): one row
+			 * away; two sent */
 			enum wb_status xs = swe_par_halo(c, &c->foam1, 1, 2, d);
 			if (xs != WB_OK)
 				return xs;
@@ -4029,7 +4029,7 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		if (err == CL_SUCCESS)
 			err = sp ? run_blocks(e, kk, c->n_act) : run2d(c, kk);
 		if (err == CL_SUCCESS && c->par) {
-			enum wb_status xs = swe_par_rows(c, c->foam, 0, d);
+			enum wb_status xs = swe_par_rows(c, c->foam, d);
 			if (xs != WB_OK)
 				return xs;
 		}
@@ -4361,7 +4361,7 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		/* several processes (docs/mpi.md): the dense step over this
 		 * band (the block-sparse one gives the same bytes) */
 		c->par = o->par;
-		c->sp = 0;
+		cl_swe_set_sparse(c, 0);
 		/* whole rows, or 4 x 2 rows of swe_par_halo */
 		size_t nxr = MAXD((size_t)s->ncell, 8 * (size_t)s->W);
 		if (!(c->xrow = malloc(nxr * sizeof(float)))) {
