@@ -4029,7 +4029,10 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		if (err == CL_SUCCESS)
 			err = sp ? run_blocks(e, kk, c->n_act) : run2d(c, kk);
 		if (err == CL_SUCCESS && c->par) {
-			enum wb_status xs = swe_par_rows(c, c->foam, d);
+			/* the next foam_gen reads foam one row away; the
+			 * rest of it only the export, which gathers it
+			 * (swe_download) */
+			enum wb_status xs = swe_par_halo(c, &c->foam, 1, 1, d);
 			if (xs != WB_OK)
 				return xs;
 		}
@@ -4441,6 +4444,14 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	if ((err = swe_download(c)) != CL_SUCCESS ||
 	    (err = swe_books(c, &din, &dout, &clamped)) != CL_SUCCESS) {
 		st = cl_fail(d, err, "reading the SWE fields");
+		goto done;
+	}
+	/* several processes: foam went to the neighbours only (the halo);
+	 * its interior rows from their owners, for swe_export */
+	if (c->par && s->foam_on &&
+	    wb_par_rows(c->par, s->foam, sizeof(float), s->W, 1, 0)) {
+		st = wb_fail(d, WB_EIO, NULL,
+			     "swe (opencl): gathering the foam between processes failed");
 		goto done;
 	}
 	double vf = swe_grid_volume(s);
