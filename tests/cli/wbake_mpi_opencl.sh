@@ -95,7 +95,8 @@ for n in 2 3; do
 done
 
 # 3. the SWE: the river for 200 steps (waterfall particles: created,
-#    flying over the bands' edges, deposited; the source, the tarn, the
+#    flying, deposited - the fall's face, between rows 169 and 170, is
+#    about where the bands of 3 ranks meet; the source, the tarn, the
 #    blocker, the modifier, MacCormack, foam), 1, 2 and 3 ranks (2
 #    threads each for 3: any thread count) = one OpenCL process = the CPU
 run 0 "$CLW" samples/river/scene.json -o "$T/s1" --solver swe --steps 200 --threads 1 --quiet --device opencl
@@ -113,7 +114,8 @@ done
 # flat basin to a steady state (open south edge; window means, residual)
 run 0 "$CLW" samples/coast/scene.json -o "$T/sc1" --solver swe --steps 100 --threads 1 --quiet --device opencl
 run 0 "$CLW" $F -o "$T/sf1" --solver swe --threads 1 --quiet --device opencl
-check "the flat swe bake kept its window residuals" grep -q '"residual"' "$T/sf1/manifest.json"
+check "the flat swe bake measured its window residual" \
+	grep -Eq '"residual":[[:space:]]*[0-9]' "$T/sf1/manifest.json"
 # (one rank count each, to keep the test short: the river has all three)
 run 0 mpi 3 samples/coast/scene.json -o "$T/sc3" --solver swe --steps 100 --threads 1 --quiet
 same "coast swe on OpenCL, 3 ranks" "$T/sc1" "$T/sc3"
