@@ -2603,6 +2603,11 @@ struct cl_swe {
 	/* window means on the device (cl_swe_solve) */
 	cl_mem mh, mu, mv, pu, pv, rn, rd, rh;
 	double t_init, t_upload; /* set-up seconds: swe_init, the rest */
+	/* several processes (par.h; NULL: one): the row passes run over this
+	 * band's rows, and the rows they wrote go to the other ranks through
+	 * xrow (the host's rows of one field, W x max(ny + 2, 8)) */
+	struct wb_par *par;
+	float *xrow;
 };
 
 int cl_swe_bytes_per_cell(const struct cl_swe *c)
@@ -2703,6 +2708,7 @@ void cl_swe_free(struct cl_swe *c)
 	if (c->ok_s)
 		swe_release(&c->s);
 	free(c->wmod[0]);
+	free(c->xrow);
 	free(c->wmod[1]);
 	free(c->tmark);
 	free(c->cells);
@@ -3444,11 +3450,132 @@ static float bits_f(cl_uint u)
 	return x;
 }
 
+/* A row pass over every row, or this band's rows under several
+ * processes (a global work offset: the kernels take j from
+ * get_global_id(1)). */
 static cl_int run2d(struct cl_swe *c, cl_kernel k)
 {
-	size_t gs[2] = { round_up((size_t)c->s.nx, c->lx), (size_t)c->s.ny };
+	int J0, J1;
+	wb_par_band(c->par, c->s.ny, &J0, &J1);
+	size_t gs[2] = { round_up((size_t)c->s.nx, c->lx), (size_t)(J1 - J0) };
+	size_t go[2] = { 0, (size_t)J0 };
 	size_t ls[2] = { c->lx, 1 };
-	return clEnqueueNDRangeKernel(c->env->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+	return clEnqueueNDRangeKernel(c->env->q, k, 2, go, gs, ls, 0, NULL, NULL);
+}
+
+/* Several processes (par.h), after a row pass: the interior rows of
+ * field m that this band computed go to every rank, and the other bands'
+ * rows come back onto this device, so that every device holds the field
+ * one process would (whole padded rows: what the pass did not write
+ * there is the same on every rank). The time goes to par->xsecs. */
+static enum wb_status swe_par_rows(struct cl_swe *c, cl_mem m,
+				   struct wb_diags *d)
+{
+	struct wb_par *p = c->par;
+	const struct swe_ctx *s = &c->s;
+	const size_t W = (size_t)s->W, rb = W * sizeof(float);
+	int J0, J1;
+	wb_par_band(p, s->ny, &J0, &J1);
+	double t0 = now_s();
+	/* padded row j + 1 is row j */
+	cl_int err = buf_read(c->env, m, (size_t)(J0 + 1) * rb,
+			      (size_t)(J1 - J0) * rb, c->xrow + (J0 + 1) * W);
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "reading the band's rows for the exchange");
+	if (wb_par_rows(p, c->xrow, sizeof(float), (long)W, 1, 0))
+		return wb_fail(d, WB_EIO, NULL,
+			       "swe (opencl): step %ld: exchange between processes failed",
+			       s->step + 1);
+	err = buf_write(c->env, m, rb, (size_t)J0 * rb, c->xrow + W);
+	if (err == CL_SUCCESS && J1 < s->ny)
+		err = buf_write(c->env, m, (size_t)(J1 + 1) * rb,
+				(size_t)(s->ny - J1) * rb, c->xrow + (J1 + 1) * W);
+	p->xsecs += now_s() - t0;
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "writing the other bands' rows");
+	return WB_OK;
+}
+
+/* Several processes, at the end of a step: every band's verdict (the
+ * first row with a non-finite depth, x- and y-velocity) and maxima (the
+ * largest |u| and depth as float bits), in one exchange; the smallest
+ * rows and the largest maxima to every rank. -1 when it failed. */
+static int swe_par_verdict(struct wb_par *p, cl_int fl[3], cl_uint stt[2])
+{
+	cl_uint *all = calloc((size_t)p->size * 5, sizeof(*all));
+	if (!all) {
+		p->failed = 1;
+		return -1;
+	}
+	cl_uint *mine = all + (size_t)p->rank * 5;
+	for (int q = 0; q < 3; q++)
+		mine[q] = (cl_uint)fl[q]; /* rows, or INT_MAX: not negative */
+	mine[3] = stt[0];
+	mine[4] = stt[1];
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = 5L * r;
+	int e = p->allgather(p->user, all, sizeof(*all), p->off);
+	for (int r = 0; r < p->size && !e; r++)
+		for (int q = 0; q < 5; q++) {
+			cl_uint x = all[(size_t)r * 5 + q];
+			if (q < 3)
+				fl[q] = (cl_int)x < fl[q] ? (cl_int)x : fl[q];
+			else
+				stt[q - 3] = x > stt[q - 3] ? x : stt[q - 3];
+		}
+	free(all);
+	p->failed |= e != 0;
+	return e ? -1 : 0;
+}
+
+/* Several processes, after a row pass whose outputs only the next row
+ * passes read, within hw rows: the band's first (last) hw rows of the nf
+ * fields m[] to the band above (below), theirs into this band's halo, in
+ * one exchange. The rows further out stay stale and are never read. */
+static enum wb_status swe_par_halo(struct cl_swe *c, const cl_mem *m, int nf,
+				   int hw, struct wb_diags *d)
+{
+	struct wb_par *p = c->par;
+	const struct swe_ctx *s = &c->s;
+	const size_t W = (size_t)s->W, blk = (size_t)hw * W * sizeof(float),
+		     all = blk * (size_t)nf;
+	int J0, J1;
+	wb_par_band(p, s->ny, &J0, &J1);
+	double t0 = now_s();
+	/* xrow holds W x max(ny + 2, 8) floats: 4 nf hw rows (nf hw <= 2) */
+	char *to_up = (char *)c->xrow, *to_dn = to_up + all,
+	     *from_up = to_dn + all, *from_dn = from_up + all;
+	cl_int err = CL_SUCCESS;
+	for (int q = 0; q < nf && err == CL_SUCCESS; q++) {
+		err = buf_read(c->env, m[q], (size_t)(J0 + 1) * W * sizeof(float),
+			       blk, to_up + q * blk);
+		if (err == CL_SUCCESS)
+			err = buf_read(c->env, m[q],
+				       (size_t)(J1 + 1 - hw) * W * sizeof(float),
+				       blk, to_dn + q * blk);
+	}
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "reading the band's edge rows for the exchange");
+	if (p->halo(p->user, to_up, to_dn, from_up, from_dn, all)) {
+		p->failed = 1;
+		return wb_fail(d, WB_EIO, NULL,
+			       "swe (opencl): step %ld: exchange between processes failed",
+			       s->step + 1);
+	}
+	for (int q = 0; q < nf && err == CL_SUCCESS; q++) {
+		if (p->rank > 0)
+			err = buf_write(c->env, m[q],
+					(size_t)(J0 + 1 - hw) * W * sizeof(float),
+					blk, from_up + q * blk);
+		if (err == CL_SUCCESS && p->rank + 1 < p->size)
+			err = buf_write(c->env, m[q],
+					(size_t)(J1 + 1) * W * sizeof(float), blk,
+					from_dn + q * blk);
+	}
+	p->xsecs += now_s() - t0;
+	if (err != CL_SUCCESS)
+		return cl_fail(d, err, "writing the neighbours' rows");
+	return WB_OK;
 }
 
 /* diverged() of swe.c, from the device's flags */
@@ -3627,6 +3754,18 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err = run1d(e, kk, (size_t)(nx + ny));
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "SWE height integration");
+	if (c->par) {
+		/* the band's h1 to every rank (the edges, waterfalls and
+		 * particles read it anywhere); its fluxes to the neighbours
+		 * (the faces read them one row away; the south faces of fv,
+		 * row ny, only the last band) */
+		enum wb_status xs = swe_par_rows(c, c->h1, d);
+		const cl_mem f2[2] = { c->fu, c->fv };
+		if (xs == WB_OK)
+			xs = swe_par_halo(c, f2, 2, 1, d);
+		if (xs != WB_OK)
+			return xs;
+	}
 	if (falls) {
 		float *const h1[1] = { s->h1 };
 		err = cells_io(c, 1, &c->h1, h1, 0);
@@ -3771,6 +3910,18 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		if (err == CL_SUCCESS)
 			err = !sp ? run2d(c, kk) :
 			      run_blocks(e, kk, mode == 1 ? c->n_halo : c->n_act);
+		if (err == CL_SUCCESS && c->par) {
+			/* the band's new faces to every rank; its estimates
+			 * to the neighbours (the corrector reads them one
+			 * row away) */
+			const cl_mem t2[2] = { c->ut, c->vt };
+			enum wb_status xs = mode == 1 ? swe_par_halo(c, t2, 2, 1, d) :
+					    swe_par_rows(c, c->u1, d);
+			if (xs == WB_OK && mode != 1)
+				xs = swe_par_rows(c, c->v1, d);
+			if (xs != WB_OK)
+				return xs;
+		}
 		if (err == CL_SUCCESS && mode == 1) {
 			kk = c->k_fg;
 			err |= ARG(kk, 0, c->ut);
@@ -3853,6 +4004,16 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err |= ARG(kk, 11, c->b_actl);
 		if (err == CL_SUCCESS)
 			err = sp ? run_blocks(e, kk, c->n_act) : run2d(c, kk);
+		if (err == CL_SUCCESS && c->par) {
+			/* foam_adv departs at most |v| dt/dx <= 1/2 of a
+			 * row (the velocity clamp; an inflow edge face,
+			 * not clamped, points the departure off the grid,
+			 * where it is clamped to the edge row): one row
+			 * away; two sent */
+			enum wb_status xs = swe_par_halo(c, &c->foam1, 1, 2, d);
+			if (xs != WB_OK)
+				return xs;
+		}
 		kk = c->k_fadv;
 		err |= ARG(kk, 0, c->h);
 		err |= ARG(kk, 1, c->u);
@@ -3867,6 +4028,14 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err |= ARG(kk, 10, c->b_actl);
 		if (err == CL_SUCCESS)
 			err = sp ? run_blocks(e, kk, c->n_act) : run2d(c, kk);
+		if (err == CL_SUCCESS && c->par) {
+			/* the next foam_gen reads foam one row away; the
+			 * rest of it only the export, which gathers it
+			 * (swe_download) */
+			enum wb_status xs = swe_par_halo(c, &c->foam, 1, 1, d);
+			if (xs != WB_OK)
+				return xs;
+		}
 		if (err != CL_SUCCESS)
 			return cl_fail(d, err, "SWE foam");
 	}
@@ -3880,6 +4049,13 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 		err = clFinish(e->q);
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "running the SWE kernels");
+	if (c->par) {
+		/* the bands' verdicts and maxima */
+		if (swe_par_verdict(c->par, fl, stt))
+			return wb_fail(d, WB_EIO, NULL,
+				       "swe (opencl): step %ld: exchange between processes failed",
+				       s->step + 1);
+	}
 	/* (the fields of the step are swapped in: h1 -> h, u1 -> u, v1 -> v) */
 	if (fl[0] != INT_MAX)
 		return swe_diverged(c, d, "depth", c->h, fl[0]);
@@ -3981,8 +4157,12 @@ static cl_int swe_books(struct cl_swe *c, double *in, double *out, long *clamped
 		cl += u[k];
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->clamp_acc, 0, c->ngroups * sizeof(cl_ulong), u);
+	unsigned long long cg = 0; /* the row passes': this band's */
 	for (size_t k = 0; err == CL_SUCCESS && k < c->ngroups; k++)
-		cl += u[k];
+		cg += u[k];
+	if (c->par) /* integers: exact in any order */
+		cg = (unsigned long long)wb_par_sum(c->par, (long long)cg);
+	cl += cg;
 	free(t);
 	free(u);
 	*in = si;
@@ -4173,9 +4353,6 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	struct cl_swe *c = NULL;
 	struct swe_means_dev M;
 	memset(&M, 0, sizeof(M));
-	if (o && o->par && o->par->size > 1) /* docs/mpi.md, "Not done" */
-		return wb_fail(d, WB_EUSAGE, NULL,
-			       "--device opencl over several MPI ranks runs the LBM only so far; bake the SWE with --device cpu, or use --solver lbm");
 	enum wb_status st = solve_env(o ? o->cl_device : 0, &e, d);
 	if (st != WB_OK)
 		return st;
@@ -4183,6 +4360,18 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	if (st != WB_OK)
 		goto done;
 	struct swe_ctx *s = &c->s;
+	if (o && o->par && o->par->size > 1 && o->par->ny == s->ny) {
+		/* several processes (docs/mpi.md): the dense step over this
+		 * band (the block-sparse one gives the same bytes) */
+		c->par = o->par;
+		cl_swe_set_sparse(c, 0);
+		/* whole rows, or 4 x 2 rows of swe_par_halo */
+		size_t nxr = MAXD((size_t)s->ncell, 8 * (size_t)s->W);
+		if (!(c->xrow = malloc(nxr * sizeof(float)))) {
+			st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+			goto done;
+		}
+	}
 	/* as swe_solve */
 	long max = o && o->steps > 0 ? o->steps :
 		   sim->max_steps > 0 ? sim->max_steps : 100000;
@@ -4255,6 +4444,14 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	if ((err = swe_download(c)) != CL_SUCCESS ||
 	    (err = swe_books(c, &din, &dout, &clamped)) != CL_SUCCESS) {
 		st = cl_fail(d, err, "reading the SWE fields");
+		goto done;
+	}
+	/* several processes: foam went to the neighbours only (the halo);
+	 * its interior rows from their owners, for swe_export */
+	if (c->par && s->foam_on &&
+	    wb_par_rows(c->par, s->foam, sizeof(float), s->W, 1, 0)) {
+		st = wb_fail(d, WB_EIO, NULL,
+			     "swe (opencl): gathering the foam between processes failed");
 		goto done;
 	}
 	double vf = swe_grid_volume(s);
