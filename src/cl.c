@@ -1192,7 +1192,7 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 	size_t wg = 0;
 	clGetKernelWorkGroupInfo(c->k_step, e->dev, CL_KERNEL_WORK_GROUP_SIZE,
 				 sizeof(wg), &wg, NULL);
-	c->sp = L->sparse && !L->par && wg >= 32 && L->sb_keep;
+	c->sp = L->sparse && wg >= 32 && L->sb_keep;
 	if (!(c->k_brun = clCreateKernel(e->prog, "lbm_blk_run", &err)))
 		return cl_fail(d, err, "lbm_blk_run");
 	if (!(c->k_bzero = clCreateKernel(e->prog, "lbm_blk_zero", &err)))
@@ -1245,6 +1245,10 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c, cl_int *nrun,
 	err |= ARG(k, 10, nby);
 	err |= ARG(k, 11, c->b_list);
 	err |= ARG(k, 12, c->b_cnt);
+	cl_int J0, J1; /* several processes: this band's rows (par.h) */
+	wb_par_band(L->par, ny, &J0, &J1);
+	err |= ARG(k, 13, J0);
+	err |= ARG(k, 14, J1);
 	if (err == CL_SUCCESS)
 		err = run1d(e, k, (size_t)nb);
 	if (err == CL_SUCCESS)
@@ -1265,6 +1269,8 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c, cl_int *nrun,
 		err |= ARG(k, 6, nbx);
 		err |= ARG(k, 7, nb);
 		err |= ARG(k, 8, c->b_list);
+		err |= ARG(k, 9, J0);
+		err |= ARG(k, 10, J1);
 		size_t gs[2] = { 32 * (size_t)cnt[1], 32 }, ls[2] = { 32, 1 };
 		if (err == CL_SUCCESS)
 			err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0,
@@ -1382,13 +1388,15 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	err |= ARG(k, 16, nbx);
 	err |= ARG(k, 17, slx);
 	err |= ARG(k, 18, c->b_wet[!c->cur]);
+	cl_int J0, J1; /* several processes: this band's rows (par.h) */
+	wb_par_band(L->par, ny, &J0, &J1);
+	err |= ARG(k, 19, J0);
+	err |= ARG(k, 20, J1);
 	if (err != CL_SUCCESS)
 		return err;
-	int J0, J1; /* several processes: this band's rows (par.h) */
-	wb_par_band(L->par, ny, &J0, &J1);
 	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)(J1 - J0) },
 	       ls[2] = { c->lx, 1 }, go[2] = { 0, (size_t)J0 };
-	if (sparse) { /* one process only (lbm_sparse_create) */
+	if (sparse) { /* whole blocks; the kernel keeps to the band's rows */
 		gs[0] = 32 * (size_t)nrun;
 		gs[1] = 32;
 		ls[0] = 32;
@@ -1527,6 +1535,16 @@ static int lbm_par_cells(void *user, int write, const int *cells, long n,
 	err |= ARG(k, 3, list);
 	err |= ARG(k, 4, ni);
 	err |= ARG(k, 5, c->pbuf);
+	if (write) { /* the sparse step's flags of the cells received */
+		cl_int sp = c->sp, W = c->L.W, nx = c->L.nx, ny = c->L.ny,
+		       nbx = c->nbx;
+		err |= ARG(k, 6, c->b_wet[c->cur]);
+		err |= ARG(k, 7, sp);
+		err |= ARG(k, 8, W);
+		err |= ARG(k, 9, nx);
+		err |= ARG(k, 10, ny);
+		err |= ARG(k, 11, nbx);
+	}
 	if (err == CL_SUCCESS && n > 0)
 		err = run1d(e, k, (size_t)n);
 	if (err == CL_SUCCESS && !write)

@@ -247,7 +247,7 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		     int N, int W, int nx, int ny, struct lbm_kp kp,
 		     global uint *clamp_acc, global int *bad, int step,
 		     global const int *blist, int sparse, int nbx, int slx,
-		     global uint *wet_out)
+		     global uint *wet_out, int j0, int j1)
 {
 	/* block-sparse (lbm_blk_run): work-group (32, 1) g of row y works
 	 * on block blist[g], else the grid (round_up(nx, slx), ny) */
@@ -257,7 +257,8 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		i = (blk % nbx) * 32 + (int)get_local_id(0);
 		j = (blk / nbx) * 32 + (int)get_global_id(1);
 	}
-	if (i < nx && j < ny) {
+	/* several processes: the rows of this band, [j0, j1) */
+	if (i < nx && j < ny && j >= j0 && j < j1) {
 		const int n = (i + 1) + (j + 1) * W;
 		/* every candidate population is loaded up front (independent
 		 * loads in flight together); the link rule then picks */
@@ -462,12 +463,21 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
 			global const uint *keep, global const int *A,
 			global const float *hA, int N, int W, int nx, int ny,
-			int nbx, int nby, global int *blist, global int *cnt)
+			int nbx, int nby, global int *blist, global int *cnt,
+			int j0, int j1)
 {
 	const int b = get_global_id(0);
 	if (b >= nbx * nby)
 		return;
 	const int bx = b % nbx, by = b / nbx;
+	/* several processes: blocks without a row of this band [j0, j1)
+	 * are neither stepped nor cleared here; their flags are those the
+	 * exchange's scatter sets (par_cells_scatter) */
+	const int r0 = max(by * 32, j0), r1 = min(min(ny, by * 32 + 32), j1);
+	if (r1 <= r0) {
+		wet_out[b] = 0;
+		return;
+	}
 	uint run = keep[b];
 	for (int dy = -1; dy <= 1; dy++)
 		for (int dx = -1; dx <= 1; dx++) {
@@ -492,8 +502,7 @@ kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
 	}
 	if (run) {
 		blist[atomic_inc(&cnt[0])] = b;
-		atomic_add(&cnt[2], (min(nx, bx * 32 + 32) - bx * 32) *
-					    (min(ny, by * 32 + 32) - by * 32));
+		atomic_add(&cnt[2], (min(nx, bx * 32 + 32) - bx * 32) * (r1 - r0));
 		wet_out[b] = keep[b];
 	} else {
 		if (wet_out[b])
@@ -505,12 +514,12 @@ kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
 /* Zeros in f, h of the blocks blist[nb - 1 - g] (work-groups (32, 1)). */
 kernel void lbm_blk_zero(global int *B, global float *hB, int N, int W,
 			 int nx, int ny, int nbx, int nb,
-			 global const int *blist)
+			 global const int *blist, int j0, int j1)
 {
 	const int blk = blist[nb - 1 - (int)get_group_id(0)];
 	const int i = (blk % nbx) * 32 + (int)get_local_id(0);
 	const int j = (blk / nbx) * 32 + (int)get_global_id(1);
-	if (i < nx && j < ny) {
+	if (i < nx && j < ny && j >= j0 && j < j1) {
 		const int n = (i + 1) + (j + 1) * W;
 		for (int a = 0; a < 9; a++)
 			B[WB_SLICE(a, N, n)] = 0;

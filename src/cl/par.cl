@@ -22,15 +22,25 @@ kernel void par_cells_gather(global const uint *f, global const uint *h,
 	buf[10 * k + 9] = h[c];
 }
 
+/* The LBM's block-sparse step (lbm.cl lbm_blk_run) over several
+ * processes: an interior cell received with a nonzero bit sets the wet
+ * flag of its 32 x 32 block. */
 kernel void par_cells_scatter(global uint *f, global uint *h, int N,
 			      global const int *cells, int n,
-			      global const uint *buf)
+			      global const uint *buf, global uint *wet,
+			      int sparse, int W, int nx, int ny, int nbx)
 {
 	const int k = get_global_id(0);
 	if (k >= n)
 		return;
 	const int c = cells[k];
-	for (int q = 0; q < 9; q++)
+	uint acc = buf[10 * k + 9];
+	for (int q = 0; q < 9; q++) {
 		f[WB_SLICE(q, N, c)] = buf[10 * k + q];
+		acc |= buf[10 * k + q];
+	}
 	h[c] = buf[10 * k + 9];
+	const int i = c % W - 1, j = c / W - 1;
+	if (sparse && acc && i >= 0 && i < nx && j >= 0 && j < ny)
+		atomic_or(&wet[(j / 32) * nbx + i / 32], 1u);
 }

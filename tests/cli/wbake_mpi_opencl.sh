@@ -9,6 +9,7 @@
 # rank's device steps its band; the rows of each pass are exchanged): the
 # river with its waterfall particles, the coast's level edges and the
 # flat basin's open edge, to a steady state (window means on the device).
+# The LBM's block-sparse step over ranks: a front crossing the bands.
 # The LBM/FV hybrid (the LBM's default; its FV update runs on the host,
 # on rows of one device or of every CPU rank: docs/mpi.md) is refused
 # over several OpenCL ranks (exit 1), so the LBM scenes pin the pure LBM.
@@ -121,6 +122,42 @@ run 0 mpi 3 samples/coast/scene.json -o "$T/sc3" --solver swe --steps 100 --thre
 same "coast swe on OpenCL, 3 ranks" "$T/sc1" "$T/sc3"
 run 0 mpi 2 $F -o "$T/sf2" --solver swe --threads 1 --quiet
 same "flat swe to steady on OpenCL, 2 ranks" "$T/sf1" "$T/sf2"
+# 5. the LBM's block-sparse step over OpenCL ranks (docs/mpi.md): a
+#    front from a spring runs down a 5 % slope from dry land across the
+#    bands of 2 and 3 ranks; blocks of a band that only the halo rows make
+#    wet must wake (the halo scatter sets their flags: without it the
+#    balance fails). The dense step over ranks (WB_LBM_DENSE=1) is the
+#    same bytes. The slope is written here: one 16-bit value per row.
+mkdir -p "$T/front"
+j=0
+while [ $j -lt 96 ]; do
+	v=$((50000 - j * 328))
+	b=$(printf '\\%03o\\%03o' $((v % 256)) $((v / 256)))
+	i=0
+	while [ $i -lt 96 ]; do printf "$b"; i=$((i + 1)); done
+	j=$((j + 1))
+done >"$T/front/terrain.r16"
+cat >"$T/front/scene.json" <<'EOF2'
+{ "name": "front", "version": 1,
+  "terrain": { "heightmap": "terrain.r16", "format": "r16", "size": [96, 96],
+               "metres_per_pixel": 1, "height_scale": 10 },
+  "boundaries": { "west": "wall", "east": "wall", "north": "wall", "south": "open" },
+  "initial_water": "dry",
+  "materials": [ { "id": 1, "name": "w", "kind": "river" } ],
+  "sources": [
+    { "type": "spring", "name": "s", "point": [48, 6], "radius": 3, "discharge": 1.5, "material": "w" } ],
+  "simulation": { "solver": "lbm", "lbm_hybrid": false, "initial": "scene", "manning": 0.03, "max_steps": 2000, "window": 100 } }
+EOF2
+run 0 "$BIN/wbake" "$T/front/scene.json" -o "$T/fr1" --steps 500 --threads 1 --quiet
+for n in 2 3; do
+	run 0 mpi $n "$T/front/scene.json" -o "$T/frm$n" --steps 500 --threads 1 --quiet
+	same "a front across the bands, sparse LBM on OpenCL, $n ranks" "$T/fr1" "$T/frm$n"
+done
+export WB_LBM_DENSE=1
+run 0 mpi 2 "$T/front/scene.json" -o "$T/frd2" --steps 500 --threads 1 --quiet
+unset WB_LBM_DENSE
+same "a front across the bands, dense LBM on OpenCL, 2 ranks" "$T/fr1" "$T/frd2"
+
 # 4. the hybrid (the default of a scene that does not say) over several
 #    OpenCL ranks: refused, nothing written
 run 1 mpi 2 samples/river/scene.json -o "$T/y" --solver lbm --steps 5 --quiet
