@@ -273,6 +273,11 @@ int main(int argc, char **argv)
 	const char *dry = getenv("WB_STEADY_DRY");
 	if (b.sc.sim.initial == WB_INIT_HYDROLOGY && !(dry && *dry == '1'))
 		r->h0 = b.guess_h;
+	const char *gv = getenv("WB_STEADY_GUESS_VEL");
+	if (r->h0 == b.guess_h && gv && *gv == '1') {
+		r->u0 = b.guess_u;
+		r->v0 = b.guess_v;
+	}
 	struct wb_sim sim = b.sc.sim;
 	const char *wenv = getenv("WB_STEADY_WINDOW");
 	if (wenv && atol(wenv) > 0)
@@ -349,6 +354,7 @@ int main(int argc, char **argv)
 	swe_means_release(&M);
 	swe_release(&s);
 	r->h0 = scene_h0;
+	r->u0 = r->v0 = NULL;
 	wb_bake_release(&b);
 	wb_diags_release(&d);
 	return 0;
