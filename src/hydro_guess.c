@@ -381,11 +381,10 @@ int hydro_first_guess(const struct wb_raster *r,
 	}
 	/* 6. banks and lakes take the surface of the first channel cell
 	 * downstream (receivers first, so it is known): 'height above
-	 * nearest drainage' inundation; a lake's surface thereby rises to
-	 * the flow depth at its spill point */
-	/* seed (no longer needed) becomes 'drains through a lake to its
-	 * channel': such cells stand at the lake's level, the outlet's energy
-	 * head (outlet_energy), not at the flow surface in the outlet */
+	 * nearest drainage' inundation. seed (no longer needed) becomes
+	 * 'drains through a lake to its channel': such cells stand at the
+	 * lake's level, the outlet's energy head (outlet_energy), not at the
+	 * flow surface in the outlet */
 	for (long k = 0; k < n; k++) {
 		int i = order[k];
 		chan[i] = -1;
