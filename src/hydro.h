@@ -96,7 +96,9 @@ struct hydro_guess_report {
  * cross-section (perpendicular to the routed direction, up to
  * HYDRO_SECTION_MAX cells each side while the terrain is below the
  * surface) on the slope of the filled surface over the next few cells
- * downstream, and the velocity of that depth along the routed direction.
+ * downstream, and the velocity of that depth along the routed direction;
+ * a filled lake stands at the energy head of the flow through its outlet
+ * (critical or normal depth, whichever is higher, plus its velocity head).
  * h, u, v: out, nx*ny; h >= r->h0 everywhere (the scene's initial water is
  * kept), u = v = 0 in lakes and dry cells. rep may be NULL.
  * Deterministic, single-threaded. Returns 0, or -1 when out of memory. */

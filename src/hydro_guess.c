@@ -31,8 +31,12 @@
  *     through the first channel cell downstream of it ('height above
  *     nearest drainage'), take that channel's surface: depth max(scene
  *     depth, eta - z); velocity (1/n) d^(2/3) sqrt(S) along the channel's
- *     direction, zero in lakes (which thereby stand at the surface of the
- *     flow at their outlet, above their spill level).
+ *     direction, zero in lakes. Lakes, and the cells that drain through
+ *     one, stand instead at the energy head of their outlet
+ *     (outlet_energy): E = eta_s + Q^2 / (2 g A^2) on the outlet's
+ *     section, eta_s the higher of the normal-depth and the critical
+ *     surface (1.5 h_c above the sill on a steep outlet, h_n + v_n^2/2g
+ *     on a mild one, for a rectangle).
  * Everything runs serially in index order: identical output for any
  * thread count.
  */
@@ -48,6 +52,7 @@
 #define HYDRO_SLOPE_MIN 5e-4
 #define HYDRO_MANNING_DEFAULT 0.03
 #define HYDRO_WALL_GAP 1e-3f
+#define ECACHE 256 /* outlets' energy levels cached (a power of 2) */
 
 static int edge_side(int x, int y, int nx, int ny, int *sides)
 {
@@ -94,6 +99,72 @@ static double section_k(const float *zf, const double *q, int nx, int ny,
 		}
 	*qs = qq;
 	return k;
+}
+
+/* The flow area A and top width B of the same section as section_k at
+ * surface eta (the same cells, walked by the same rule). */
+static void section_ab(const float *zf, int nx, int ny, int cx, int cy,
+		       double px, double py, double eta, double w, double *A,
+		       double *B)
+{
+	long c = cx + (long)cy * nx;
+	double zc = zf[c];
+	double a = 0, b = 0;
+	if (eta > zc) {
+		a = (eta - zc) * w;
+		b = w;
+	}
+	for (int sgn = -1; sgn <= 1; sgn += 2)
+		for (int s = 1; s <= HYDRO_SECTION_MAX; s++) {
+			int x = cx + (int)lround(sgn * s * px);
+			int y = cy + (int)lround(sgn * s * py);
+			if (x < 0 || y < 0 || x >= nx || y >= ny)
+				break;
+			double zz = zf[x + (long)y * nx];
+			if (!(zz < eta) || zz < zc)
+				break;
+			a += (eta - zz) * w;
+			b += w;
+		}
+	*A = a;
+	*B = b;
+}
+
+/* The level of still water upstream of channel cell c (a lake that spills
+ * into it): the energy head of the flow through c's section,
+ *     E = eta_s + Q^2 / (2 g A(eta_s)^2),   eta_s = max(eta_n, eta_c),
+ * eta_n the normal-depth surface (Manning, step 5), eta_c the critical
+ * one (Q^2 B = g A^3: the least energy for Q through the section). On a
+ * mild outlet the flow leaves the lake at normal depth and the lake
+ * stands at its energy; on a steep one it passes through critical depth
+ * at the sill (the control) and the lake stands at E_c = the minimum
+ * specific energy (1.5 h_c for a rectangle). Standing water has no
+ * velocity head, so a lake at eta_n alone (the guess before) is below
+ * its steady level by the outlet's velocity head or more. */
+static double outlet_energy(const float *zf, const double *q, int nx, int ny,
+			    long c, double px, double py, double eta_n,
+			    double dx)
+{
+	int cx = (int)(c % nx), cy = (int)(c / nx);
+	double qs, A, B;
+	section_k(zf, q, nx, ny, cx, cy, px, py, eta_n, dx, &qs);
+	if (!(qs > 0))
+		return eta_n;
+	const double g = 9.81;
+	double lo = zf[c], hi = zf[c] + cbrt(qs * qs / (g * dx * dx)) + 1e-6;
+	for (int it = 0; it < 40; it++) {
+		double mid = 0.5 * (lo + hi);
+		section_ab(zf, nx, ny, cx, cy, px, py, mid, dx, &A, &B);
+		if (g * A * A * A < qs * qs * B)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	double es = hi > eta_n ? hi : eta_n;
+	section_ab(zf, nx, ny, cx, cy, px, py, es, dx, &A, &B);
+	if (!(A > 0))
+		return eta_n;
+	return es + qs * qs / (2 * g * A * A);
 }
 
 /* Memory at world scale (docs/scale.md "Host stages"): the discharge q
@@ -310,15 +381,21 @@ int hydro_first_guess(const struct wb_raster *r,
 	}
 	/* 6. banks and lakes take the surface of the first channel cell
 	 * downstream (receivers first, so it is known): 'height above
-	 * nearest drainage' inundation; a lake's surface thereby rises to
-	 * the flow depth at its spill point */
+	 * nearest drainage' inundation. seed (no longer needed) becomes
+	 * 'drains through a lake to its channel': such cells stand at the
+	 * lake's level, the outlet's energy head (outlet_energy), not at the
+	 * flow surface in the outlet */
 	for (long k = 0; k < n; k++) {
 		int i = order[k];
 		chan[i] = -1;
+		seed[i] = 0;
 		if (!isnan(eta[i]))
 			chan[i] = i;
-		else if (rcv[i] >= 0)
+		else if (rcv[i] >= 0) {
 			chan[i] = chan[rcv[i]];
+			seed[i] = (reach[i] && isfinite(lv[i]) && lv[i] > zf[i]) ||
+				  seed[rcv[i]];
+		}
 	}
 	/* ... and the cells of each channel's own cross-section (parallel
 	 * D8 lines on a flat bed that never join the channel's line) */
@@ -336,19 +413,36 @@ int hydro_first_guess(const struct wb_raster *r,
 				long j = x + (long)y * nx;
 				if (!(zf[j] < eta[i]) || zf[j] < zf[i])
 					break;
-				if (chan[j] < 0 || eta[chan[j]] < eta[i])
+				if (chan[j] < 0 || eta[chan[j]] < eta[i]) {
 					chan[j] = (int)i;
+					seed[j] = 0;
+				}
 			}
 	}
+	int ec_key[ECACHE];
+	float ec_val[ECACHE];
+	for (int k = 0; k < ECACHE; k++)
+		ec_key[k] = -1;
 	for (long i = 0; i < n; i++) {
 		int c = chan[i];
 		if (c < 0 || !reach[c] || dry[i] || !isfinite(zf[i]) ||
 		    (r->flags && (r->flags[i] & WB_CELL_FIXED)))
 			continue;
-		/* lakes and banks stand at the surface of the flow at their
-		 * outlet (docs/hydrology.md: the specific energy of the
-		 * outlet's control was tried and is not better) */
-		float d = eta[c] - r->z[i];
+		/* banks stand at the surface of the flow in their channel,
+		 * lakes (and what drains through them) at the outlet's energy
+		 * head; a few outlets serve many lake cells: cached */
+		float lev = eta[c];
+		if (seed[i]) {
+			unsigned slot = (unsigned)c & (ECACHE - 1);
+			if (ec_key[slot] != c) {
+				ec_key[slot] = c;
+				ec_val[slot] = (float)outlet_energy(
+					zf, q, nx, ny, c, -dir[2 * c + 1], dir[2 * c],
+					eta[c], dx);
+			}
+			lev = ec_val[slot];
+		}
+		float d = lev - r->z[i];
 		if (!(d > h[i]))
 			continue;
 		R.channel_volume += (d - h[i]) * dx * dx;

@@ -26,9 +26,13 @@
  * Usage: bench_world_steady [SCENE [WINDOWS [threads]]]; the scene comes
  * from 'mkterrain world SIZE DIR' (make bench: WB_WORLD_SCENE, the
  * 2048^2 world); WINDOWS defaults to 3 (make bench), WB_STEADY_WINDOWS
- * overrides it.
+ * overrides it. WB_STEADY_WINDOW=N: windows of N steps instead of the
+ * scene's; WB_STEADY_DRY=1: start from the scene's water, not the guess;
+ * WB_STEADY_FEATURES=1 (guess starts): after every window, where the water
+ * stored since the start went per feature of the guess (feat_print).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +45,162 @@
 #include "wbake.h"
 
 #define REGION 256
+
+/* WB_STEADY_FEATURES=1: where the water stored since the start went, per
+ * feature of the first guess (docs/scale.md "Steady state of the world"):
+ * each lake of the guess (connected still water, 8-neighbour, at least
+ * 20 cells), the guess's channels per region, the banks (dry in the guess,
+ * within BANK cells of its water) and the cells farther off (hillslopes),
+ * from the last window's mean depth against the guess. */
+#define BANK 3
+struct feat {
+	int nx, ny;
+	double dx;
+	const float *z, *gh, *gu, *gv;
+	uint8_t *cls;   /* 0 far dry, 1 lake, 2 channel, 3 bank */
+	int *lab;       /* lake component, -1 none */
+	int nlab;
+};
+
+static int feat_init(struct feat *f, const struct wb_raster *r,
+		     const float *gh, const float *gu, const float *gv)
+{
+	const int nx = r->nx, ny = r->ny;
+	long n = (long)nx * ny;
+	f->nx = nx;
+	f->ny = ny;
+	f->dx = r->dx;
+	f->z = r->z;
+	f->gh = gh;
+	f->gu = gu;
+	f->gv = gv;
+	f->cls = calloc((size_t)n, 1);
+	f->lab = malloc((size_t)n * sizeof(int));
+	long *st = malloc((size_t)n * sizeof(long));
+	if (!f->cls || !f->lab || !st)
+		return 1;
+	for (long i = 0; i < n; i++) {
+		f->lab[i] = -1;
+		if (gh[i] > 0)
+			f->cls[i] = gu[i] == 0 && gv[i] == 0 ? 1 : 2;
+	}
+	for (long i = 0; i < n; i++) {
+		if (f->cls[i])
+			continue;
+		int x = (int)(i % nx), y = (int)(i / nx);
+		for (int dy = -BANK; dy <= BANK && !f->cls[i]; dy++)
+			for (int dd = -BANK; dd <= BANK; dd++) {
+				int a = x + dd, b = y + dy;
+				if (a < 0 || b < 0 || a >= nx || b >= ny)
+					continue;
+				uint8_t c = f->cls[a + (long)b * nx];
+				if (c == 1 || c == 2) {
+					f->cls[i] = 3;
+					break;
+				}
+			}
+	}
+	/* the bank pass marked cells with 3 while scanning: fine, 3 is not
+	 * 1 or 2, so no bank spreads from a bank */
+	f->nlab = 0;
+	for (long i = 0; i < n; i++) {
+		if (f->cls[i] != 1 || f->lab[i] >= 0)
+			continue;
+		long top = 0, cnt = 0;
+		st[top++] = i;
+		f->lab[i] = f->nlab;
+		while (top) {
+			long c = st[--top];
+			cnt++;
+			int x = (int)(c % nx), y = (int)(c / nx);
+			for (int dy = -1; dy <= 1; dy++)
+				for (int dd = -1; dd <= 1; dd++) {
+					int a = x + dd, b = y + dy;
+					if (a < 0 || b < 0 || a >= nx || b >= ny)
+						continue;
+					long j = a + (long)b * nx;
+					if (f->cls[j] == 1 && f->lab[j] < 0) {
+						f->lab[j] = f->nlab;
+						st[top++] = j;
+					}
+				}
+		}
+		f->nlab++;
+	}
+	free(st);
+	return 0;
+}
+
+static void feat_print(const struct feat *f, const float *mh, const float *mu,
+		       const float *mv)
+{
+	const int nx = f->nx, ny = f->ny;
+	long n = (long)nx * ny;
+	double a = f->dx * f->dx;
+	double dv[4] = { 0 }, gvol[4] = { 0 };
+	long wet[4] = { 0 };
+	int nl = f->nlab;
+	double *L = calloc((size_t)nl * 8, sizeof(double));
+	int rx = (nx + REGION - 1) / REGION, ry = (ny + REGION - 1) / REGION;
+	double *R = calloc((size_t)rx * ry * 6, sizeof(double));
+	if (!L || !R) {
+		free(L);
+		free(R);
+		return;
+	}
+	for (long i = 0; i < n; i++) {
+		int c = f->cls[i];
+		double d = (double)mh[i] - f->gh[i];
+		dv[c] += d * a;
+		gvol[c] += f->gh[i] * a;
+		if (mh[i] > 0.01)
+			wet[c]++;
+		if (c == 1) {
+			double *l = L + 8 * f->lab[i];
+			l[0] += 1;
+			l[1] += f->z[i] + f->gh[i];
+			l[2] += f->z[i] + mh[i];
+			l[3] += d * a;
+			l[4] += i % nx;
+			l[5] += i / nx;
+			l[6] += mh[i] * sqrt((double)mu[i] * mu[i] + (double)mv[i] * mv[i]);
+			l[7] += mh[i];
+		}
+		if (c == 2) {
+			double *q = R + 6 * ((i % nx) / REGION + (long)((i / nx) / REGION) * rx);
+			double gs = sqrt((double)f->gu[i] * f->gu[i] + (double)f->gv[i] * f->gv[i]);
+			double ms = sqrt((double)mu[i] * mu[i] + (double)mv[i] * mv[i]);
+			q[0] += d * a;
+			q[1] += f->gh[i];
+			q[2] += mh[i];
+			q[3] += f->gh[i] * gs; /* guessed unit discharge */
+			q[4] += mh[i] * ms;
+			q[5] += 1;
+		}
+	}
+	static const char *nm[4] = { "far dry", "lakes", "channels", "banks" };
+	for (int c = 0; c < 4; c++)
+		printf("#   %-8s guess %.6g m^3, stored since %+.6g m^3, wet (>1 cm) %ld cells\n",
+		       nm[c], gvol[c], dv[c], wet[c]);
+	for (int k = 0; k < nl; k++) {
+		double *l = L + 8 * k;
+		if (l[0] < 20)
+			continue;
+		printf("#   lake at (%.0f, %.0f), %.0f cells: surface guess %.3f m, now %.3f m; stored %+.1f m^3; mean |hu|/h %.3f m/s\n",
+		       l[4] / l[0], l[5] / l[0], l[0], l[1] / l[0], l[2] / l[0],
+		       l[3], l[7] > 0 ? l[6] / l[7] : 0.0);
+	}
+	for (long q = 0; q < (long)rx * ry; q++) {
+		double *p = R + 6 * q;
+		if (p[5] < 1)
+			continue;
+		printf("#   channels (%ld, %ld): %.0f cells, stored %+.1f m^3, mean depth guess %.3f now %.3f, mean q guess %.4f now %.4f m^2/s\n",
+		       (q % rx) * REGION + REGION / 2, (q / rx) * REGION + REGION / 2,
+		       p[5], p[0], p[1] / p[5], p[2] / p[5], p[3] / p[5], p[4] / p[5]);
+	}
+	free(L);
+	free(R);
+}
 
 /* Per-region share of the numerator of the last closed window. */
 static void top_regions(const struct swe_means *m, const struct swe_ctx *s,
@@ -110,9 +270,18 @@ int main(int argc, char **argv)
 	}
 	struct wb_raster *r = &b.r;
 	float *scene_h0 = r->h0;
-	if (b.sc.sim.initial == WB_INIT_HYDROLOGY)
+	const char *dry = getenv("WB_STEADY_DRY");
+	if (b.sc.sim.initial == WB_INIT_HYDROLOGY && !(dry && *dry == '1'))
 		r->h0 = b.guess_h;
+	const char *gv = getenv("WB_STEADY_GUESS_VEL");
+	if (r->h0 == b.guess_h && gv && *gv == '1') {
+		r->u0 = b.guess_u;
+		r->v0 = b.guess_v;
+	}
 	struct wb_sim sim = b.sc.sim;
+	const char *wenv = getenv("WB_STEADY_WINDOW");
+	if (wenv && atol(wenv) > 0)
+		sim.window = atol(wenv);
 	sim.solver = WB_SOLVER_SWE;
 	long window = sim.window > 0 ? sim.window : 200;
 	double tol = sim.tolerance > 0 ? sim.tolerance : 1e-4;
@@ -132,6 +301,14 @@ int main(int argc, char **argv)
 	       s.ny, T, window, tol,
 	       r->h0 == b.guess_h ? "first guess" : "scene water",
 	       b.guess.lake_cells, b.guess.channel_cells);
+	const char *fe = getenv("WB_STEADY_FEATURES");
+	struct feat F;
+	memset(&F, 0, sizeof(F));
+	int feats = fe && *fe == '1' && r->h0 == b.guess_h;
+	if (feats && feat_init(&F, r, b.guess_h, b.guess_u, b.guess_v)) {
+		fprintf(stderr, "bench_world_steady: out of memory\n");
+		return 1;
+	}
 	double res = NAN, fill = NAN, t_all = 0;
 	long steps_all = 0, w;
 	for (w = 1; w <= nwin; w++) {
@@ -163,8 +340,12 @@ int main(int argc, char **argv)
 		       swe_particles_volume(&s.P),
 		       100.0 * act / ((double)window * s.sp.nblk), s.P.n,
 		       1e3 * t / window, top);
+		if (feats)
+			feat_print(&F, M.mh, M.mu, M.mv);
 		fflush(stdout);
 	}
+	free(F.cls);
+	free(F.lab);
 	printf("bench world_steady_windows %ld windows\n", w - 1);
 	printf("bench world_steady_residual %.4g ratio\n", res);
 	printf("bench world_steady_ms %.2f ms/step\n",
@@ -173,6 +354,7 @@ int main(int argc, char **argv)
 	swe_means_release(&M);
 	swe_release(&s);
 	r->h0 = scene_h0;
+	r->u0 = r->v0 = NULL;
 	wb_bake_release(&b);
 	wb_diags_release(&d);
 	return 0;
