@@ -16,7 +16,10 @@
  * arithmetic), d_M the part of the momentum the pulled populations carry
  * (sum c_a F_a != 0) and bed_a the kernel's bed transfer (float, as the
  * kernel computes it). Then it steps on and prints how many populations
- * differ from the initial state.
+ * differ from the initial state. Last, it runs a scalar model of the
+ * arithmetic that would make still water an exact fixed point (run_model,
+ * below) on the same raster, at rest and with a 1 cm bump.
+ * PROBE_DEBUG=1 lists the model's changed populations of step 1.
  */
 #include <math.h>
 #include <stdint.h>
@@ -106,6 +109,286 @@ static int link_open(float hx, float zx, float cx, float hy, float zy, float cy,
 	float ex = zx + hx, ey = zy + hy;
 	float em = ex > ey ? ex : ey, zm = zx > zy ? zx : zy, cm = cx < cy ? cx : cy;
 	return (em > zm + hd) & (cm > em);
+}
+
+
+/* ---- a scalar model of the proposed exact-rest arithmetic ------------
+ * Pure LBM (no FV cells, held cells freed, every ghost and every cell
+ * dry at the start solid), the
+ * kernel's TRT collision and forcing, but: the collision about the
+ * integer rest equilibrium R_a(H) (deviation form, exactly 0 at rest),
+ * and the bed transfer as a difference of rounded rest equilibria of
+ * integer depths over an integer bed potential Zi,
+ *   Bi(x -> y) = [R(H_y) - R(H_y - m_y)] - [R(H_x) - R(H_x - m_x)],
+ * m the step clamped to [0, H]; the link rule on integer surfaces. */
+struct model {
+	int W, Hh;
+	size_t nc;
+	int32_t *A[LBM_Q], *B[LBM_Q], *Hs, *Hn, *Zi;
+	uint8_t *in;
+	float K, hthin, om, omm, nom13, kf, hdu;
+	int old; /* 1: the kernel's present arithmetic (float bed, rounded p) */
+};
+
+static int32_t Rq(const struct model *m, int a, int64_t H)
+{
+	float h = (float)H, k = m->K * (h * h);
+	return (int32_t)lrintf(lbm_w[a] == 1.0f ? k : k * 0.25f);
+}
+
+static int mopen(const struct model *m, int x, int y)
+{
+	if (!m->in[x] || !m->in[y])
+		return 0;
+	int64_t sx = (int64_t)m->Zi[x] + m->Hs[x], sy = (int64_t)m->Zi[y] + m->Hs[y];
+	int64_t zm = m->Zi[x] > m->Zi[y] ? m->Zi[x] : m->Zi[y];
+	return (sx > sy ? sx : sy) > zm + (int64_t)m->hdu;
+}
+
+static int32_t bint(const struct model *m, int a, int x, int y)
+{
+	int64_t hx = m->Hs[x] > 0 ? m->Hs[x] : 0, hy = m->Hs[y] > 0 ? m->Hs[y] : 0;
+	int64_t D = (int64_t)m->Zi[y] - m->Zi[x];
+	int64_t mx = D > 0 ? (D < hx ? D : hx) : 0, my = -D > 0 ? (-D < hy ? -D : hy) : 0;
+	return (Rq(m, a, hy) - Rq(m, a, hy - my)) - (Rq(m, a, hx) - Rq(m, a, hx - mx));
+}
+
+static void model_step(struct model *m)
+{
+	for (size_t n = 0; n < m->nc; n++) {
+		if (!m->in[n])
+			continue;
+		int32_t F[LBM_Q];
+		int op[LBM_Q];
+		F[0] = m->A[0][n];
+		int64_t H = F[0], Mx = 0, My = 0, Sb = 0;
+		for (int a = 1; a < LBM_Q; a++) {
+			const int off = lbm_cx[a] + lbm_cy[a] * m->W;
+			F[a] = mopen(m, (int)n - off, (int)n) ? m->A[a][n - off] :
+								  m->A[lbm_opp[a]][n];
+			op[a] = mopen(m, (int)n, (int)n + off);
+			H += F[a];
+			Mx += lbm_cx[a] * F[a];
+			My += lbm_cy[a] * F[a];
+		}
+		const float h = (float)H, ih = 1.0f / (h > m->hthin ? h : m->hthin);
+		const float U = (float)Mx * ih, V = (float)My * ih, uu = U * U + V * V;
+		const float ghe = m->K * 6.0f * h;
+		const float cb = cbrtf(h > m->hdu ? h : m->hdu);
+		const float rf = 1.0f / (1.0f + m->kf * sqrtf(uu) / (cb * cb * cb * cb));
+		const float hr = h * rf / 3.0f;
+		const float Bx = m->nom13 * (float)Mx + hr * U, By = m->nom13 * (float)My + hr * V;
+		const float Aq = (ghe - uu) * (h * m->om / 6), A0 = ghe * (h * m->om / 6);
+		const float Cq = h * m->om / 2;
+		int64_t Ps = 0;
+		for (int a = 1; a < LBM_Q; a++) {
+			const int b = lbm_opp[a];
+			const float cu = lbm_cx[a] * U + lbm_cy[a] * V,
+				    cB = lbm_cx[a] * Bx + lbm_cy[a] * By;
+			const float w = lbm_w[a] == 1.0f ? 1.0f : 0.25f;
+			const float mot = w * (Aq + Cq * cu * cu) - w * A0;
+			const int32_t R = Rq(m, a, H);
+			const float d = -m->om / 2 * (float)((F[a] - R) + (F[b] - R)) -
+					m->omm / 2 * (float)(F[a] - F[b]) + mot + w * cB;
+			int32_t bi = 0;
+			if (op[a] && !m->old) {
+				const int off = lbm_cx[a] + lbm_cy[a] * m->W;
+				bi = bint(m, a, (int)n, (int)n + off);
+			}
+			if (m->old) {
+				float bf = 0;
+				if (op[a]) {
+					const int y = (int)n + lbm_cx[a] + lbm_cy[a] * m->W;
+					const float hx = (float)(m->Hs[n] > 0 ? m->Hs[n] : 0),
+						    hy = (float)(m->Hs[y] > 0 ? m->Hs[y] : 0),
+						    D = (float)((int64_t)m->Zi[y] - m->Zi[n]);
+					const float mx = fminf(fmaxf(D, 0), hx), my = fminf(fmaxf(-D, 0), hy);
+					bf = m->K * w * (my * (hy + (hy - my)) - mx * (hx + (hx - mx)));
+				}
+				const float p = (1 - m->om) / 2 * (float)(F[a] + F[b]) +
+						(1 - m->omm) / 2 * (float)(F[a] - F[b]) +
+						w * (Aq + Cq * cu * cu) + w * cB + bf;
+				Sb += lrintf(bf);
+				m->B[a][n] = (int32_t)lrintf(p);
+				Ps += m->B[a][n];
+				continue;
+			}
+			Sb += bi;
+			m->B[a][n] = F[a] + (int32_t)lrintf(d) + bi;
+			Ps += m->B[a][n];
+		}
+		m->B[0][n] = (int32_t)(H + Sb - Ps);
+		m->Hn[n] = (int32_t)H;
+	}
+	for (int a = 0; a < LBM_Q; a++) {
+		int32_t *t = m->A[a];
+		m->A[a] = m->B[a];
+		m->B[a] = t;
+	}
+	int32_t *t = m->Hs;
+	m->Hs = m->Hn;
+	m->Hn = t;
+}
+
+static void run_model(const struct lbm *L, const struct wb_raster *r, long steps)
+{
+	struct model m;
+	memset(&m, 0, sizeof(m));
+	if (getenv("PROBE_DEBUG"))
+		for (int k = 0; k < r->nx * r->ny; k++)
+			if (r->h0[k] > 0 && (double)r->z[k] + r->h0[k] != 0.0)
+				printf("  surface off: (%d,%d) z %.9g h0 %.9g eta %.3g flags %d\n",
+				       k % r->nx, k / r->nx, r->z[k], r->h0[k],
+				       (double)r->z[k] + r->h0[k], r->flags[k]);
+	m.W = r->nx + 2;
+	m.Hh = r->ny + 2;
+	m.nc = (size_t)m.W * m.Hh;
+	for (int a = 0; a < LBM_Q; a++) {
+		m.A[a] = calloc(m.nc, 4);
+		m.B[a] = calloc(m.nc, 4);
+	}
+	m.Hs = calloc(m.nc, 4);
+	m.Hn = calloc(m.nc, 4);
+	m.Zi = calloc(m.nc, 4);
+	m.in = calloc(m.nc, 1);
+	const double inv = 1.0 / L->unit;
+	m.K = (float)(L->p.g * L->unit / (L->p.e * L->p.e) / 6.0);
+	m.hthin = L->kp.hthin;
+	m.hdu = L->kp.hd_u;
+	m.om = (float)L->p.omega;
+	m.omm = (float)L->p.omega_m;
+	m.nom13 = L->kp.nom13;
+	m.kf = L->kp.kf;
+	m.old = getenv("PROBE_OLD") && *getenv("PROBE_OLD") == '1';
+	for (int j = 0; j < r->ny; j++)
+		for (int i = 0; i < r->nx; i++) {
+			const size_t k = i + (size_t)j * r->nx;
+			const int n = (j + 1) * m.W + i + 1;
+			/* cells dry at the start are walls: the ocean has
+			 * pockets below its level joined to the sea by a
+			 * diagonal only, which the hybrid's axis-only FV
+			 * faces at the shore keep dry and a pure LBM fills */
+			m.in[n] = r->h0[k] > 0;
+			m.Zi[n] = (int32_t)llrint((double)r->z[k] * inv);
+			if (r->h0[k] > 0)
+				m.Hs[n] = (int32_t)(llrint(((double)r->z[k] + r->h0[k]) * inv) -
+						    m.Zi[n]);
+		}
+	for (size_t n = 0; n < m.nc; n++) {
+		if (!m.in[n])
+			continue;
+		int64_t Sb = 0, Ps = 0;
+		for (int a = 1; a < LBM_Q; a++) {
+			const int off = lbm_cx[a] + lbm_cy[a] * m.W;
+			int32_t bi = mopen(&m, (int)n, (int)n + off) ?
+				bint(&m, a, (int)n, (int)n + off) : 0;
+			Sb += bi;
+			m.A[a][n] = Rq(&m, a, m.Hs[n]) + bi;
+			Ps += m.A[a][n];
+		}
+		m.A[0][n] = (int32_t)(m.Hs[n] + Sb - Ps);
+	}
+	int32_t *A0[LBM_Q];
+	int64_t mass0 = 0;
+	for (int a = 0; a < LBM_Q; a++) {
+		A0[a] = malloc(m.nc * 4);
+		memcpy(A0[a], m.A[a], m.nc * 4);
+		for (size_t n = 0; n < m.nc; n++)
+			mass0 += m.A[a][n];
+	}
+	for (long s = 1; s <= steps; s++) {
+		model_step(&m);
+		if (s == 1 && getenv("PROBE_DEBUG"))
+			for (size_t n = 0; n < m.nc; n++)
+				for (int a = 0; a < LBM_Q; a++)
+					if (m.A[a][n] != A0[a][n])
+						printf("  changed n %zu (%zu,%zu) a %d: %d -> %d, H %d S %lld\n",
+						       n, n % m.W - 1, n / m.W - 1, a, A0[a][n], m.A[a][n],
+						       m.Hs[n], (long long)m.Hs[n] + m.Zi[n]);
+		if (s == 1 || s == 10 || s == 100 || s == 1000 || s == steps) {
+			long c = 0;
+			int32_t mx = 0;
+			int64_t mass = 0;
+			for (int a = 0; a < LBM_Q; a++)
+				for (size_t n = 0; n < m.nc; n++) {
+					int32_t dd = m.A[a][n] - A0[a][n];
+					c += dd != 0;
+					mx = abs(dd) > mx ? abs(dd) : mx;
+					mass += m.A[a][n];
+				}
+			/* the validation's figures: surface of the cells wet
+			 * at the start, speed everywhere */
+			double de = 0, um = 0;
+			for (int j = 0; j < r->ny; j++)
+				for (int i = 0; i < r->nx; i++) {
+					const int n = (j + 1) * m.W + i + 1;
+					const size_t k = i + (size_t)j * r->nx;
+					const double hm = (double)m.Hs[n] * L->unit;
+					if (r->h0[k] > 0)
+						de = fmax(de, fabs(hm + r->z[k] - (r->z[k] + r->h0[k])));
+					if (m.Hs[n] <= 0)
+						continue;
+					/* momentum of the populations the cell
+					 * pulls next step (the stored ones carry
+					 * the bed transfers) */
+					double Mx = 0, My = 0;
+					for (int a = 1; a < LBM_Q; a++) {
+						const int off = lbm_cx[a] + lbm_cy[a] * m.W;
+						const double F = mopen(&m, n - off, n) ?
+							m.A[a][n - off] : m.A[lbm_opp[a]][n];
+						Mx += lbm_cx[a] * F;
+						My += lbm_cy[a] * F;
+					}
+					const double hh = fmax((double)m.Hs[n], (double)m.hthin);
+					um = fmax(um, hypot(Mx, My) / hh * L->p.e);
+				}
+			printf("model step %ld: populations differing from the start %ld, max %d units, mass change %lld units; "
+			       "max |eta - eta0| %.3g m, max speed %.3g m/s\n",
+			       s, c, mx, (long long)(mass - mass0), de, um);
+		}
+	}
+	/* off rest: 1 cm more water in one wet cell near the middle */
+	int bump = -1;
+	for (int j = r->ny / 2; j < r->ny && bump < 0; j++)
+		for (int i = r->nx / 3; i < r->nx && bump < 0; i++)
+			if (m.Hs[(j + 1) * m.W + i + 1] > 0)
+				bump = (j + 1) * m.W + i + 1;
+	const int32_t add = (int32_t)llrint(0.01 * inv);
+	m.A[0][bump] += add;
+	for (long s = 1; s <= steps; s++) {
+		model_step(&m);
+		if (getenv("PROBE_DEBUG") && s % 1000 == 0) {
+			double lo = 1e30, hi = -1e30;
+			for (size_t n = 0; n < m.nc; n++)
+				if (m.in[n] && m.Hs[n] > 0) {
+					double e = ((double)m.Hs[n] + m.Zi[n]) * L->unit;
+					lo = fmin(lo, e);
+					hi = fmax(hi, e);
+				}
+			printf("  bump step %ld: surface range %.3g m\n", s, hi - lo);
+		}
+	}
+	double emax = 0;
+	int64_t mass = 0;
+	for (size_t n = 0; n < m.nc; n++) {
+		for (int a = 0; a < LBM_Q; a++)
+			mass += m.A[a][n];
+		if (!m.in[n] || m.Hs[n] <= 0)
+			continue;
+		emax = fmax(emax, fabs((double)m.Hs[n] + m.Zi[n] -
+				       (double)(m.Hs[bump] + m.Zi[bump])) * L->unit);
+	}
+	printf("model with a 1 cm bump, %ld steps later: mass change %lld units (bump %d), surface range %.3g m\n",
+	       steps, (long long)(mass - mass0 - add), add, emax);
+	for (int a = 0; a < LBM_Q; a++) {
+		free(m.A[a]);
+		free(m.B[a]);
+		free(A0[a]);
+	}
+	free(m.Hs);
+	free(m.Hn);
+	free(m.Zi);
+	free(m.in);
 }
 
 int main(int argc, char **argv)
@@ -287,6 +570,7 @@ int main(int argc, char **argv)
 			       s, c, m, L.clamped);
 		}
 	}
+	run_model(&L, &r, steps);
 	lbm_release(&L);
 	wb_raster_free(&r);
 	wb_diags_release(&d);
