@@ -128,6 +128,7 @@ struct model {
 	uint8_t *in;
 	float K, hthin, om, omm, nom13, kf, hdu;
 	int old; /* 1: the kernel's present arithmetic (float bed, rounded p) */
+	int dither; /* 1: the float bed transfer's fraction inside the rounding */
 };
 
 static int32_t Rq(const struct model *m, int a, int64_t H)
@@ -195,8 +196,8 @@ static void model_step(struct model *m)
 				const int off = lbm_cx[a] + lbm_cy[a] * m->W;
 				bi = bint(m, a, (int)n, (int)n + off);
 			}
-			if (m->old) {
-				float bf = 0;
+			float bf = 0;
+			if (m->old || m->dither) {
 				if (op[a]) {
 					const int y = (int)n + lbm_cx[a] + lbm_cy[a] * m->W;
 					const float hx = (float)(m->Hs[n] > 0 ? m->Hs[n] : 0),
@@ -205,6 +206,8 @@ static void model_step(struct model *m)
 					const float mx = fminf(fmaxf(D, 0), hx), my = fminf(fmaxf(-D, 0), hy);
 					bf = m->K * w * (my * (hy + (hy - my)) - mx * (hx + (hx - mx)));
 				}
+			}
+			if (m->old) {
 				const float p = (1 - m->om) / 2 * (float)(F[a] + F[b]) +
 						(1 - m->omm) / 2 * (float)(F[a] - F[b]) +
 						w * (Aq + Cq * cu * cu) + w * cB + bf;
@@ -214,7 +217,10 @@ static void model_step(struct model *m)
 				continue;
 			}
 			Sb += bi;
-			m->B[a][n] = F[a] + (int32_t)lrintf(d) + bi;
+			/* the dither is within half a unit: RND(0 + it) = 0,
+			 * so it cannot move still water */
+			const float dith = m->dither ? bf - (float)lrintf(bf) : 0.0f;
+			m->B[a][n] = F[a] + (int32_t)lrintf(d + dith) + bi;
 			Ps += m->B[a][n];
 		}
 		m->B[0][n] = (int32_t)(H + Sb - Ps);
@@ -260,6 +266,7 @@ static void run_model(const struct lbm *L, const struct wb_raster *r, long steps
 	m.nom13 = L->kp.nom13;
 	m.kf = L->kp.kf;
 	m.old = getenv("PROBE_OLD") && *getenv("PROBE_OLD") == '1';
+	m.dither = getenv("PROBE_DITHER") && *getenv("PROBE_DITHER") == '1';
 	for (int j = 0; j < r->ny; j++)
 		for (int i = 0; i < r->nx; i++) {
 			const size_t k = i + (size_t)j * r->nx;
@@ -365,7 +372,12 @@ static void run_model(const struct lbm *L, const struct wb_raster *r, long steps
 					lo = fmin(lo, e);
 					hi = fmax(hi, e);
 				}
-			printf("  bump step %ld: surface range %.3g m\n", s, hi - lo);
+			long mv = 0; /* populations this step changed */
+			for (int a = 0; a < LBM_Q; a++)
+				for (size_t n = 0; n < m.nc; n++)
+					mv += m.A[a][n] != m.B[a][n];
+			printf("  bump step %ld: surface range %.3g m, populations changed by the step %ld\n",
+			       s, hi - lo, mv);
 		}
 	}
 	double emax = 0;
