@@ -6,14 +6,15 @@
 #   weak:   8192^2 on 1 GPU, 11584^2 on 2, 16384^2 on 4 (area per GPU kept)
 # Every bake: --solver lbm --device opencl --steps $STEPS, the scene with
 # "lbm_hybrid": false (OpenCL ranks run the pure LBM only), the dense
-# step on one rank too (WB_LBM_DENSE=1: several ranks always step dense,
-# so the same kernel is compared). Pack and manifest of every rank count
+# step (WB_LBM_DENSE=1) unless the job ends in "sparse" (the default
+# block-sparse step, on one rank or several). Pack and manifest of every rank count
 # compared with cmp against the one-rank bake of the same world.
 # WB_CL_OVERLAP=0 in the environment puts the exchange after the whole
 # step, as before it went behind the interior rows (passed to the ranks).
 # BUNDLE: scripts/mpi_bundle.sh BUNDLE bin-cl-mpi/wbake bin-cl/mkterrain
 # JOBs (default: all, in this order): s16n4 s16n1 s16n2 w8n1 w11n2 s16n1sparse
-#   (tag: s = strong, w = weak; n = ranks; sparse: the one-rank default)
+#   (tag: s = strong, w = weak; n = ranks; sparse: the default step,
+#   e.g. s16n2sparse)
 # Restartable: worlds and finished bakes are kept in $S (/tmp/wbscale) and
 # skipped, a bake that would not end within LIMIT seconds of the start is
 # not begun (call it again to go on); the lines to read are in
