@@ -75,14 +75,20 @@ static int edge_side(int x, int y, int nx, int ny, int *sides)
  * HYDRO_SECTION_MAX cells. Returns the conveyance factor sum_k
  * d_k^(5/3) w; *qs gets the discharge of the routed lines the section
  * crosses (sum of q over its cells: parallel D8 lines on a flat channel
- * bed share one section and its discharge). */
+ * bed share one section and its discharge); A and B, where not NULL, its
+ * flow area and top width. */
 static double section_k(const float *zf, const double *q, int nx, int ny,
 			int cx, int cy, double px, double py, double eta,
-			double w, double *qs)
+			double w, double *qs, double *A, double *B)
 {
 	long c = cx + (long)cy * nx;
 	double zc = zf[c];
-	double k = eta > zc ? pow(eta - zc, 5.0 / 3.0) * w : 0.0;
+	double k = 0, a = 0, b = 0;
+	if (eta > zc) {
+		k = pow(eta - zc, 5.0 / 3.0) * w;
+		a = (eta - zc) * w;
+		b = w;
+	}
 	double qq = q[c];
 	for (int sgn = -1; sgn <= 1; sgn += 2)
 		for (int s = 1; s <= HYDRO_SECTION_MAX; s++) {
@@ -95,39 +101,16 @@ static double section_k(const float *zf, const double *q, int nx, int ny,
 			if (!(zz < eta) || zz < zc)
 				break; /* also stops at walls (NaN) */
 			k += pow(eta - zz, 5.0 / 3.0) * w;
+			a += (eta - zz) * w;
+			b += w;
 			qq += q[j] > 0 ? q[j] : 0.0;
 		}
 	*qs = qq;
+	if (A)
+		*A = a;
+	if (B)
+		*B = b;
 	return k;
-}
-
-/* The flow area A and top width B of the same section as section_k at
- * surface eta (the same cells, walked by the same rule). */
-static void section_ab(const float *zf, int nx, int ny, int cx, int cy,
-		       double px, double py, double eta, double w, double *A,
-		       double *B)
-{
-	long c = cx + (long)cy * nx;
-	double zc = zf[c];
-	double a = 0, b = 0;
-	if (eta > zc) {
-		a = (eta - zc) * w;
-		b = w;
-	}
-	for (int sgn = -1; sgn <= 1; sgn += 2)
-		for (int s = 1; s <= HYDRO_SECTION_MAX; s++) {
-			int x = cx + (int)lround(sgn * s * px);
-			int y = cy + (int)lround(sgn * s * py);
-			if (x < 0 || y < 0 || x >= nx || y >= ny)
-				break;
-			double zz = zf[x + (long)y * nx];
-			if (!(zz < eta) || zz < zc)
-				break;
-			a += (eta - zz) * w;
-			b += w;
-		}
-	*A = a;
-	*B = b;
 }
 
 /* The level of still water upstream of channel cell c (a lake that spills
@@ -146,22 +129,22 @@ static double outlet_energy(const float *zf, const double *q, int nx, int ny,
 			    double dx)
 {
 	int cx = (int)(c % nx), cy = (int)(c / nx);
-	double qs, A, B;
-	section_k(zf, q, nx, ny, cx, cy, px, py, eta_n, dx, &qs);
+	double qs, qd, A, B; /* qd: the same as qs, unused */
+	section_k(zf, q, nx, ny, cx, cy, px, py, eta_n, dx, &qs, NULL, NULL);
 	if (!(qs > 0))
 		return eta_n;
 	const double g = 9.81;
 	double lo = zf[c], hi = zf[c] + cbrt(qs * qs / (g * dx * dx)) + 1e-6;
 	for (int it = 0; it < 40; it++) {
 		double mid = 0.5 * (lo + hi);
-		section_ab(zf, nx, ny, cx, cy, px, py, mid, dx, &A, &B);
+		section_k(zf, q, nx, ny, cx, cy, px, py, mid, dx, &qd, &A, &B);
 		if (g * A * A * A < qs * qs * B)
 			lo = mid;
 		else
 			hi = mid;
 	}
 	double es = hi > eta_n ? hi : eta_n;
-	section_ab(zf, nx, ny, cx, cy, px, py, es, dx, &A, &B);
+	section_k(zf, q, nx, ny, cx, cy, px, py, es, dx, &qd, &A, &B);
 	if (!(A > 0))
 		return eta_n;
 	return es + qs * qs / (2 * g * A * A);
@@ -363,11 +346,11 @@ int hydro_first_guess(const struct wb_raster *r,
 		/* Manning: Q_section = K(eta) sqrt(S) / n. The upper bracket:
 		 * the section's largest discharge through one cell */
 		double qmax;
-		section_k(zf, q, nx, ny, cx, cy, -fy, fx, INFINITY, dx, &qmax);
+		section_k(zf, q, nx, ny, cx, cy, -fy, fx, INFINITY, dx, &qmax, NULL, NULL);
 		double lo = zf[i], hi = zf[i] + pow(qmax * nman / (sq * dx), 0.6) + 1e-6;
 		for (int it = 0; it < 40; it++) {
 			double mid = 0.5 * (lo + hi), qs;
-			double k = section_k(zf, q, nx, ny, cx, cy, -fy, fx, mid, dx, &qs);
+			double k = section_k(zf, q, nx, ny, cx, cy, -fy, fx, mid, dx, &qs, NULL, NULL);
 			if (k * sq / nman < qs)
 				lo = mid;
 			else
