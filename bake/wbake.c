@@ -674,9 +674,9 @@ int main(int argc, char **argv)
 	so.cancel = &stop_signal;
 #ifdef WB_MPI
 	if (mpi.size > 1) {
-		/* rows to ranks by the work expected: the same per cell
-		 * (docs/mpi.md: the LBM costs the same wet or dry, the SWE
-		 * runs dense over several ranks), so equal rows */
+		/* equal rows; wb_bake_solve splits them again by the start's
+		 * water where the solver steps only its active blocks
+		 * (docs/mpi.md "How the work is split") */
 		st = wb_mpi_split(&mpi, r->ny, NULL, &d);
 		if (st)
 			goto done;
@@ -704,6 +704,11 @@ int main(int argc, char **argv)
 #endif
 	st = wb_bake_solve(&b, &so, &d);
 #ifdef WB_MPI
+	if (mpi.size > 1 && st == WB_OK && !stop_signal)
+		/* the bands (docs/mpi.md "How the work is split") */
+		mpi_by_rank(&mpi, mpi.par.row0[mpi.rank + 1] - mpi.par.row0[mpi.rank],
+			    100.0 * mpi.par.share, o.quiet,
+			    "rows by rank / their % of the expected work", 1);
 	if (st == WB_OK && !stop_signal) {
 		/* resident memory per rank (docs/mpi.md "Memory") */
 		mpi_by_rank(&mpi, rss_solve, wb_mpi_vm("VmHWM:"), o.quiet,

@@ -9,6 +9,8 @@
 
 #include "bake.h"
 #include "coarse.h"
+#include "lbm.h"
+#include "par.h"
 #ifdef WB_OPENCL
 #include "cl.h"
 #endif
@@ -518,9 +520,25 @@ enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 		b->r.h0 = start;
 	b->r.u0 = su;
 	b->r.v0 = sv;
+	/* several ranks stepping the LBM's active blocks: rows to ranks by
+	 * the blocks the start's water makes active (par.c lbm_par_work);
+	 * the SWE and the LBM's dense step cost the same per row wet or dry
+	 * and keep the caller's equal rows */
+	if (o->par && o->par->size > 1 && b->sc.sim.solver != WB_SOLVER_SWE &&
+	    lbm_sparse_default()) {
+		double *work = malloc((size_t)b->r.ny * sizeof(double));
+		if (!work) {
+			st = wb_fail(d, WB_EIO, NULL, "out of memory");
+		} else {
+			lbm_par_work(&b->r, NULL, work);
+			wb_par_split(o->par, b->r.ny, work);
+			free(work);
+		}
+	}
 	struct wb_sim fsim = b->sc.sim;
-	fsim.mass_scale = steady_accel(b, o, d);
-	st = run_solver(&b->r, &fsim, &oo, &b->st, &rep, d);
+	fsim.mass_scale = st == WB_OK ? steady_accel(b, o, d) : 0;
+	if (st == WB_OK)
+		st = run_solver(&b->r, &fsim, &oo, &b->st, &rep, d);
 	/* LBM stops at a converged window without a progress call */
 	if (st == WB_OK && oo.progress == hist_progress && rep.converged)
 		hist_add(h, rep.steps, rep.residual, 1);

@@ -789,10 +789,15 @@ struct cl_lbm {
 	 * ovl set when it runs so; the step kernel's first and last
 	 * LBM_PAR_EDGE rows and the specials there (si[0 .. nsp_e)) run
 	 * first, their records come back (prd) into pin while the interior
-	 * rows step, and go out from pout */
+	 * rows step */
 	int ovl, nsp_e;
 	cl_event prd;
-	void *pin, *pout;
+	/* the exchange's records (plan.buf; pin its start): a mapped
+	 * CL_MEM_ALLOC_HOST_PTR buffer (pinm), which NVIDIA's driver pins,
+	 * so that the copies to and from the device go by DMA at once,
+	 * without staging through its own buffers; kept for the bake */
+	void *pin;
+	cl_mem pinm;
 };
 
 int cl_lbm_bytes_per_cell(const struct cl_lbm *c)
@@ -833,9 +838,14 @@ void cl_lbm_free(struct cl_lbm *c)
 		clWaitForEvents(1, &c->prd);
 		clReleaseEvent(c->prd);
 	}
+	if (c->pinm) {
+		if (c->plan.buf)
+			clEnqueueUnmapMemObject(c->env->q, c->pinm, c->plan.buf,
+						0, NULL, NULL);
+		clFinish(c->env->q);
+		clReleaseMemObject(c->pinm);
+	}
 	wb_par_plan_release(&c->plan);
-	free(c->pin);
-	free(c->pout);
 	free(c->fown);
 	lbm_release(&c->L);
 	free(c);
@@ -1516,19 +1526,16 @@ static int lbm_par_cells(void *user, int write, const int *cells, long n,
 		c->prd = NULL;
 		if (err != CL_SUCCESS)
 			return -1;
-		memcpy(buf, c->pin, bytes);
+		if (buf != c->pin) /* plan.buf: read there already */
+			memcpy(buf, c->pin, bytes);
 		return 0;
 	}
-	if (c->ovl) {
-		/* not waited for: pout is written again only after the
-		   next step's read, which the queue runs after this copy */
-		memcpy(c->pout, buf, bytes);
-		if (bytes)
-			err = clEnqueueWriteBuffer(e->q, c->pbuf, CL_FALSE, 0, bytes,
-						   c->pout, 0, NULL, NULL);
-	} else if (write) {
-		err = buf_write(e, c->pbuf, 0, bytes, buf);
-	}
+	/* not waited for: buf (plan.buf) is written again only after the
+	   next step's read or clFinish, which the queue runs after this
+	   copy */
+	if (write && bytes)
+		err = clEnqueueWriteBuffer(e->q, c->pbuf, CL_FALSE, 0, bytes, buf,
+					   0, NULL, NULL);
 	err |= ARG(k, 0, c->f[c->cur]);
 	err |= ARG(k, 1, c->h[c->cur]);
 	err |= ARG(k, 2, c->N);
@@ -1592,10 +1599,25 @@ static int lbm_par_setup(struct cl_lbm *c)
 		const int j = (int)(c->plan.gather[i] / c->L.W) - 1;
 		ok = j >= J0 && j < J1 && lbm_par_edge_row(&c->L, j + 1);
 	}
-	const size_t rec = (LBM_Q + 1) * 4;
-	if (ok && (!(c->pin = malloc((size_t)(c->plan.ng + 1) * rec)) ||
-		   !(c->pout = malloc((size_t)(c->plan.ns + 1) * rec))))
+	/* the records' memory, pinned where the driver does it (pinm) */
+	const size_t pb = wb_par_plan_bytes(p, q, LBM_Q + 1, 4) + (LBM_Q + 1) * 4;
+	void *hp = NULL;
+	c->pinm = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+				 pb, NULL, &err);
+	if (c->pinm)
+		hp = clEnqueueMapBuffer(e->q, c->pinm, CL_TRUE,
+					CL_MAP_READ | CL_MAP_WRITE, 0, pb, 0,
+					NULL, NULL, &err);
+	if (!hp && c->pinm) { /* plain memory then */
+		clReleaseMemObject(c->pinm);
+		c->pinm = NULL;
+	}
+	q->buf = hp ? hp : malloc(pb);
+	q->cap = pb;
+	q->ext = hp != NULL;
+	if (!q->buf)
 		return -1;
+	c->pin = q->buf;
 	c->ovl = ok;
 	return 0;
 }

@@ -1353,10 +1353,15 @@ static int sb_use(const struct lbm *L)
 
 /* The block flags (zeroed: sb_valid 0 makes the first step scan); the
  * specials' blocks are kept. WB_LBM_DENSE=1 selects the dense step. */
-static int sb_alloc(struct lbm *L)
+int lbm_sparse_default(void)
 {
 	const char *e = getenv("WB_LBM_DENSE");
-	L->sparse = !(e && e[0] == '1');
+	return !(e && e[0] == '1');
+}
+
+static int sb_alloc(struct lbm *L)
+{
+	L->sparse = lbm_sparse_default();
 	L->sb_full[0] = 1;
 	L->sb_full[1] = L->nx;
 	L->sbx = (L->nx + LBM_SB - 1) / LBM_SB;

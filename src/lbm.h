@@ -304,6 +304,18 @@ int lbm_mark_spans(const struct lbm *L, int jj, const int32_t **sp);
  * the block-sparse step's output flags of that row (a superset). */
 void lbm_sb_row_recv(struct lbm *L, int j, long c0, long c1);
 
+/* 1 when lbm_init will pick the block-sparse step (the default; the
+ * environment's WB_LBM_DENSE=1 selects the dense step, for comparisons). */
+int lbm_sparse_default(void);
+
+/* Several processes stepping the LBM's active blocks (par.c): the work
+ * of each of the raster's ny rows, work[j], as the cells the block-sparse
+ * step is expected to step in row j from the start's water h0 (NULL: the
+ * raster's) and its sources (blocks with water or a source, and their
+ * neighbours), plus a row's fixed cost; for wb_par_split. Returns the
+ * expected stepped cells of the whole grid. */
+double lbm_par_work(const struct wb_raster *r, const float *h0, double *work);
+
 /* Set up the context from the raster (initial water at rest). threads: 0 =
  * all cores. Owns its memory: lbm_release(). */
 enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,

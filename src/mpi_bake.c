@@ -57,16 +57,19 @@ static int halo(void *user, const void *to_up, const void *to_dn,
 	const int cnt = (int)bytes;
 	int up = r > 0 ? r - 1 : MPI_PROC_NULL;
 	int dn = r + 1 < n ? r + 1 : MPI_PROC_NULL;
-	/* up with the first rows while the rows below come from below;
-	   then down with the last rows while those above come from above
-	   (MPI_PROC_NULL: nothing sent or received) */
-	int rc = MPI_Sendrecv(to_up, cnt, MPI_BYTE, up, 1, from_dn, cnt,
-			      MPI_BYTE, dn, 1, MPI_COMM_WORLD,
-			      MPI_STATUS_IGNORE);
+	/* both neighbours at once: the first rows up while the rows below
+	   come from below, the last rows down while those above come from
+	   above (MPI_PROC_NULL: nothing sent or received) */
+	MPI_Request rq[4];
+	int rc = MPI_Irecv(from_dn, cnt, MPI_BYTE, dn, 1, MPI_COMM_WORLD, &rq[0]);
 	if (rc == MPI_SUCCESS)
-		rc = MPI_Sendrecv(to_dn, cnt, MPI_BYTE, dn, 2, from_up, cnt,
-				  MPI_BYTE, up, 2, MPI_COMM_WORLD,
-				  MPI_STATUS_IGNORE);
+		rc = MPI_Irecv(from_up, cnt, MPI_BYTE, up, 2, MPI_COMM_WORLD, &rq[1]);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Isend(to_up, cnt, MPI_BYTE, up, 1, MPI_COMM_WORLD, &rq[2]);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Isend(to_dn, cnt, MPI_BYTE, dn, 2, MPI_COMM_WORLD, &rq[3]);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
 	m->par.bytes += (double)cnt * ((up != MPI_PROC_NULL) +
 				       (dn != MPI_PROC_NULL));
 	m->par.calls++;

@@ -19,8 +19,9 @@ void wb_par_split(struct wb_par *p, int ny, const double *work)
 	 * (r + 1) / n of the total, leaving room for the bands after it */
 	double acc = 0;
 	int j = 0;
-	/* two rows at least per band (the halos are two rows deep) */
-	const int least = ny >= 2 * n ? 2 : ny >= n ? 1 : 0;
+	/* three rows at least per band (an OpenCL rank's least; the halos
+	 * are two rows deep) */
+	const int least = ny >= 3 * n ? 3 : ny >= 2 * n ? 2 : ny >= n ? 1 : 0;
 	p->row0[0] = 0;
 	for (int r = 1; r < n; r++) {
 		double goal = tot * r / n;
@@ -34,6 +35,10 @@ void wb_par_split(struct wb_par *p, int ny, const double *work)
 		p->row0[r] = j;
 	}
 	p->row0[n] = ny;
+	double mine = 0;
+	for (int q = p->row0[p->rank]; q < p->row0[p->rank + 1]; q++)
+		mine += work ? work[q] : 1.0;
+	p->share = tot > 0 ? mine / tot : 0;
 }
 
 int wb_par_rows(struct wb_par *p, void *base, size_t elsize, long row_elems,
@@ -323,13 +328,24 @@ int wb_par_owns_cell(const struct wb_par *p, int n, long W, int ny)
 
 void wb_par_plan_release(struct wb_par_plan *plan)
 {
+	if (!plan->ext)
+		free(plan->buf);
 	free(plan->gather);
 	free(plan->scatter);
 	free(plan->roff);
 	memset(plan, 0, sizeof(*plan));
 }
 
-int wb_par_plan_exchange(struct wb_par *p, const struct wb_par_plan *plan,
+size_t wb_par_plan_bytes(const struct wb_par *p,
+			 const struct wb_par_plan *plan, int nf, size_t elsize)
+{
+	if (!p || p->size <= 1 || !plan->roff)
+		return 0;
+	return ((size_t)plan->ng + 2 * (size_t)plan->nh +
+		(size_t)plan->roff[p->size]) * (size_t)nf * elsize;
+}
+
+int wb_par_plan_exchange(struct wb_par *p, struct wb_par_plan *plan,
 			 int nf, size_t elsize, wb_par_cells io, void *user)
 {
 	if (!p || p->size <= 1)
@@ -339,11 +355,17 @@ int wb_par_plan_exchange(struct wb_par *p, const struct wb_par_plan *plan,
 	const long all = plan->roff[p->size];
 	/* gathered: halo up, halo down, my ring; received: from up, from
 	   down, then the whole ring list (mine in its place) */
-	char *g = malloc(((size_t)plan->ng + 2 * nh + (size_t)all) * rec);
-	if (!g) {
-		p->failed = 1;
-		return -1;
+	const size_t need = wb_par_plan_bytes(p, plan, nf, elsize);
+	if (plan->cap < need) {
+		void *nb = plan->ext ? NULL : realloc(plan->buf, need);
+		if (!nb) {
+			p->failed = 1;
+			return -1;
+		}
+		plan->buf = nb;
+		plan->cap = need;
 	}
+	char *g = plan->buf;
 	char *from = g + (size_t)plan->ng * rec, *ring = from + 2 * nh * rec;
 	int e = io(user, 0, plan->gather, plan->ng, g);
 	if (!e)
@@ -372,7 +394,6 @@ int wb_par_plan_exchange(struct wb_par *p, const struct wb_par_plan *plan,
 		}
 		e = io(user, 1, plan->scatter, plan->ns, s);
 	}
-	free(g);
 	p->failed |= e != 0;
 	return e;
 }
@@ -395,6 +416,60 @@ int wb_par_min(struct wb_par *p, int v)
 		m = all[r] < m ? all[r] : m;
 	free(all);
 	return m;
+}
+
+/* ---- rows to ranks by the water (wb_par_split's work) ------------------
+ *
+ * The block-sparse step (lbm.c) costs a rank the cells of the blocks it
+ * steps: a block with water or a source, and the blocks next to one
+ * (water moves a cell a step; a dry block next to a wet one must be
+ * stepped to receive it). From the start's water that is known before
+ * the first step: a world that is 1 % water, cut into equal rows, gives
+ * the band with the river's delta most of the work and a mountain band
+ * none. The split only moves work between ranks: every row computes the
+ * same operations on whichever rank, so the bytes do not change. Each row
+ * also costs its block flags and its ghosts, whatever its water. */
+double lbm_par_work(const struct wb_raster *r, const float *h0, double *work)
+{
+	const int nx = r->nx, ny = r->ny;
+	const int bx = (nx + LBM_SB - 1) / LBM_SB, by = (ny + LBM_SB - 1) / LBM_SB;
+	if (!h0)
+		h0 = r->h0;
+	unsigned char *wet = calloc((size_t)bx * by, 1);
+	if (!wet) { /* equal rows */
+		for (int j = 0; j < ny; j++)
+			work[j] = 1.0;
+		return (double)nx * ny;
+	}
+	for (int j = 0; j < ny; j++) {
+		const size_t row = (size_t)j * nx;
+		unsigned char *w = wet + (size_t)(j / LBM_SB) * bx;
+		for (int i = 0; i < nx; i++)
+			if ((h0 && h0[row + i] > 0) ||
+			    (r->src && r->src[row + i] > 0) ||
+			    (r->flags && (r->flags[row + i] &
+					  (WB_CELL_FIXED | WB_CELL_SOURCE))))
+				w[i / LBM_SB] = 1;
+	}
+	double total = 0;
+	for (int b = 0; b < by; b++) {
+		int act = 0;
+		for (int a = 0; a < bx; a++) {
+			int on = 0;
+			for (int q = b - 1; q <= b + 1 && !on; q++)
+				for (int p = a - 1; p <= a + 1 && !on; p++)
+					on = q >= 0 && q < by && p >= 0 && p < bx &&
+					     wet[(size_t)q * bx + p];
+			act += on;
+		}
+		const int j1 = (b + 1) * LBM_SB < ny ? (b + 1) * LBM_SB : ny;
+		for (int j = b * LBM_SB; j < j1; j++) {
+			work[j] = (double)LBM_SB * act + bx + 2;
+			total += (double)LBM_SB * act;
+		}
+	}
+	free(wet);
+	return total;
 }
 
 /* ---- the LBM/FV hybrid's exchange ------------------------------------

@@ -33,6 +33,8 @@ struct wb_par {
 	int rank, size;
 	int ny;        /* the grid's rows, as split */
 	int *row0;     /* size + 1 band starts (row0[size] = ny) */
+	double share;  /* this band's part of the work wb_par_split was
+			  given (equal rows: its part of the rows) */
 	/* Exchange: rank r owns elements [off[r], off[r + 1]) of buf
 	 * (elements of elsize bytes); afterwards every rank holds all of
 	 * them. 0 on success, -1 when the transport failed (the solver then
@@ -73,7 +75,8 @@ static inline void wb_par_band(const struct wb_par *p, int ny, int *j0,
 
 /* Cut ny rows into p->size bands of about equal work (work[j] >= 0 per
  * row; NULL: equal) into p->row0, in a fixed way (the same on every
- * rank). Each band gets at least two rows when ny >= 2 size. */
+ * rank). Each band gets at least three rows when ny >= 3 size (the
+ * OpenCL ranks' least), two when ny >= 2 size. */
 void wb_par_split(struct wb_par *p, int ny, const double *work);
 
 /* Exchange rows of a row-major array: row j (0 .. ny - 1 + extra)
@@ -121,7 +124,18 @@ struct wb_par_plan {
 			   every other rank's ring rows in rank order */
 	long ns;
 	long *roff;     /* size + 1: rank r's ring cells in the ring list */
+	/* wb_par_plan_exchange's records, kept from one exchange to the
+	   next (a new buffer every step costs its pages every step): cap
+	   bytes at buf; ext: the caller's (e.g. memory the device copies by
+	   DMA), else allocated there and freed by wb_par_plan_release */
+	void *buf;
+	size_t cap;
+	int ext;
 };
+/* The bytes wb_par_plan_exchange needs at plan->buf for records of nf
+ * elements of elsize bytes (0 for one process). */
+size_t wb_par_plan_bytes(const struct wb_par *p,
+			 const struct wb_par_plan *plan, int nf, size_t elsize);
 /* Fill plan for p's bands on a grid of nx x ny interior cells. 0 on
  * success, -1 out of memory or a band of fewer than three rows (plan
  * then empty). */
@@ -132,7 +146,7 @@ void wb_par_plan_release(struct wb_par_plan *plan);
  * elsize bytes each, per cell) into buf, or writes them from buf. */
 typedef int (*wb_par_cells)(void *user, int write, const int *cells, long n,
 			    void *buf);
-int wb_par_plan_exchange(struct wb_par *p, const struct wb_par_plan *plan,
+int wb_par_plan_exchange(struct wb_par *p, struct wb_par_plan *plan,
 			 int nf, size_t elsize, wb_par_cells io, void *user);
 /* Whether padded cell n lies in rank p->rank's rows (ghost rows with the
  * first and last band); 1 without p. */

@@ -1,7 +1,8 @@
 /*
  * test_par.c - the row bands and exchange helpers of src/par.h without
- * MPI: wb_par_split's bands (contiguous, two rows at least, work within
- * one row's weight of the even share), and wb_par_rows / wb_par_list /
+ * MPI: wb_par_split's bands (contiguous, three rows at least where the
+ * grid allows, work within one row's weight of the even share, each
+ * band's share), lbm_par_work's rows by the water, and wb_par_rows / wb_par_list /
  * wb_par_halo / wb_par_ring against a transport that simulates N ranks in
  * one process (one thread and one copy of the field per rank; an exchange
  * pulls the owners' elements from their copies). After each exchange a rank must hold the
@@ -24,7 +25,9 @@
 
 #include <omp.h>
 
+#include "lbm.h"
 #include "par.h"
+#include "wbake.h"
 
 #define NMAX 8
 
@@ -48,16 +51,26 @@ static void check_split(int n, int ny, const double *work)
 		tot += w;
 		wmax = w > wmax ? w : wmax;
 	}
+	/* three rows at least (an OpenCL rank's least) where ny allows */
+	const int least = ny >= 3 * n ? 3 : 2;
+	double shares = 0;
 	for (int r = 0; r < n; r++) {
-		assert_true(row0[r + 1] - row0[r] >= 2); /* ny >= 2 n here */
+		assert_true(row0[r + 1] - row0[r] >= least); /* ny >= 2 n here */
 		double bw = 0;
 		for (int j = row0[r]; j < row0[r + 1]; j++)
 			bw += work ? work[j] : 1.0;
 		/* the greedy cut: within one row's work of the even share,
-		   unless the two-row minimum forced the band */
-		if (row0[r + 1] - row0[r] > 2)
+		   unless the minimum forced the band */
+		if (row0[r + 1] - row0[r] > least)
 			assert_true(bw <= tot / n + wmax + 1e-9);
+		p.rank = r; /* each rank's share of the work */
+		wb_par_split(&p, ny, work);
+		assert_true(p.share >= 0 && p.share <= 1);
+		assert_true(p.share * tot >= bw * (1 - 1e-12) - 1e-12 &&
+			    p.share * tot <= bw * (1 + 1e-12) + 1e-12);
+		shares += p.share;
 	}
+	assert_true(shares > 1 - 1e-9 && shares < 1 + 1e-9);
 }
 
 static void test_split_bands(void **state)
@@ -86,6 +99,54 @@ static void test_split_bands(void **state)
 		int len = row0[r + 1] - row0[r];
 		assert_true(len == 14 || len == 15);
 	}
+}
+
+/* lbm_par_work: rows by the water the block-sparse step will step.
+ * A 256 x 512 grid dry but for a lake over rows 40..99 and a spring at
+ * row 400: two ranks get the lake's block rows and the spring's split
+ * evenly by stepped cells, not rows, and a dry row still costs its
+ * block flags (a band of dry rows is not free). */
+static void test_work_by_water(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	assert_int_equal(wb_raster_alloc(&r, 256, 512, 1.0), WB_OK);
+	for (int j = 40; j < 100; j++)
+		for (int i = 100; i < 160; i++)
+			r.h0[(size_t)j * 256 + i] = 1.0f;
+	r.src[(size_t)400 * 256 + 17] = 1e-3f;
+	double *w = malloc(512 * sizeof(double));
+	assert_non_null(w);
+	double tot = lbm_par_work(&r, NULL, w);
+	/* blocks of 32: the lake's wet blocks are rows 32..127 (block rows
+	   1..3) x columns 96..159 (block columns 3..4), dilated by one:
+	   block rows 0..4, columns 2..5: 5 x 4 blocks; the spring's block
+	   (12, 0) dilated: block rows 11..13, columns 0..1: 3 x 2 */
+	assert_true(tot == 1024.0 * (5 * 4 + 3 * 2));
+	assert_true(w[0] == 32.0 * 4 + 8 + 2);
+	assert_true(w[200] == 8 + 2); /* dry: its flags and ghosts */
+	assert_true(w[11 * 32] == 32.0 * 2 + 8 + 2);
+	int row0[3];
+	long off[3];
+	struct wb_par p = { .size = 2, .row0 = row0, .off = off };
+	wb_par_split(&p, 512, w);
+	/* the lake's work is 20 of 26 block units: rank 0 ends inside the
+	   lake's block rows, far above the middle row */
+	assert_true(row0[1] > 32 && row0[1] < 160);
+	double w0 = 0, wt = 0;
+	for (int j = 0; j < 512; j++) {
+		wt += w[j];
+		w0 += j < row0[1] ? w[j] : 0;
+	}
+	assert_true(w0 <= wt / 2 + 32.0 * 4 + 10 && w0 >= wt / 2 - (32.0 * 4 + 10));
+	/* with the start's water given instead of the raster's: none */
+	float *dry = calloc((size_t)256 * 512, sizeof(float));
+	assert_non_null(dry);
+	tot = lbm_par_work(&r, dry, w);
+	assert_true(tot == 1024.0 * 3 * 2);
+	free(dry);
+	free(w);
+	wb_raster_free(&r);
 }
 
 #include "par_fake.h"
@@ -353,6 +414,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split_bands),
+		cmocka_unit_test(test_work_by_water),
 		cmocka_unit_test(test_exchanges),
 		cmocka_unit_test(test_plan_exchange),
 		cmocka_unit_test(test_one_process),
