@@ -14,7 +14,8 @@
 # BUNDLE: scripts/mpi_bundle.sh BUNDLE bin-cl-mpi/wbake bin-cl/mkterrain
 # JOBs (default: all, in this order): s16n4 s16n1 s16n2 w8n1 w11n2 s16n1sparse
 #   (tag: s = strong, w = weak; n = ranks; sparse: the default step,
-#   e.g. s16n2sparse)
+#   e.g. s16n2sparse; a trailing cma: Open MPI's single-copy transport,
+#   e.g. w8n2sparsecma)
 # Restartable: worlds and finished bakes are kept in $S (/tmp/wbscale) and
 # skipped, a bake that would not end within LIMIT seconds of the start is
 # not begun (call it again to go on); the lines to read are in
@@ -60,10 +61,13 @@ bake() { # bake JOB: one bake, its wall time and the mpi: lines
 		log "$j: not begun ($est s expected, $(( LIMIT - $(el) )) s left)"
 		return
 	fi
-	dense=1; case $j in *sparse) dense=0 ;; esac
+	dense=1; case $j in *sparse*) dense=0 ;; esac
+	# a job ending in "cma": Open MPI's single-copy transport (Linux
+	# cross-memory attach) instead of the bundle's copy in, copy out
+	mech=none; case $j in *cma) mech=cma ;; esac
 	rm -rf "$S/o_$j"
 	t=$(date +%s)
-	WB_LBM_DENSE=$dense timeout $(( LIMIT - $(el) )) mpirun $RR $([ "$np" -gt "$(nproc)" ] && echo --oversubscribe) -x WB_LBM_DENSE ${WB_CL_OVERLAP:+-x WB_CL_OVERLAP} -np "$np" \
+	OMPI_MCA_btl_vader_single_copy_mechanism=$mech WB_LBM_DENSE=$dense timeout $(( LIMIT - $(el) )) mpirun $RR $([ "$np" -gt "$(nproc)" ] && echo --oversubscribe) -x WB_LBM_DENSE ${WB_CL_OVERLAP:+-x WB_CL_OVERLAP} -np "$np" \
 		sh -c 'POCL_CACHE_DIR="$0/pocl.$OMPI_COMM_WORLD_RANK" exec "$@"' "$S" \
 		"$W" "$S/w$n/pure.json" -o "$S/o_$j" --solver lbm --device opencl \
 		--steps "$STEPS" >"$S/$j.err" 2>&1

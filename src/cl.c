@@ -762,7 +762,11 @@ struct cl_lbm {
 	cl_mem b_keep;       /* per block (uint): holds a special */
 	cl_mem b_list;       /* stepped blocks from the front, cleared ones
 				from the back */
-	cl_mem b_cnt;        /* the two counts */
+	cl_mem b_elist;      /* several processes, the exchange behind the
+				interior (ovl): the stepped blocks with a
+				row among the band's first or last
+				LBM_PAR_EDGE rows, stepped first */
+	cl_mem b_cnt;        /* the counts: stepped, cleared, cells, edge */
 	cl_kernel k_brun, k_bzero;
 	long long sp_cells;  /* interior cell-steps stepped */
 	/* the LBM/FV hybrid (cl_fv_*): the host keeps a copy of the lattice
@@ -823,7 +827,8 @@ void cl_lbm_free(struct cl_lbm *c)
 			&c->clamp_acc, &c->bad, &c->mh, &c->mu[0], &c->mu[1],
 			&c->mv[0], &c->mv[1], &c->rows, &c->rnum, &c->rden,
 			&c->rwet, &c->sh, &c->su, &c->sv, &c->mm, &c->b_wet[0],
-			&c->b_wet[1], &c->b_keep, &c->b_list, &c->b_cnt,
+			&c->b_wet[1], &c->b_keep, &c->b_list, &c->b_elist,
+			&c->b_cnt,
 			&c->pg, &c->ps, &c->pbuf };
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
@@ -1217,7 +1222,8 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 	    !(c->b_wet[1] = buf_new(e, nb * sizeof(cl_uint), &err)) ||
 	    !(c->b_keep = buf_new(e, nb * sizeof(cl_uint), &err)) ||
 	    !(c->b_list = buf_new(e, nb * sizeof(cl_int), &err)) ||
-	    !(c->b_cnt = buf_new(e, 3 * sizeof(cl_int), &err)))
+	    !(c->b_elist = buf_new(e, nb * sizeof(cl_int), &err)) ||
+	    !(c->b_cnt = buf_new(e, 4 * sizeof(cl_int), &err)))
 		goto out;
 	err = buf_write(e, c->b_keep, 0, nb * sizeof(cl_uint), keep);
 	for (int k = 0; k < 2 && err == CL_SUCCESS; k++)
@@ -1231,15 +1237,18 @@ out:
 }
 
 /* The lists of this step (after the ghost fill): *nrun blocks to step,
- * *ncells cells in them. */
+ * *ncells cells in them; with the exchange behind the interior (ovl),
+ * *nedge of them, those with a row among the band's first or last
+ * LBM_PAR_EDGE rows, in b_elist instead of b_list (*nrun counts the
+ * others). */
 static cl_int lbm_sparse_lists(struct cl_lbm *c, cl_int *nrun,
-				cl_int *ncells)
+				cl_int *nedge, cl_int *ncells)
 {
 	struct cl_env *e = c->env;
 	const struct lbm *L = &c->L;
 	const cl_int W = L->W, nx = L->nx, ny = L->ny, nbx = c->nbx,
 		     nby = c->nby, nb = c->nbx * c->nby;
-	cl_int cnt[3] = { 0, 0, 0 };
+	cl_int cnt[4] = { 0, 0, 0, 0 };
 	cl_int err = buf_write(e, c->b_cnt, 0, sizeof(cnt), cnt);
 	cl_kernel k = c->k_brun;
 	err |= ARG(k, 0, c->b_wet[c->cur]);
@@ -1259,6 +1268,9 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c, cl_int *nrun,
 	wb_par_band(L->par, ny, &J0, &J1);
 	err |= ARG(k, 13, J0);
 	err |= ARG(k, 14, J1);
+	const cl_int edge = c->ovl ? LBM_PAR_EDGE : 0;
+	err |= ARG(k, 15, c->b_elist);
+	err |= ARG(k, 16, edge);
 	if (err == CL_SUCCESS)
 		err = run1d(e, k, (size_t)nb);
 	if (err == CL_SUCCESS)
@@ -1267,6 +1279,7 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c, cl_int *nrun,
 	if (err != CL_SUCCESS)
 		return err;
 	*nrun = cnt[0];
+	*nedge = cnt[3];
 	*ncells = cnt[2];
 	if (cnt[1] > 0) {
 		k = c->k_bzero;
@@ -1385,10 +1398,13 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	err |= ARG(k, 11, c->clamp_acc);
 	err |= ARG(k, 12, c->bad);
 	err |= ARG(k, 13, step);
-	cl_int nrun = 0, sparse = c->sp, nbx = c->nbx, slx = (cl_int)c->lx;
+	cl_int nrun = 0, nedge = 0, sparse = c->sp, nbx = c->nbx,
+	       slx = (cl_int)c->lx;
+	if (L->par && !c->pbuf && lbm_par_setup(c))
+		return CL_OUT_OF_HOST_MEMORY;
 	if (sparse && err == CL_SUCCESS) {
 		cl_int ncells = 0;
-		err = lbm_sparse_lists(c, &nrun, &ncells);
+		err = lbm_sparse_lists(c, &nrun, &nedge, &ncells);
 		c->sp_cells += ncells;
 	} else {
 		c->sp_cells += (long long)nx * ny;
@@ -1411,8 +1427,32 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		gs[1] = 32;
 		ls[0] = 32;
 	}
-	if (L->par && !c->pbuf && lbm_par_setup(c))
-		return CL_OUT_OF_HOST_MEMORY;
+	if (c->ovl && sparse) {
+		/* the same by blocks: the blocks with an edge row and the
+		 * edge rows' specials, their records on their way, then
+		 * the other blocks (lbm_sparse_lists) */
+		size_t gse[2] = { 32 * (size_t)nedge, 32 };
+		err = ARG(k, 14, c->b_elist);
+		if (err == CL_SUCCESS && nedge > 0)
+			err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gse, ls, 0,
+						     NULL, NULL);
+		if (err == CL_SUCCESS)
+			err = lbm_enq_special(c, hd, 0, c->nsp_e);
+		if (err == CL_SUCCESS)
+			err = lbm_par_gather_early(c);
+		if (err == CL_SUCCESS)
+			err = ARG(k, 14, c->b_list);
+		if (err == CL_SUCCESS && nrun > 0)
+			err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0,
+						     NULL, NULL);
+		if (err == CL_SUCCESS)
+			err = lbm_enq_special(c, hd, c->nsp_e, c->nsp);
+		if (err == CL_SUCCESS)
+			err = clFlush(e->q);
+		if (err != CL_SUCCESS)
+			return err;
+		goto swap;
+	}
 	if (c->ovl) {
 		/* the band's edge rows and their specials, their records
 		 * on their way to the host, then the interior rows, which
@@ -1588,12 +1628,12 @@ static int lbm_par_setup(struct cl_lbm *c)
 		return -1;
 	/* the exchange behind the interior rows: when every cell it sends
 	 * lies in the band's first or last LBM_PAR_EDGE rows and there are
-	 * interior rows (the dense step, no hybrid; WB_CL_OVERLAP=0: off,
-	 * to compare) */
+	 * interior rows (the dense step by rows, the block-sparse step by
+	 * blocks; no hybrid; WB_CL_OVERLAP=0: off, to compare) */
 	const char *env = getenv("WB_CL_OVERLAP");
 	int J0, J1;
 	wb_par_band(p, c->L.ny, &J0, &J1);
-	int ok = !(env && env[0] == '0') && !c->sp && !c->L.hybrid &&
+	int ok = !(env && env[0] == '0') && !c->L.hybrid &&
 		 J1 - J0 > 2 * LBM_PAR_EDGE;
 	for (long i = 0; ok && i < c->plan.ng; i++) {
 		const int j = (int)(c->plan.gather[i] / c->L.W) - 1;

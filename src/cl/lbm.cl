@@ -464,7 +464,7 @@ kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
 			global const uint *keep, global const int *A,
 			global const float *hA, int N, int W, int nx, int ny,
 			int nbx, int nby, global int *blist, global int *cnt,
-			int j0, int j1)
+			int j0, int j1, global int *elist, int edge)
 {
 	const int b = get_global_id(0);
 	if (b >= nbx * nby)
@@ -501,7 +501,13 @@ kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
 			}
 	}
 	if (run) {
-		blist[atomic_inc(&cnt[0])] = b;
+		/* edge > 0 (the exchange behind the interior, cl.c): a block
+		 * with a row among the band's first or last edge rows goes
+		 * to elist, stepped first */
+		if (r0 < j0 + edge || r1 > j1 - edge)
+			elist[atomic_inc(&cnt[3])] = b;
+		else
+			blist[atomic_inc(&cnt[0])] = b;
 		atomic_add(&cnt[2], (min(nx, bx * 32 + 32) - bx * 32) * (r1 - r0));
 		wet_out[b] = keep[b];
 	} else {
