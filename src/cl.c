@@ -767,8 +767,12 @@ struct cl_lbm {
 				row among the band's first or last
 				LBM_PAR_EDGE rows, stepped first */
 	cl_mem b_cnt;        /* the counts: stepped, cleared, cells, edge */
-	cl_kernel k_brun, k_bzero;
-	long long sp_cells;  /* interior cell-steps stepped */
+	cl_mem b_acc;        /* (ulong) the cells of the lists stepped so far,
+				but the last */
+	cl_kernel k_brun, k_bzero, k_bcnt;
+	int bgroups;         /* work-groups of a block-sparse launch (each
+				on every bgroups-th block of its list) */
+	long long sp_cells;  /* interior cell-steps stepped densely */
 	/* the LBM/FV hybrid (cl_fv_*): the host keeps a copy of the lattice
 	 * (L.f, L.h) that is current only in the rows it reads back */
 	cl_kernel k_fvrows, k_fvput;
@@ -813,7 +817,13 @@ int cl_lbm_bytes_per_cell(const struct cl_lbm *c)
 long long cl_lbm_cells(const struct cl_lbm *c, int *sparse)
 {
 	*sparse = c->sp;
-	return c->sp_cells;
+	cl_ulong acc = 0;
+	cl_int cnt[4] = { 0, 0, 0, 0 };
+	if (c->sp && c->b_acc &&
+	    (buf_read(c->env, c->b_acc, 0, sizeof(acc), &acc) != CL_SUCCESS ||
+	     buf_read(c->env, c->b_cnt, 0, sizeof(cnt), cnt) != CL_SUCCESS))
+		return -1;
+	return c->sp_cells + (long long)acc + (long long)(cl_uint)cnt[2];
 }
 static void cl_fv_release(struct cl_lbm *c);
 
@@ -828,13 +838,14 @@ void cl_lbm_free(struct cl_lbm *c)
 			&c->mv[0], &c->mv[1], &c->rows, &c->rnum, &c->rden,
 			&c->rwet, &c->sh, &c->su, &c->sv, &c->mm, &c->b_wet[0],
 			&c->b_wet[1], &c->b_keep, &c->b_list, &c->b_elist,
-			&c->b_cnt,
+			&c->b_cnt, &c->b_acc,
 			&c->pg, &c->ps, &c->pbuf };
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
 	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
 			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid,
-			   c->k_brun, c->k_bzero, c->k_pack, c->k_unpack };
+			   c->k_brun, c->k_bzero, c->k_bcnt, c->k_pack,
+			   c->k_unpack };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
@@ -1189,10 +1200,12 @@ fail:
  * before each step lbm_blk_run lists the blocks to step (wet or next to a
  * wet block, holding a special, or within one cell of a ghost cell with a
  * nonzero bit) and the sleeping blocks whose output buffer may not be
- * zero; the counts come back to the host (one blocking read per step: the
- * launch sizes), lbm_blk_zero clears the second list, lbm_step runs over
- * the first (block-index indirection in its first lines) and ORs the
- * output of each block into its wet flag. Every block starts as wet in
+ * zero; lbm_blk_zero clears the second list, lbm_step runs over the first
+ * (block-index indirection) and ORs the output of each block into its wet
+ * flag. The counts stay on the device: both launch a fixed number of
+ * work-groups that read them and loop over the lists, so the host never
+ * waits for the device within a step (a blocking read of the counts each
+ * step idled the device for the round trip and the launches after it). Every block starts as wet in
  * both buffers, so the first step runs everything and the flags are exact
  * from then on. */
 
@@ -1212,6 +1225,16 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 		return cl_fail(d, err, "lbm_blk_run");
 	if (!(c->k_bzero = clCreateKernel(e->prog, "lbm_blk_zero", &err)))
 		return cl_fail(d, err, "lbm_blk_zero");
+	if (!(c->k_bcnt = clCreateKernel(e->prog, "lbm_blk_cnt", &err)))
+		return cl_fail(d, err, "lbm_blk_cnt");
+	/* enough groups to fill the device several times over; the rest
+	 * of a short list's groups return at once */
+	cl_uint cu = 1;
+	clGetDeviceInfo(e->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cu), &cu,
+			NULL);
+	c->bgroups = (int)(cu > 0 ? 16 * cu : 16);
+	if ((size_t)c->bgroups > nb)
+		c->bgroups = (int)nb > 0 ? (int)nb : 1;
 	cl_uint *keep = malloc(nb * sizeof(cl_uint));
 	if (!keep)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
@@ -1223,9 +1246,14 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 	    !(c->b_keep = buf_new(e, nb * sizeof(cl_uint), &err)) ||
 	    !(c->b_list = buf_new(e, nb * sizeof(cl_int), &err)) ||
 	    !(c->b_elist = buf_new(e, nb * sizeof(cl_int), &err)) ||
-	    !(c->b_cnt = buf_new(e, 4 * sizeof(cl_int), &err)))
+	    !(c->b_cnt = buf_new(e, 4 * sizeof(cl_int), &err)) ||
+	    !(c->b_acc = buf_new(e, sizeof(cl_ulong), &err)))
 		goto out;
 	err = buf_write(e, c->b_keep, 0, nb * sizeof(cl_uint), keep);
+	if (err == CL_SUCCESS)
+		err = buf_zero(e, c->b_cnt, 4 * sizeof(cl_int));
+	if (err == CL_SUCCESS)
+		err = buf_zero(e, c->b_acc, sizeof(cl_ulong));
 	for (int k = 0; k < 2 && err == CL_SUCCESS; k++)
 		err = clEnqueueFillBuffer(e->q, c->b_wet[k], &one, sizeof(one), 0,
 					  nb * sizeof(cl_uint), 0, NULL, NULL);
@@ -1236,21 +1264,23 @@ out:
 	return WB_OK;
 }
 
-/* The lists of this step (after the ghost fill): *nrun blocks to step,
- * *ncells cells in them; with the exchange behind the interior (ovl),
- * *nedge of them, those with a row among the band's first or last
- * LBM_PAR_EDGE rows, in b_elist instead of b_list (*nrun counts the
- * others). */
-static cl_int lbm_sparse_lists(struct cl_lbm *c, cl_int *nrun,
-				cl_int *nedge, cl_int *ncells)
+/* The lists of this step (after the ghost fill), on the device: the
+ * blocks to step in b_list (count b_cnt[0]); with the exchange behind
+ * the interior (ovl), those with a row among the band's first or last
+ * LBM_PAR_EDGE rows in b_elist instead (b_cnt[3]); the sleeping blocks
+ * to clear from the back of b_list (b_cnt[1]), cleared here. */
+static cl_int lbm_sparse_lists(struct cl_lbm *c)
 {
 	struct cl_env *e = c->env;
 	const struct lbm *L = &c->L;
 	const cl_int W = L->W, nx = L->nx, ny = L->ny, nbx = c->nbx,
 		     nby = c->nby, nb = c->nbx * c->nby;
-	cl_int cnt[4] = { 0, 0, 0, 0 };
-	cl_int err = buf_write(e, c->b_cnt, 0, sizeof(cnt), cnt);
-	cl_kernel k = c->k_brun;
+	cl_kernel k = c->k_bcnt;
+	cl_int err = ARG(k, 0, c->b_cnt);
+	err |= ARG(k, 1, c->b_acc);
+	if (err == CL_SUCCESS)
+		err = run1d(e, k, 1);
+	k = c->k_brun;
 	err |= ARG(k, 0, c->b_wet[c->cur]);
 	err |= ARG(k, 1, c->b_wet[!c->cur]);
 	err |= ARG(k, 2, c->b_keep);
@@ -1273,32 +1303,25 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c, cl_int *nrun,
 	err |= ARG(k, 16, edge);
 	if (err == CL_SUCCESS)
 		err = run1d(e, k, (size_t)nb);
-	if (err == CL_SUCCESS)
-		err = clEnqueueReadBuffer(e->q, c->b_cnt, CL_TRUE, 0, sizeof(cnt),
-					  cnt, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
 		return err;
-	*nrun = cnt[0];
-	*nedge = cnt[3];
-	*ncells = cnt[2];
-	if (cnt[1] > 0) {
-		k = c->k_bzero;
-		err |= ARG(k, 0, c->f[!c->cur]);
-		err |= ARG(k, 1, c->h[!c->cur]);
-		err |= ARG(k, 2, c->N);
-		err |= ARG(k, 3, W);
-		err |= ARG(k, 4, nx);
-		err |= ARG(k, 5, ny);
-		err |= ARG(k, 6, nbx);
-		err |= ARG(k, 7, nb);
-		err |= ARG(k, 8, c->b_list);
-		err |= ARG(k, 9, J0);
-		err |= ARG(k, 10, J1);
-		size_t gs[2] = { 32 * (size_t)cnt[1], 32 }, ls[2] = { 32, 1 };
-		if (err == CL_SUCCESS)
-			err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0,
-						     NULL, NULL);
-	}
+	k = c->k_bzero;
+	err |= ARG(k, 0, c->f[!c->cur]);
+	err |= ARG(k, 1, c->h[!c->cur]);
+	err |= ARG(k, 2, c->N);
+	err |= ARG(k, 3, W);
+	err |= ARG(k, 4, nx);
+	err |= ARG(k, 5, ny);
+	err |= ARG(k, 6, nbx);
+	err |= ARG(k, 7, nb);
+	err |= ARG(k, 8, c->b_list);
+	err |= ARG(k, 9, J0);
+	err |= ARG(k, 10, J1);
+	err |= ARG(k, 11, c->b_cnt);
+	size_t gs[2] = { 32 * (size_t)c->bgroups, 32 }, ls[2] = { 32, 1 };
+	if (err == CL_SUCCESS)
+		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL,
+					     NULL);
 	return err;
 }
 
@@ -1398,17 +1421,13 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	err |= ARG(k, 11, c->clamp_acc);
 	err |= ARG(k, 12, c->bad);
 	err |= ARG(k, 13, step);
-	cl_int nrun = 0, nedge = 0, sparse = c->sp, nbx = c->nbx,
-	       slx = (cl_int)c->lx;
+	cl_int sparse = c->sp, nbx = c->nbx, slx = (cl_int)c->lx, which = 0;
 	if (L->par && !c->pbuf && lbm_par_setup(c))
 		return CL_OUT_OF_HOST_MEMORY;
-	if (sparse && err == CL_SUCCESS) {
-		cl_int ncells = 0;
-		err = lbm_sparse_lists(c, &nrun, &nedge, &ncells);
-		c->sp_cells += ncells;
-	} else {
+	if (sparse && err == CL_SUCCESS)
+		err = lbm_sparse_lists(c);
+	else
 		c->sp_cells += (long long)nx * ny;
-	}
 	err |= ARG(k, 14, c->b_list);
 	err |= ARG(k, 15, sparse);
 	err |= ARG(k, 16, nbx);
@@ -1418,12 +1437,14 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	wb_par_band(L->par, ny, &J0, &J1);
 	err |= ARG(k, 19, J0);
 	err |= ARG(k, 20, J1);
+	err |= ARG(k, 21, c->b_cnt);
+	err |= ARG(k, 22, which);
 	if (err != CL_SUCCESS)
 		return err;
 	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)(J1 - J0) },
 	       ls[2] = { c->lx, 1 }, go[2] = { 0, (size_t)J0 };
 	if (sparse) { /* whole blocks; the kernel keeps to the band's rows */
-		gs[0] = 32 * (size_t)nrun;
+		gs[0] = 32 * (size_t)c->bgroups;
 		gs[1] = 32;
 		ls[0] = 32;
 	}
@@ -1431,10 +1452,11 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		/* the same by blocks: the blocks with an edge row and the
 		 * edge rows' specials, their records on their way, then
 		 * the other blocks (lbm_sparse_lists) */
-		size_t gse[2] = { 32 * (size_t)nedge, 32 };
+		const cl_int edge_list = 3; /* b_cnt[3] */
 		err = ARG(k, 14, c->b_elist);
-		if (err == CL_SUCCESS && nedge > 0)
-			err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gse, ls, 0,
+		err |= ARG(k, 22, edge_list);
+		if (err == CL_SUCCESS)
+			err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0,
 						     NULL, NULL);
 		if (err == CL_SUCCESS)
 			err = lbm_enq_special(c, hd, 0, c->nsp_e);
@@ -1442,7 +1464,9 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 			err = lbm_par_gather_early(c);
 		if (err == CL_SUCCESS)
 			err = ARG(k, 14, c->b_list);
-		if (err == CL_SUCCESS && nrun > 0)
+		if (err == CL_SUCCESS)
+			err = ARG(k, 22, which);
+		if (err == CL_SUCCESS)
 			err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0,
 						     NULL, NULL);
 		if (err == CL_SUCCESS)

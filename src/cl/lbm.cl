@@ -235,28 +235,20 @@ struct lbm_kp {
 };
 
 /*
- * The fused step (lbm_kernel_row) for interior cell (i, j) =
- * (get_global_id(0), get_global_id(1)). Counts clamped cells into the
- * 32-bit slot of its work-group (integer atomics within the group)
- * and marks a diverged step in *bad (atomic_min of an integer: the
- * earliest step, deterministic).
+ * The fused step (lbm_kernel_row) for interior cell (i, j) (of block blk
+ * in the block-sparse step). Counts clamped cells into the 32-bit slot of
+ * its work-group (integer atomics within the group) and marks a diverged
+ * step in *bad (atomic_min of an integer: the earliest step,
+ * deterministic).
  */
-kernel void lbm_step(global const int *restrict A, global int *restrict B,
+inline void lbm_cell(global const int *restrict A, global int *restrict B,
 		     global const float *restrict hA, global float *restrict hB,
 		     global const float *restrict z, global const float *restrict c,
 		     int N, int W, int nx, int ny, struct lbm_kp kp,
 		     global uint *clamp_acc, global int *bad, int step,
-		     global const int *blist, int sparse, int nbx, int slx,
-		     global uint *wet_out, int j0, int j1)
+		     int sparse, int slx, global uint *wet_out, int j0, int j1,
+		     int i, int j, int blk)
 {
-	/* block-sparse (lbm_blk_run): work-group (32, 1) g of row y works
-	 * on block blist[g], else the grid (round_up(nx, slx), ny) */
-	int i = get_global_id(0), j = get_global_id(1), blk = 0;
-	if (sparse) {
-		blk = blist[get_group_id(0)];
-		i = (blk % nbx) * 32 + (int)get_local_id(0);
-		j = (blk / nbx) * 32 + (int)get_global_id(1);
-	}
 	/* several processes: the rows of this band, [j0, j1) */
 	if (i < nx && j < ny && j >= j0 && j < j1) {
 		const int n = (i + 1) + (j + 1) * W;
@@ -448,6 +440,49 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 }
 
 /*
+ * The step: cell (get_global_id(0), get_global_id(1)) of the grid
+ * (round_up(nx, slx), ny), or, block-sparse (lbm_blk_run), blocks
+ * blist[0 .. cnt[which]): work-groups (32, 1), the g-th of them working
+ * on row get_global_id(1) of blocks g, g + groups, ... (the count is read
+ * here, on the device: the host launches a fixed number of groups and
+ * never waits for the lists).
+ */
+kernel void lbm_step(global const int *restrict A, global int *restrict B,
+		     global const float *restrict hA, global float *restrict hB,
+		     global const float *restrict z, global const float *restrict c,
+		     int N, int W, int nx, int ny, struct lbm_kp kp,
+		     global uint *clamp_acc, global int *bad, int step,
+		     global const int *blist, int sparse, int nbx, int slx,
+		     global uint *wet_out, int j0, int j1,
+		     global const int *cnt, int which)
+{
+	if (!sparse) {
+		lbm_cell(A, B, hA, hB, z, c, N, W, nx, ny, kp, clamp_acc, bad,
+			 step, sparse, slx, wet_out, j0, j1,
+			 (int)get_global_id(0), (int)get_global_id(1), 0);
+		return;
+	}
+	const int n = cnt[which], ng = (int)get_num_groups(0);
+	for (int g = (int)get_group_id(0); g < n; g += ng) {
+		const int blk = blist[g];
+		lbm_cell(A, B, hA, hB, z, c, N, W, nx, ny, kp, clamp_acc, bad,
+			 step, sparse, slx, wet_out, j0, j1,
+			 (blk % nbx) * 32 + (int)get_local_id(0),
+			 (blk / nbx) * 32 + (int)get_global_id(1), blk);
+	}
+}
+
+/* The lists' counts of lbm_blk_run zeroed before it runs, the cells of
+ * the last step's list added to *acc first (one work-item). */
+kernel void lbm_blk_cnt(global int *cnt, global ulong *acc)
+{
+	if (get_global_id(0) == 0) {
+		acc[0] += (ulong)(uint)cnt[2];
+		cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
+	}
+}
+
+/*
  * Block-sparse step (lbm.c "block-sparse step", docs/scale.md): one item
  * per 32 x 32 block b. It is stepped (listed from the front of blist)
  * when it or one of its 8 neighbours holds a nonzero bit in f[cur] /
@@ -517,19 +552,24 @@ kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
 	}
 }
 
-/* Zeros in f, h of the blocks blist[nb - 1 - g] (work-groups (32, 1)). */
+/* Zeros in f, h of the blocks blist[nb - 1 - g], g < cnt[1]
+ * (work-groups (32, 1), each on blocks g, g + groups, ... as lbm_step). */
 kernel void lbm_blk_zero(global int *B, global float *hB, int N, int W,
 			 int nx, int ny, int nbx, int nb,
-			 global const int *blist, int j0, int j1)
+			 global const int *blist, int j0, int j1,
+			 global const int *cnt)
 {
-	const int blk = blist[nb - 1 - (int)get_group_id(0)];
-	const int i = (blk % nbx) * 32 + (int)get_local_id(0);
-	const int j = (blk / nbx) * 32 + (int)get_global_id(1);
-	if (i < nx && j < ny && j >= j0 && j < j1) {
-		const int n = (i + 1) + (j + 1) * W;
-		for (int a = 0; a < 9; a++)
-			B[WB_SLICE(a, N, n)] = 0;
-		hB[n] = 0.0f;
+	const int m = cnt[1], ng = (int)get_num_groups(0);
+	for (int g = (int)get_group_id(0); g < m; g += ng) {
+		const int blk = blist[nb - 1 - g];
+		const int i = (blk % nbx) * 32 + (int)get_local_id(0);
+		const int j = (blk / nbx) * 32 + (int)get_global_id(1);
+		if (i < nx && j < ny && j >= j0 && j < j1) {
+			const int n = (i + 1) + (j + 1) * W;
+			for (int a = 0; a < 9; a++)
+				B[WB_SLICE(a, N, n)] = 0;
+			hB[n] = 0.0f;
+		}
 	}
 }
 
