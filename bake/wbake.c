@@ -709,6 +709,11 @@ int main(int argc, char **argv)
 		mpi_by_rank(&mpi, mpi.par.row0[mpi.rank + 1] - mpi.par.row0[mpi.rank],
 			    100.0 * mpi.par.share, o.quiet,
 			    "rows by rank / their % of the expected work", 1);
+	if (mpi.size > 1 && st == WB_OK && !stop_signal &&
+	    sc->sim.solver != WB_SOLVER_SWE)
+		/* how the split held up as the water spread */
+		mpi_by_rank(&mpi, (double)b.rep.cells_stepped / 1e6, NAN, o.quiet,
+			    "million cell-steps stepped by rank", 0);
 	if (st == WB_OK && !stop_signal) {
 		/* resident memory per rank (docs/mpi.md "Memory") */
 		mpi_by_rank(&mpi, rss_solve, wb_mpi_vm("VmHWM:"), o.quiet,

@@ -460,6 +460,10 @@ struct wb_solve_report {
 	double viscosity, viscosity_requested;
 	int bytes_per_cell;  /* solver memory traffic per cell update */
 	double seconds;      /* wall time */
+	/* LBM: the interior cell-steps this process stepped (the block-sparse
+	 * step skips dry blocks; over several processes its band's: how the
+	 * split by water held up; not in the manifest) */
+	long long cells_stepped;
 	/* how the bake started (filled by wb_bake_solve, src/bake.c, after
 	   the solver; the solvers leave them zero) */
 	int start;           /* enum wb_start */

@@ -2629,6 +2629,10 @@ done:
 	if (st != WB_OK && st != WB_ESIM)
 		wb_state_free(out);
 	rep->seconds = now_s() - t0;
+	{
+		int on;
+		rep->cells_stepped = cl_lbm_cells(c, &on);
+	}
 	cl_lbm_free(c);
 	cl_env_free(e);
 	return st;

@@ -2398,6 +2398,7 @@ done:
 	if (st != WB_OK && st != WB_ESIM)
 		wb_state_free(out);
 	rep->seconds = now_s() - t0;
+	rep->cells_stepped = L.sb_cells;
 	free(h);
 	free(u);
 	free(v);
