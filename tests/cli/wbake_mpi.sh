@@ -106,6 +106,31 @@ for n in 1 2 3; do
 	same "volcano lbm with the hybrid, $n ranks" "$T/hy-1" "$T/hy-m$n"
 done
 
+# 2c. rows to ranks by the water (docs/mpi.md "How the work is split"):
+#     a lake in the 30 north rows of a 72 x 120 grid, walled in by land
+#     10 m higher, LBM: rank 0 holds the lake's rows in a short band, the
+#     last rank the dry rest; the same bytes as one process whatever the
+#     bands
+{ head -c $((72 * 30 * 2)) /dev/zero
+  head -c $((72 * 90 * 2)) /dev/zero | tr '\0' '\377'; } >"$T/flat/top.r16"
+cat >"$T/flat/top.json" <<'EOF'
+{ "name": "top", "version": 1,
+  "terrain": { "heightmap": "top.r16", "format": "r16", "size": [72, 120],
+               "metres_per_pixel": 1, "height_scale": 10 },
+  "initial_water": "dry",
+  "materials": [ { "id": 1, "name": "w", "kind": "lake" } ],
+  "sources": [ { "type": "lake", "name": "l", "seed": [30, 12], "level": 1, "material": "w" } ],
+  "simulation": { "solver": "lbm", "lbm_hybrid": false, "max_steps": 300, "window": 50 } }
+EOF
+run 0 "$BIN/wbake" "$T/flat/top.json" -o "$T/top-1" --solver lbm --steps 60 --threads 1 --quiet
+run 0 mpi 3 "$T/flat/top.json" -o "$T/top-m3" --solver lbm --steps 60 --threads 1
+same "rows by the water, lbm, 3 ranks" "$T/top-1" "$T/top-m3"
+rows=$(sed -n 's|^mpi: rows by rank / their % of the expected work: ||p' "$T/err")
+set -- $(echo "$rows" | tr '/ ' '  ')
+check "rows by the water: $rows (a short first band, the dry rest last)" \
+	test "${1:-0}" -lt 30 -a "${5:-0}" -gt 60 -a $(( ${1:-0} + ${3:-0} + ${5:-0} )) -eq 120
+expect_err_has "mpi: million cell-steps stepped by rank: "
+
 # 3. ranks that differ are refused at start, every rank with exit 2
 sed 's/"discharge": 0.4/"discharge": 0.5/' "$F" >"$T/flat/other.json"
 run 2 timeout 120 mpirun $ROOT --oversubscribe -np 1 "$MB" $F -o "$T/x" --quiet : \
