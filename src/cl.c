@@ -2629,7 +2629,7 @@ done:
 	if (st != WB_OK && st != WB_ESIM)
 		wb_state_free(out);
 	rep->seconds = now_s() - t0;
-	{
+	if (c) { /* NULL when the set-up failed */
 		int on;
 		rep->cells_stepped = cl_lbm_cells(c, &on);
 	}
