@@ -13,9 +13,9 @@
 # The LBM/FV hybrid (the LBM's default; its FV update and marking run on
 # the host of every rank, on the rows each reads from its own device and
 # the rows the others send: docs/mpi.md "The hybrid on OpenCL ranks"):
-# the river with its waterfall reach, a supercritical front down a steep
-# slope whose FV cells cross the bands, a basin to a steady state (the FV
-# cells' state in the window means) - on 1, 2 and 3 ranks, the bytes of
+# the river with its waterfall reach, the coast's level edges, a
+# supercritical front down a steep slope whose FV cells cross the bands,
+# a basin to a steady state (the FV cells' state in the window means) - on 1, 2 and 3 ranks, the bytes of
 # one CPU process (pack, manifest, state file). Sections 1-5 pin the pure
 # LBM (their scenes say "lbm_hybrid": false).
 . tests/cli/lib.inc
@@ -174,6 +174,15 @@ for n in 1 2 3; do
 	expect_err_has "the hybrid's FV update and marking ran on the host"
 done
 expect_err_has "received"
+# the coast: level edges west and south, across every band; the
+# marking reads the ghosts next to a band's edge rows, which the halo
+# exchange's ring columns close (marked before the exchange, 2 and 3
+# ranks differ from one process here)
+run 0 "$BIN/wbake" samples/coast/scene.json -o "$T/hc" --solver lbm --steps 100 --threads 1 --quiet --device cpu
+for n in 2 3; do
+	run 0 mpi $n samples/coast/scene.json -o "$T/hc$n" --solver lbm --steps 100 --threads 1 --quiet
+	same "coast, the hybrid on OpenCL, $n ranks" "$T/hc" "$T/hc$n"
+done
 # a spring on a 20 % slope (the front of section 5, four times as
 # steep): its spilling, supercritical front runs from row 3 across the
 # band edges of 2 and 3 ranks (rows 32, 48, 64) to row 69 in 500 steps,
