@@ -1954,6 +1954,19 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
  * Rows without FV cells or candidates cost no transfer. Every read comes
  * after the device work that the CPU bake's read would follow, so the
  * host sees the CPU bake's state and the result is its bytes.
+ *
+ * Several processes (par.h; docs/mpi.md "The hybrid on OpenCL ranks"):
+ * every rank's host runs all of the above on the whole FV list, so the
+ * list, the FV cells and the hybrid's books (fv_in, fv_out, fv_unclamp:
+ * added once, not summed over the ranks) are every rank's. The rows to
+ * read are chosen as in one process (the same on every rank); a rank
+ * reads from its device the padded rows it owns, where its device is
+ * current, and the rest come from their owners (fv_fetch,
+ * wb_par_sel_rows); lbm_fv_rows runs over the band's rows and the flags
+ * are ORed over the ranks (wb_par_or_rows); each rank writes back its
+ * own FV rows, before the halo exchange takes them to the neighbours;
+ * the marking runs after that exchange (cl_lbm_enqueue): next to a band
+ * edge it reads the halo rows and the ghosts their ring columns close.
  */
 #ifdef LBM_FV_REACH
 #define CL_FV_REACH LBM_FV_REACH
