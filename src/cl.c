@@ -787,6 +787,11 @@ struct cl_lbm {
 	long long fv_in, fv_out; /* FV update's change at inflow/level edges */
 	long fv_unclamp;     /* device clamps in FV cells (lbm.c skips them) */
 	double fv_bytes;     /* moved between host and device for the hybrid */
+	/* several processes (par.h): the padded rows this rank owns, the
+	 * selections of one fetch (fv_fetch), the bytes received from the
+	 * other ranks for the hybrid */
+	uint8_t *rown, *xsel[3], *xown[3];
+	double fv_xbytes;
 	int nsp;             /* special cells in si/sf: this band's (par.h) */
 	/* several processes (par.h): the exchange's cell lists */
 	struct wb_par_plan plan;
@@ -1082,17 +1087,6 @@ static enum wb_status lbm_create_par(struct cl_env *e,
 				       "opencl: %d MPI ranks for a grid of %d rows: each rank needs three rows at least",
 				       par->size, r->ny);
 		}
-	/* the hybrid's host-side FV update (cl_fv_*) reads back rows of one
-	 * device: over several ranks it is refused rather than baked
-	 * differently */
-	if (L->hybrid && L->par) {
-		lbm_release(L);
-		free(c);
-		return wb_fail(d, WB_EUSAGE, NULL,
-			       "simulation.lbm_hybrid: the LBM/FV hybrid has no "
-			       "OpenCL over several MPI ranks yet; bake on the "
-			       "CPU ranks (--device cpu) or set it to false");
-	}
 	c->N = (int)L->ncell;
 	c->cur = 0;
 	const size_t N = L->ncell, fb = N * sizeof(float);
@@ -1516,8 +1510,9 @@ swap:
 	L->cur = c->cur;
 	L->step++;
 	L->time += L->p.dt;
-	/* the hybrid: the FV cells of the next step */
-	if (L->hybrid)
+	/* the hybrid: the FV cells of the next step (several processes:
+	 * after the exchange, cl_lbm_enqueue) */
+	if (L->hybrid && !L->par)
 		return cl_fv_mark(c);
 	return CL_SUCCESS;
 }
@@ -1715,10 +1710,20 @@ static int lbm_par_step(struct cl_lbm *c)
 				    lbm_par_cells, c);
 }
 
+static enum wb_status lbm_par_failed(const struct cl_lbm *c,
+				     struct wb_diags *d)
+{
+	return wb_fail(d, WB_EIO, NULL,
+		       "lbm (opencl): step %ld: exchange between processes failed",
+		       c->L.step);
+}
+
 enum wb_status cl_lbm_enqueue(struct cl_lbm *c, long n, struct wb_diags *d)
 {
 	for (long s = 0; s < n; s++) {
 		cl_int err = lbm_enq_step(c);
+		if (c->L.par && c->L.par->failed)
+			return lbm_par_failed(c, d);
 		if (err != CL_SUCCESS)
 			return cl_fail(d, err, "enqueueing an LBM step");
 		if (!c->L.par)
@@ -1731,10 +1736,13 @@ enum wb_status cl_lbm_enqueue(struct cl_lbm *c, long n, struct wb_diags *d)
 			return cl_fail(d, err, "stepping the LBM");
 		const double t0 = now_s();
 		if (lbm_par_step(c))
-			return wb_fail(d, WB_EIO, NULL,
-				       "lbm (opencl): step %ld: exchange between processes failed",
-				       c->L.step);
+			return lbm_par_failed(c, d);
 		c->L.par->xsecs += now_s() - t0;
+		/* the hybrid's marking reads the halo rows' depths and the
+		 * ghosts the exchange's ring columns close (docs/mpi.md) */
+		if (c->L.hybrid && (err = cl_fv_mark(c)) != CL_SUCCESS)
+			return c->L.par->failed ? lbm_par_failed(c, d) :
+				cl_fail(d, err, "marking the hybrid's FV cells");
 	}
 	return WB_OK;
 }
@@ -2032,6 +2040,19 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
  * Rows without FV cells or candidates cost no transfer. Every read comes
  * after the device work that the CPU bake's read would follow, so the
  * host sees the CPU bake's state and the result is its bytes.
+ *
+ * Several processes (par.h; docs/mpi.md "The hybrid on OpenCL ranks"):
+ * every rank's host runs all of the above on the whole FV list, so the
+ * list, the FV cells and the hybrid's books (fv_in, fv_out, fv_unclamp:
+ * added once, not summed over the ranks) are every rank's. The rows to
+ * read are chosen as in one process (the same on every rank); a rank
+ * reads from its device the padded rows it owns, where its device is
+ * current, and the rest come from their owners (fv_fetch,
+ * wb_par_sel_rows); lbm_fv_rows runs over the band's rows and the flags
+ * are ORed over the ranks (wb_par_or_rows); each rank writes back its
+ * own FV rows, before the halo exchange takes them to the neighbours;
+ * the marking runs after that exchange (cl_lbm_enqueue): next to a band
+ * edge it reads the halo rows and the ghosts their ring columns close.
  */
 #ifdef LBM_FV_REACH
 #define CL_FV_REACH LBM_FV_REACH
@@ -2057,6 +2078,13 @@ static void cl_fv_release(struct cl_lbm *c)
 	c->frf = c->frh = NULL;
 	free(c->fvi);
 	free(c->fvv);
+	free(c->rown);
+	for (int k = 0; k < 3; k++) {
+		free(c->xsel[k]);
+		free(c->xown[k]);
+		c->xsel[k] = c->xown[k] = NULL;
+	}
+	c->rown = NULL;
 	c->rowflag = NULL;
 	c->rsel = c->rnear = NULL;
 	c->fvi = NULL;
@@ -2080,6 +2108,20 @@ static enum wb_status cl_fv_create(struct cl_lbm *c, struct wb_diags *d)
 	c->frh = calloc((size_t)H, 1);
 	if (!c->rowflag || !c->rsel || !c->rnear || !c->frf || !c->frh)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+	/* several processes: the padded rows of this band (wb_par_sel_rows:
+	 * the ghost rows with the first and last band) */
+	for (int k = 0; c->L.par && k < 3; k++)
+		if (!(c->xsel[k] = calloc((size_t)H, 1)) ||
+		    !(c->xown[k] = calloc((size_t)H, 1)))
+			return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+	if (c->L.par) {
+		if (!(c->rown = calloc((size_t)H, 1)))
+			return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+		for (int R = 0; R < H; R++)
+			c->rown[R] = (uint8_t)wb_par_owns_cell(c->L.par,
+							       (long)R * c->L.W,
+							       c->L.W, c->L.ny);
+	}
 	if (!(c->fvrows = buf_new(e, (size_t)H * sizeof(cl_int), &err)))
 		return cl_fail(d, err, "allocating the hybrid's row flags");
 	return WB_OK;
@@ -2191,6 +2233,65 @@ static cl_int fv_io(struct cl_lbm *c, const uint8_t *rows, int k, int what,
 	return err != CL_SUCCESS ? err : e2;
 }
 
+/* One read of fv_fetch: fv_io's rows, time level, what, fresh. */
+struct fv_req {
+	const uint8_t *rows;
+	int k, what;
+	uint8_t *fresh;
+};
+
+/* fv_io's reads (write 0) of nrq (<= 3) requests. Several processes
+ * (par.h): each rank reads from its device the rows it owns (rown), and
+ * the rows that were not fresh go to every rank in one exchange
+ * (wb_par_sel_rows); a fresh row's ghost columns are read again from the
+ * owner's device only - the ghost fills in between (the step's, the
+ * macro's) write the values that the row was read with - so "fresh" is
+ * the same on every rank. */
+static cl_int fv_fetch(struct cl_lbm *c, const struct fv_req *rq, int nrq)
+{
+	struct lbm *L = &c->L;
+	struct wb_par *p = L->par;
+	cl_int err = CL_SUCCESS;
+	if (!p) {
+		for (int r = 0; r < nrq && err == CL_SUCCESS; r++)
+			err = fv_io(c, rq[r].rows, rq[r].k, rq[r].what, 0,
+				    rq[r].fresh);
+		return err;
+	}
+	const int H = L->H;
+	void *fld[3 * (LBM_Q + 1)];
+	const uint8_t *sel[3 * (LBM_Q + 1)];
+	int nf = 0;
+	for (int r = 0; r < nrq; r++) {
+		uint8_t *x = c->xsel[r], *o = c->xown[r];
+		for (int R = 0; R < H; R++) {
+			x[R] = rq[r].rows[R] && !(rq[r].fresh && rq[r].fresh[R]);
+			o[R] = rq[r].rows[R] && c->rown[R];
+		}
+		for (int a = 0; (rq[r].what & 1) && a < LBM_Q; a++) {
+			fld[nf] = L->f[rq[r].k][a];
+			sel[nf++] = x;
+		}
+		if (rq[r].what & 2) {
+			fld[nf] = L->h[rq[r].k];
+			sel[nf++] = x;
+		}
+	}
+	for (int r = 0; r < nrq && err == CL_SUCCESS; r++)
+		err = fv_io(c, c->xown[r], rq[r].k, rq[r].what, 0, rq[r].fresh);
+	if (err != CL_SUCCESS)
+		return err;
+	const double b0 = p->bytes;
+	if (wb_par_sel_rows(p, fld, nf, L->W, sel))
+		return CL_OUT_OF_HOST_MEMORY; /* p->failed says why */
+	c->fv_xbytes += p->bytes - b0;
+	for (int r = 0; r < nrq; r++)
+		for (int R = 0; rq[r].fresh && R < H; R++)
+			if (c->xsel[r][R])
+				rq[r].fresh[R] = R > 0 && R < H - 1;
+	return CL_SUCCESS;
+}
+
 /* After the step kernel of lbm_enq_step, before the specials: the FV
  * update of lbm_step on the host, its rows written back. */
 static cl_int cl_fv_step(struct cl_lbm *c)
@@ -2202,11 +2303,10 @@ static cl_int cl_fv_step(struct cl_lbm *c)
 	if (fv_rows_of_cells(c) == 0)
 		return CL_SUCCESS;
 	fv_near(c, CL_FV_REACH, c->rsel, c->rnear);
-	cl_int err = fv_io(c, c->rnear, cur, 1, 0, c->frf);
-	if (err == CL_SUCCESS)
-		err = fv_io(c, c->rnear, cur, 2, 0, c->frh);
-	if (err == CL_SUCCESS)
-		err = fv_io(c, c->rnear, !cur, 2, 0, NULL);
+	const struct fv_req rq[3] = { { c->rnear, cur, 1, c->frf },
+				      { c->rnear, cur, 2, c->frh },
+				      { c->rnear, !cur, 2, NULL } };
+	cl_int err = fv_fetch(c, rq, 3);
 	if (err != CL_SUCCESS)
 		return err;
 	/* the FV rows on the host: as lbm_step runs them (the FV cells'
@@ -2241,7 +2341,11 @@ static cl_int cl_fv_step(struct cl_lbm *c)
 		c->fv_in += eadj;
 	else
 		c->fv_out -= eadj;
-	return fv_io(c, c->rsel, !cur, 3, 1, NULL);
+	/* several processes: every rank ran the update; each writes its
+	   own rows */
+	for (int R = 0; L->par && R < L->H; R++)
+		c->xown[0][R] = c->rsel[R] && c->rown[R];
+	return fv_io(c, L->par ? c->xown[0] : c->rsel, !cur, 3, 1, NULL);
 }
 
 /* After a step: lbm_fv_mark on the rows that may hold a core cell. */
@@ -2288,8 +2392,17 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 	err |= ARG(k, 19, t_on);
 	if (err != CL_SUCCESS)
 		return err;
-	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)ny }, ls[2] = { c->lx, 1 };
-	err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+	/* several processes: this band's rows (their data is this rank's,
+	 * the halo rows' depths and the ghosts next to them fresh from the
+	 * exchange); a row's flag is set by its own cells and, next to an
+	 * edge closure, by those of the rows either side, so the flags of
+	 * every rank are ORed (wb_par_or_rows) */
+	cl_int J0, J1;
+	wb_par_band(L->par, ny, &J0, &J1);
+	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)(J1 - J0) },
+	       ls[2] = { c->lx, 1 }, go[2] = { 0, (size_t)J0 };
+	err = clEnqueueNDRangeKernel(e->q, k, 2, J0 ? go : NULL, gs, ls, 0,
+				     NULL, NULL);
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->fvrows, 0, (size_t)L->H * sizeof(cl_int),
 			       c->rowflag);
@@ -2298,13 +2411,19 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 		return err;
 	for (int j = 0; j < L->H; j++)
 		c->rsel[j] = c->rowflag[j] != 0;
+	if (L->par) {
+		const double b0 = L->par->bytes;
+		if (wb_par_or_rows(L->par, c->rsel))
+			return CL_OUT_OF_HOST_MEMORY; /* par->failed says why */
+		c->fv_xbytes += L->par->bytes - b0;
+	}
 	fv_near(c, 1, c->rsel, c->rnear);
 	/* a new time level: nothing of it is on the host yet */
 	memset(c->frf, 0, (size_t)L->H);
 	memset(c->frh, 0, (size_t)L->H);
-	err = fv_io(c, c->rsel, c->cur, 1, 0, c->frf);
-	if (err == CL_SUCCESS)
-		err = fv_io(c, c->rnear, c->cur, 2, 0, c->frh);
+	const struct fv_req rq[2] = { { c->rsel, c->cur, 1, c->frf },
+				      { c->rnear, c->cur, 2, c->frh } };
+	err = fv_fetch(c, rq, 2);
 	if (err != CL_SUCCESS)
 		return err;
 	lbm_fv_mark_rows(L, c->rsel);
@@ -2321,9 +2440,9 @@ static cl_int cl_fv_macro(struct cl_lbm *c, int slot)
 	if (nf == 0 || fv_rows_of_cells(c) == 0)
 		return CL_SUCCESS;
 	fv_near(c, 1, c->rsel, c->rnear);
-	cl_int err = fv_io(c, c->rsel, c->cur, 1, 0, c->frf);
-	if (err == CL_SUCCESS)
-		err = fv_io(c, c->rnear, c->cur, 2, 0, c->frh);
+	const struct fv_req rq[2] = { { c->rsel, c->cur, 1, c->frf },
+				      { c->rnear, c->cur, 2, c->frh } };
+	cl_int err = fv_fetch(c, rq, 2);
 	if (err != CL_SUCCESS)
 		return err;
 	if ((size_t)nf > c->fvcap) {
@@ -2615,10 +2734,17 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			    L->fv_cells,
 			    100.0 * (double)L->fv_cells /
 				    ((double)L->step * L->nx * L->ny));
-	if (L->hybrid && L->step > 0)
+	if (L->hybrid && L->step > 0 && !L->par)
 		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
 			    "lbm (opencl): the hybrid's FV update and marking ran on the host: %.4g MB moved between host and device, %.4g kB per step (the lattice is %.4g kB)",
 			    c->fv_bytes / 1e6, c->fv_bytes / 1e3 / (double)L->step,
+			    (double)L->ncell * (LBM_Q * 4 + 4) / 1e3);
+	else if (L->hybrid && L->step > 0) /* this rank's figures */
+		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
+			    "lbm (opencl): the hybrid's FV update and marking ran on the host of every rank: rank %d moved %.4g MB between host and device, %.4g kB per step, and received %.4g kB per step of the other ranks' rows for it (the lattice is %.4g kB)",
+			    L->par->rank, c->fv_bytes / 1e6,
+			    c->fv_bytes / 1e3 / (double)L->step,
+			    c->fv_xbytes / 1e3 / (double)L->step,
 			    (double)L->ncell * (LBM_Q * 4 + 4) / 1e3);
 	if (rep->balance_error > 1e-3)
 		st = wb_fail(d, WB_ESIM, NULL,

@@ -671,3 +671,225 @@ int lbm_par_hybrid(struct lbm *L)
 	p->failed |= e != 0;
 	return e | p->failed;
 }
+
+/* ---- the hybrid on OpenCL ranks: selected rows as nonzero runs -------
+ *
+ * cl.c's hybrid runs lbm_fv_update and the marking on every rank's host,
+ * on rows each rank reads back from its own device: the rows it owns
+ * (padded row R: the band of interior row R - 1, the ghost rows with the
+ * first and last bands, as owns() above). wb_par_sel_rows hands those
+ * rows to every rank with lbm_par_hybrid's chunk scheme, but only the
+ * rows the host code will read (sel, the same on every rank), so what
+ * moves follows the FV rows, not the band. */
+
+/* First padded row of rank r (r = size: H). */
+static int pad0(const struct wb_par *p, int r)
+{
+	return r == 0 ? 0 : r == p->size ? p->ny + 2 : p->row0[r] + 1;
+}
+
+/* The fields q of padded row R with sel[q][R]; their count. */
+static int sel_fields(void *const *fld, int nf, const uint8_t *const *sel,
+		      int R, void **out)
+{
+	int k = 0;
+	for (int q = 0; q < nf; q++)
+		if (sel[q][R])
+			out[k++] = fld[q];
+	return k;
+}
+
+/* Size of a chunk: HY_CH cells, the last one of a row shorter. */
+static size_t chunk_len(int c, long W)
+{
+	size_t a = (size_t)c * HY_CH;
+	return a + HY_CH <= (size_t)W ? HY_CH : (size_t)W - a;
+}
+
+int wb_par_sel_rows(struct wb_par *p, void *const *fld, int nf, long W,
+		    const uint8_t *const *sel)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	enum { MAXF = 16 };
+	if (nf > MAXF)
+		return -1;
+	const int me = p->rank, n = p->size;
+	const int nch = (int)((W + HY_CH - 1) / HY_CH);
+	void *g[MAXF];
+	/* this rank's record: per selected row, the run count, the runs
+	   (first, end chunk), then the runs' cells field by field */
+	size_t bytes = 0;
+	for (int R = pad0(p, me); R < pad0(p, me + 1); R++) {
+		const int k = sel_fields(fld, nf, sel, R, g);
+		if (!k)
+			continue;
+		bytes += 4;
+		for (int c = 0, prev = 0; c < nch; c++) {
+			const size_t m = chunk_len(c, W);
+			const int nz = hy_chunk_nonzero(g, k, (size_t)R * W +
+							(size_t)c * HY_CH, m);
+			bytes += nz ? m * 4 * (size_t)k + (prev ? 0 : 8) : 0;
+			prev = nz;
+		}
+	}
+	const size_t units = (bytes + HY_UNIT - 1) / HY_UNIT;
+	unsigned char *mine = calloc(units ? units : 1, HY_UNIT);
+	long *len = calloc((size_t)n + 1, sizeof(long));
+	int e = !mine || !len;
+	unsigned char *w = mine;
+	for (int R = pad0(p, me); R < pad0(p, me + 1) && !e; R++) {
+		const int k = sel_fields(fld, nf, sel, R, g);
+		if (!k)
+			continue;
+		const size_t row = (size_t)R * W;
+		int32_t cnt = 0;
+		unsigned char *pc = w;
+		w += 4;
+		for (int c = 0; c < nch;) {
+			if (!hy_chunk_nonzero(g, k, row + (size_t)c * HY_CH,
+					      chunk_len(c, W))) {
+				c++;
+				continue;
+			}
+			int c1 = c + 1;
+			while (c1 < nch &&
+			       hy_chunk_nonzero(g, k, row + (size_t)c1 * HY_CH,
+						chunk_len(c1, W)))
+				c1++;
+			int32_t run[2] = { c, c1 };
+			memcpy(w, run, 8);
+			w += 8;
+			size_t b0 = (size_t)c * HY_CH, b1 = (size_t)c1 * HY_CH;
+			b1 = b1 > (size_t)W ? (size_t)W : b1;
+			for (int q = 0; q < k; q++) {
+				memcpy(w, (char *)g[q] + (row + b0) * 4, (b1 - b0) * 4);
+				w += (b1 - b0) * 4;
+			}
+			cnt++;
+			c = c1;
+		}
+		memcpy(pc, &cnt, 4);
+	}
+	e |= !e && (size_t)(w - mine) != bytes; /* the two passes agree */
+	if (!e) {
+		len[me] = (long)units;
+		for (int r = 0; r <= n; r++)
+			p->off[r] = r;
+		e = p->allgather(p->user, len, sizeof(long), p->off);
+	}
+	unsigned char *all = NULL;
+	if (!e) {
+		long tot = 0;
+		for (int r = 0; r < n; r++) {
+			p->off[r] = tot;
+			tot += len[r];
+		}
+		p->off[n] = tot;
+		all = malloc((size_t)(tot ? tot : 1) * HY_UNIT);
+		e = !all;
+		if (!e) {
+			memcpy(all + (size_t)p->off[me] * HY_UNIT, mine,
+			       units * HY_UNIT);
+			e = tot ? p->allgather(p->user, all, HY_UNIT, p->off) : 0;
+		}
+	}
+	/* the other ranks' selected rows: their runs, zeros elsewhere */
+	for (int r = 0; r < n && !e; r++) {
+		if (r == me)
+			continue;
+		const unsigned char *rd = all + (size_t)p->off[r] * HY_UNIT,
+				    *end = all + (size_t)p->off[r + 1] * HY_UNIT;
+		for (int R = pad0(p, r); R < pad0(p, r + 1) && !e; R++) {
+			const int k = sel_fields(fld, nf, sel, R, g);
+			if (!k)
+				continue;
+			const size_t row = (size_t)R * W;
+			int32_t cnt = 0;
+			e |= end - rd < 4;
+			if (e)
+				break;
+			memcpy(&cnt, rd, 4);
+			rd += 4;
+			e |= cnt < 0 || cnt > nch;
+			int c = 0;
+			for (int t = 0; t <= cnt && !e; t++) {
+				int32_t run[2] = { nch, nch };
+				if (t < cnt) {
+					e |= end - rd < 8;
+					if (e)
+						break;
+					memcpy(run, rd, 8);
+					rd += 8;
+					e |= run[0] < c || run[1] <= run[0] || run[1] > nch;
+					if (!e) {
+						size_t b0 = (size_t)run[0] * HY_CH,
+						       b1 = (size_t)run[1] * HY_CH;
+						b1 = b1 > (size_t)W ? (size_t)W : b1;
+						e |= (size_t)(end - rd) < (b1 - b0) * 4 * (size_t)k;
+					}
+					if (e)
+						break;
+				}
+				for (; c < run[0]; c++) { /* zero chunks */
+					const size_t a = (size_t)c * HY_CH,
+						     m = chunk_len(c, W);
+					if (!hy_chunk_nonzero(g, k, row + a, m))
+						continue;
+					for (int q = 0; q < k; q++)
+						memset((char *)g[q] + (row + a) * 4, 0, m * 4);
+				}
+				if (t == cnt)
+					break;
+				size_t b0 = (size_t)run[0] * HY_CH,
+				       b1 = (size_t)run[1] * HY_CH;
+				b1 = b1 > (size_t)W ? (size_t)W : b1;
+				for (int q = 0; q < k; q++) {
+					put_bytes((char *)g[q] + (row + b0) * 4, rd,
+						  (b1 - b0) * 4);
+					rd += (b1 - b0) * 4;
+				}
+				c = run[1];
+			}
+		}
+	}
+	free(all);
+	free(mine);
+	free(len);
+	p->failed |= e != 0;
+	return e | p->failed;
+}
+
+int wb_par_or_rows(struct wb_par *p, uint8_t *v)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	const int me = p->rank, n = p->size, H = p->ny + 2;
+	/* rank r's range: its own padded rows and one beyond each side */
+	long *off = calloc((size_t)n + 1, sizeof(long));
+	uint8_t *all = NULL;
+	int e = !off;
+	for (int r = 0; r < n && !e; r++)
+		off[r + 1] = off[r] + pad0(p, r + 1) + (r + 1 < n) -
+			     (pad0(p, r) - (r > 0));
+	if (!e)
+		e = !(all = malloc((size_t)off[n] + 1));
+	if (!e) {
+		memcpy(all + off[me], v + pad0(p, me) - (me > 0),
+		       (size_t)(off[me + 1] - off[me]));
+		memcpy(p->off, off, ((size_t)n + 1) * sizeof(long));
+		e = p->allgather(p->user, all, 1, p->off);
+	}
+	if (!e) {
+		memset(v, 0, (size_t)H);
+		for (int r = 0; r < n; r++) {
+			const long a = pad0(p, r) - (r > 0);
+			for (long k = 0; k < off[r + 1] - off[r]; k++)
+				v[a + k] |= all[off[r] + k];
+		}
+	}
+	free(all);
+	free(off);
+	p->failed |= e != 0;
+	return e | p->failed;
+}

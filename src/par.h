@@ -28,6 +28,7 @@
 #define WB_PAR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct wb_par {
 	int rank, size;
@@ -169,5 +170,21 @@ int lbm_par_full(struct lbm *L, int which);
  * lbm_fv_mark on the bytes one process holds (the marking reads every
  * cell). */
 int lbm_par_hybrid(struct lbm *L);
+
+/* The hybrid on OpenCL ranks (cl.c, docs/mpi.md "The hybrid on OpenCL
+ * ranks"): every rank's host holds nf padded fields of 4-byte cells
+ * (padded row R at fld[q] + R * W, R = 0 .. ny + 1) current in the rows
+ * it owns (padded row R: the band of interior row R - 1; the ghost rows
+ * with the first and last band). Afterwards every rank holds, in every
+ * padded row R with sel[q][R] (the same on every rank), field q's bytes
+ * of the row's owner: sent as runs of 32-cell chunks that hold a nonzero
+ * bit (of the row's selected fields), the other chunks +0 bits (cleared
+ * where they are not). nf <= 16. 0 on success. */
+int wb_par_sel_rows(struct wb_par *p, void *const *fld, int nf, long W,
+		    const uint8_t *const *sel);
+/* Per padded row flags v[0 .. ny + 1]: every rank's v over its own rows
+ * and one row beyond each side, ORed, into v on every rank (the rest of
+ * v is ignored and cleared). */
+int wb_par_or_rows(struct wb_par *p, uint8_t *v);
 
 #endif

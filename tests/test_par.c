@@ -11,7 +11,10 @@
  * elsewhere it keeps what it had; wb_par_plan_exchange (the OpenCL
  * path's one-copy exchange by cell lists) must leave exactly the cells
  * par.h promises (nearest rows, the ring columns two rows further, the
- * ring rows when asked), on narrow grids too. MPI itself:
+ * ring rows when asked), on narrow grids too; wb_par_sel_rows (the
+ * hybrid on OpenCL ranks) must leave every selected row of every field
+ * the owner's, dry chunks included, and nothing else changed, and
+ * wb_par_or_rows the OR of the ranks' flags. MPI itself:
  * tests/cli/wbake_mpi.sh, tests/cli/wbake_mpi_opencl.sh.
  */
 #include <stdarg.h>
@@ -393,6 +396,99 @@ static void test_plan_exchange(void **state)
 			}
 }
 
+/* ---- wb_par_sel_rows, wb_par_or_rows (the hybrid on OpenCL ranks) ---- */
+
+/* Field q's true value at padded (I, J): zero in some 32-cell chunks
+ * (dry), so that runs start and end inside rows, nonzero elsewhere. */
+static float sel_truth(int q, int I, int J)
+{
+	return (I / 32 + J + q) % 3 == 0 || (J + q) % 5 == 0 ?
+		0.0f : (float)(1000 * J + I + 1 + 100000 * q);
+}
+
+static void test_sel_rows(void **state)
+{
+	(void)state;
+	/* one and several chunks a row, a short last chunk */
+	const int sizes[][2] = { { 9, 23 }, { 100, 13 }, { 62, 30 } };
+	for (int s = 0; s < 3; s++)
+		for (int n = 2; n <= 5; n++) {
+			const int nx = sizes[s][0], ny = sizes[s][1], W = nx + 2,
+				  H = ny + 2;
+			if (ny < 2 * n)
+				continue;
+			struct world w;
+			struct link links[NMAX];
+			world_init(&w, links, n, ny);
+			/* field 0: rows J % 3 != 0; field 1: even rows (the
+			   same on every rank) */
+			uint8_t s0[64], s1[64];
+			for (int J = 0; J < H; J++) {
+				s0[J] = J % 3 != 0;
+				s1[J] = J % 2 == 0;
+			}
+			const uint8_t *sel[2] = { s0, s1 };
+			float *f[NMAX][2];
+			uint8_t v[NMAX][64];
+			for (int r = 0; r < n; r++)
+				for (int q = 0; q < 2; q++) {
+					f[r][q] = malloc((size_t)W * H * sizeof(float));
+					assert_non_null(f[r][q]);
+					for (int J = 0; J < H; J++)
+						for (int I = 0; I < W; I++)
+							f[r][q][J * W + I] =
+								wb_par_owns_cell(&w.p[r], (long)J * W, W, ny) ?
+								sel_truth(q, I, J) : (float)(-r - 1);
+				}
+			/* flags: rank r's own rows and one each side hold
+			   (J + r) % 4 == 0, the rest 1 (to be ignored) */
+			for (int r = 0; r < n; r++)
+				for (int J = 0; J < H; J++)
+					v[r][J] = 1;
+			for (int r = 0; r < n; r++) {
+				const int a = r == 0 ? 0 : w.row0[r],
+					  b = r + 1 == n ? H : w.row0[r + 1] + 2;
+				for (int J = a; J < b; J++)
+					v[r][J] = (J + r) % 4 == 0;
+			}
+			int rc[NMAX] = { 0 }, ran = 0;
+#pragma omp parallel num_threads(n) reduction(+ : ran)
+			{
+				int r = omp_get_thread_num();
+				if (omp_get_num_threads() == n) {
+					void *fl[2] = { f[r][0], f[r][1] };
+					ran = 1;
+					rc[r] = wb_par_sel_rows(&w.p[r], fl, 2, W, sel);
+					rc[r] |= wb_par_or_rows(&w.p[r], v[r]);
+				}
+			}
+			assert_int_equal(ran, n);
+			for (int r = 0; r < n; r++) {
+				assert_int_equal(rc[r], 0);
+				for (int q = 0; q < 2; q++) {
+					for (int J = 0; J < H; J++)
+						for (int I = 0; I < W; I++) {
+							const int own = wb_par_owns_cell(&w.p[r], (long)J * W, W, ny);
+							const float t = own || sel[q][J] ?
+								sel_truth(q, I, J) : (float)(-r - 1);
+							assert_true(f[r][q][J * W + I] == t);
+						}
+					free(f[r][q]);
+				}
+				/* the OR of every rank's range */
+				for (int J = 0; J < H; J++) {
+					int want = 0;
+					for (int k = 0; k < n; k++) {
+						const int a = k == 0 ? 0 : w.row0[k],
+							  b = k + 1 == n ? H : w.row0[k + 1] + 2;
+						want |= J >= a && J < b && (J + k) % 4 == 0;
+					}
+					assert_int_equal(v[r][J], want);
+				}
+			}
+		}
+}
+
 static void test_one_process(void **state)
 {
 	(void)state;
@@ -417,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_work_by_water),
 		cmocka_unit_test(test_exchanges),
 		cmocka_unit_test(test_plan_exchange),
+		cmocka_unit_test(test_sel_rows),
 		cmocka_unit_test(test_one_process),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

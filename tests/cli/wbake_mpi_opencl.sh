@@ -10,9 +10,14 @@
 # river with its waterfall particles, the coast's level edges and the
 # flat basin's open edge, to a steady state (window means on the device).
 # The LBM's block-sparse step over ranks: a front crossing the bands.
-# The LBM/FV hybrid (the LBM's default; its FV update runs on the host,
-# on rows of one device or of every CPU rank: docs/mpi.md) is refused
-# over several OpenCL ranks (exit 1), so the LBM scenes pin the pure LBM.
+# The LBM/FV hybrid (the LBM's default; its FV update and marking run on
+# the host of every rank, on the rows each reads from its own device and
+# the rows the others send: docs/mpi.md "The hybrid on OpenCL ranks"):
+# the river with its waterfall reach, the coast's level edges, a
+# supercritical front down a steep slope whose FV cells cross the bands,
+# a basin to a steady state (the FV cells' state in the window means) - on 1, 2 and 3 ranks, the bytes of
+# one CPU process (pack, manifest, state file). Sections 1-5 pin the pure
+# LBM (their scenes say "lbm_hybrid": false).
 . tests/cli/lib.inc
 MB=${CL_MPI_BIN:-bin-cl-mpi}/wbake
 CLW=${CL_BIN:-bin-cl}/wbake
@@ -158,9 +163,47 @@ run 0 mpi 2 "$T/front/scene.json" -o "$T/frd2" --steps 500 --threads 1 --quiet
 unset WB_LBM_DENSE
 same "a front across the bands, dense LBM on OpenCL, 2 ranks" "$T/fr1" "$T/frd2"
 
-# 4. the hybrid (the default of a scene that does not say) over several
-#    OpenCL ranks: refused, nothing written
-run 1 mpi 2 samples/river/scene.json -o "$T/y" --solver lbm --steps 5 --quiet
-expect_err_has "simulation.lbm_hybrid: the LBM/FV hybrid has no OpenCL over several MPI ranks yet"
-check "the refused hybrid writes nothing" test ! -e "$T/y/manifest.json"
+# 6. the LBM/FV hybrid (the default of a scene that does not say) on
+#    1, 2 and 3 OpenCL ranks = one CPU process, every file. The river:
+#    the waterfall reach's FV cells (7 % of the cell-steps) lie across
+#    the bands of 2 and 3 ranks.
+run 0 "$BIN/wbake" samples/river/scene.json -o "$T/hy" --solver lbm --steps 150 --threads 1 --quiet --device cpu
+for n in 1 2 3; do
+	run 0 mpi $n samples/river/scene.json -o "$T/hy$n" --solver lbm --steps 150 --threads 1
+	same "river, the hybrid on OpenCL, $n ranks" "$T/hy" "$T/hy$n"
+	expect_err_has "the hybrid's FV update and marking ran on the host"
+done
+expect_err_has "received"
+# the coast: level edges west and south, across every band; the
+# marking reads the ghosts next to a band's edge rows, which the halo
+# exchange's ring columns close (marked before the exchange, 2 and 3
+# ranks differ from one process here)
+run 0 "$BIN/wbake" samples/coast/scene.json -o "$T/hc" --solver lbm --steps 100 --threads 1 --quiet --device cpu
+for n in 2 3; do
+	run 0 mpi $n samples/coast/scene.json -o "$T/hc$n" --solver lbm --steps 100 --threads 1 --quiet
+	same "coast, the hybrid on OpenCL, $n ranks" "$T/hc" "$T/hc$n"
+done
+# a spring on a 20 % slope (the front of section 5, four times as
+# steep): its spilling, supercritical front runs from row 3 across the
+# band edges of 2 and 3 ranks (rows 32, 48, 64) to row 69 in 500 steps,
+# its FV cells (17 % of the cell-steps) moving from band to band; the
+# sparse step on every rank, and the dense step on 2
+sed -e 's|"height_scale": 10|"height_scale": 40|' -e 's|"lbm_hybrid": false, ||' \
+	-e 's|"name": "front"|"name": "steep"|' "$T/front/scene.json" >"$T/front/steep.json"
+run 0 "$BIN/wbake" "$T/front/steep.json" -o "$T/st" --steps 500 --threads 1 --device cpu
+expect_err_has "were advanced by the finite-volume update of the hybrid"
+for n in 1 2 3; do
+	run 0 mpi $n "$T/front/steep.json" -o "$T/st$n" --steps 500 --threads 1 --quiet
+	same "a steep front across the bands, the hybrid on OpenCL, $n ranks" "$T/st" "$T/st$n"
+done
+export WB_LBM_DENSE=1
+run 0 mpi 2 "$T/front/steep.json" -o "$T/std2" --steps 500 --threads 1 --quiet
+unset WB_LBM_DENSE
+same "a steep front, the hybrid on OpenCL, dense, 2 ranks" "$T/st" "$T/std2"
+# the basin of section 2 with the hybrid, to its window means (the FV
+# cells' own state goes into each sample: cl_fv_macro)
+sed 's|"lbm_hybrid": false, ||' "$F" >"$T/flat/hybrid.json"
+run 0 "$BIN/wbake" "$T/flat/hybrid.json" -o "$T/fh" --threads 1 --quiet --device cpu
+run 0 mpi 3 "$T/flat/hybrid.json" -o "$T/fh3" --threads 1 --quiet
+same "flat basin to steady, the hybrid on OpenCL, 3 ranks" "$T/fh" "$T/fh3"
 finish
