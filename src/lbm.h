@@ -54,7 +54,10 @@
  *           if open, phi(h, d) = m (2h - m), m = min(max(d, 0), h), depths
  *           h_old (bed slope as a hydrostatic reconstruction: the lower
  *           cell keeps what the step holds back; balances feq exactly at
- *           rest, antisymmetric)
+ *           rest, antisymmetric); computed in integers as lbm_bi and the
+ *           collision in deviation form about the integer rest
+ *           equilibrium lbm_rq, so that still water is an exact fixed
+ *           point of the integer update (lbm_kernel.h, docs/lbm.md)
  *   positivity: if a population sent toward a cell shallower than
  *           h_pos = LBM_POS h_dry (or the rest population of such a cell)
  *           is negative, blend toward h q_a (q = 4/9, 1/9, 1/36) just

@@ -15,29 +15,34 @@
  * and src/cl/lbm.cl repeats the sequence operation for operation.
  *
  * Units: depths and populations in the update are in fixed-point units
- * (f = F unit metres, lbm.h), except the link rule and the bed step, which
- * read the stored depths, elevations and ceilings in metres. The update of
- * one cell, with f_a = (float)F_a (pulled), h = (float)sum F_a,
- * M = (float)sum c_a F_a (exact integer sums), is
+ * (f = F unit metres, lbm.h), except the link rule, which reads the
+ * stored depths, elevations and ceilings in metres. The update of one
+ * cell, with F_a pulled, H = sum F_a, h = (float)H, M = (float)sum c_a F_a
+ * (exact integer sums), is
  *   U = M / max(h, h_thin), |U|^2 = U.U,  L2 = max(min(U_max^2, Fr^2 ghe), 0)
  *   U_c = U sqrt(L2 / |U|^2) where |U|^2 > min(U_max^2, Fr^2 ghe), else U
  *   uu = min(|U|^2, L2) = |U_c|^2,   ghe = g h unit / e^2
  *   r_f = 1 / (1 + k_f sqrt(uu) max(h, h_dry)^(-4/3))      (Manning)
  *   A = omega h (ghe - uu) / 6,  C = omega h / 2,  B = (h r_f U_c - (1 -
- *       omega_m) M) / 3,  G_a = w_a (A + C (c_a.U_c)^2 + c_a.B)
- *   BGK (omega_m = omega):  p_a = (1 - omega) f_a + G_a + bed_a
- *   TRT, pair (a, abar):   p_a = (1 - omega) (f_a + f_abar) / 2
- *                                + (1 - omega_m) (f_a - f_abar) / 2 + G_a
- *                                + bed_a
- * which is f_a + omega (feq_a - f_a) (omega_m on the antisymmetric part)
- * plus the forcing of lbm.h: G_a collects omega feq_a and w_a c_a.dM / 3,
- * and sum_a c_a p_a = h U_c r_f before the bed terms. The bed transfer
- * bed_a = G_w [m_y (2 h_y+ - m_y) - m_x (2 h_x+ - m_x)] on open links,
- * m_x = min(max(z_y - z_x, 0), h_x+), m_y = min(max(z_x - z_y, 0), h_y+)
- * (G_w = w_a g / (6 e^2 unit), h+ = max(h, 0)) goes both into p_a and,
- * rounded, into the integer budget, so the rest population keeps the exact
- * remainder. The rest population p_0 = (1 - omega) f_0 + omega h - (5 A +
- * 3 C uu) only matters to the positivity fix.
+ *       omega_m) M) / 3,  e_a = w_a (A + C (c_a.U_c)^2),  B_a = w_a c_a.B
+ * and, in deviation form about the integer rest equilibrium R_a(Hc)
+ * (lbm.h lbm_rq; Hc = lbm_hs of the depth h unit the cell stores), for
+ * the pair (a, abar):
+ *   P_a = F_a + RND(-omega/2 ((F_a - R_a) + (F_abar - R_a))
+ *                   - omega_m/2 (F_a - F_abar) + (e_a - omega R0_a) + B_a)
+ *         + Bi_a
+ * with omega R0_a = w_a omega h ghe / 6 in float (e_a - omega R0_a is 0
+ * bit for bit at U_c = 0), i.e. f_a + omega (feq_a - f_a) (omega_m on the
+ * antisymmetric part) plus the forcing, one rounding per population.
+ * Bi_a is the integer bed transfer of the open link to y = n + c_a
+ * (lbm.h lbm_bi: rounded rest equilibria of the integer depths of the
+ * stored depths h_x, h_y over the integer bed potential zi; 0 on closed
+ * links), exactly antisymmetric, so still water is an exact fixed point
+ * (docs/lbm.md, "Still water, exactly"). The rest population keeps the
+ * exact remainder H + sum Bi_a - sum_{a>=1} P_a. The float rest
+ * population p_0 = (1 - omega) f_0 + omega h - (5 A + 3 C uu) only
+ * matters to the positivity fix, which blends the lanes that need it
+ * (and rounds them) instead.
  */
 
 #define LBM_CAT_(a, b) a##b
