@@ -968,7 +968,9 @@ kernel void lbm_fv_rows(global const int *A, global const float *hA,
 			by += lbm_cys[a] * b;
 			ab += fabs(b);
 		}
-		const float slack = 1e-4f * (fabs(X) + fabs(Y) + ab) + 16.0f;
+		/* (the host's bed terms are the integer lbm_bi: within a
+		 * few units of these per link, inside the slack) */
+		const float slack = 1e-4f * (fabs(X) + fabs(Y) + ab) + 48.0f;
 		const float mx = fabs(X - bx) + slack, my = fabs(Y - by) + slack;
 		hit = (mx * mx + my * my) * kf > m3;
 	}
