@@ -741,7 +741,9 @@ struct cl_lbm {
 	struct lbm L;        /* host context: parameters, lists, bookkeeping */
 	int N;               /* padded cells */
 	cl_mem f[2], h[2], z, c;
+	cl_mem zi;           /* integer bed potential (lbm.zi) */
 	cl_mem gi, gf, fg;   /* ghost lists, flux ghost list */
+	cl_mem gH;           /* per gi item: a held level's integer depth */
 	cl_mem gk;           /* ghost kind per padded cell */
 	int n1e, n1, n2, nf; /* pass-1 edge items, + corners; pass 2; flux */
 	cl_mem si, sf;       /* special cells */
@@ -837,7 +839,8 @@ void cl_lbm_free(struct cl_lbm *c)
 	if (!c)
 		return;
 	cl_mem *m[] = { &c->f[0], &c->f[1], &c->h[0], &c->h[1], &c->z, &c->c,
-			&c->gk, &c->gi, &c->gf, &c->fg, &c->si, &c->sf, &c->acc_fin,
+			&c->zi,
+			&c->gk, &c->gi, &c->gf, &c->gH, &c->fg, &c->si, &c->sf, &c->acc_fin,
 			&c->acc_fout, &c->acc_sin, &c->acc_sout, &c->acc_scl,
 			&c->clamp_acc, &c->bad, &c->mh, &c->mu[0], &c->mu[1],
 			&c->mv[0], &c->mv[1], &c->rows, &c->rnum, &c->rden,
@@ -903,11 +906,12 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 	cl_int4 *gi = calloc((size_t)2 * cap, sizeof(*gi));
 	cl_float4 *gf = calloc((size_t)2 * cap, sizeof(*gf));
 	cl_int *fg = calloc((size_t)cap, sizeof(*fg));
+	cl_int *gH = calloc((size_t)2 * cap, sizeof(*gH));
 	cl_int2 *si = calloc((size_t)L->nsp + 1, sizeof(*si));
-	cl_float *sf = calloc((size_t)6 * (L->nsp + 1), sizeof(*sf));
+	cl_float *sf = calloc((size_t)8 * (L->nsp + 1), sizeof(*sf));
 	enum wb_status st = WB_OK;
 	cl_int err = CL_SUCCESS;
-	if (!gi || !gf || !fg || !si || !sf) {
+	if (!gi || !gf || !fg || !gH || !si || !sf) {
 		st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 		goto out;
 	}
@@ -964,6 +968,7 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 			gf[m].s[1] = L->gspec[g];
 			gf[m].s[2] = L->gq[g];
 			gf[m].s[3] = L->gvel[g];
+			gH[m] = (cl_int)lbm_rest_depth(L, L->z[p], L->gspec[g]);
 		}
 	}
 	/* several processes: the specials in the band's edge rows first
@@ -979,12 +984,18 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 			const int k = ns++;
 			si[k].s[0] = q->n;
 			si[k].s[1] = q->flags;
-			sf[6 * k] = q->src;
-			sf[6 * k + 1] = q->level;
-			sf[6 * k + 2] = q->mu;
-			sf[6 * k + 3] = q->mv;
-			sf[6 * k + 4] = q->mk;
-			sf[6 * k + 5] = L->z[q->n];
+			sf[8 * k] = q->src;
+			sf[8 * k + 1] = q->level;
+			sf[8 * k + 2] = q->mu;
+			sf[8 * k + 3] = q->mv;
+			sf[8 * k + 4] = q->mk;
+			sf[8 * k + 5] = L->z[q->n];
+			/* the held level's integer depth (lbm_rest_depth),
+			 * its bits in a float slot */
+			const float hf = q->level - L->z[q->n];
+			const int32_t Ht = (int32_t)lbm_rest_depth(
+				L, L->z[q->n], hf > 0.0f ? hf : 0.0f);
+			memcpy(&sf[8 * k + 6], &Ht, sizeof(Ht));
 		}
 		if (pass == 0)
 			c->nsp_e = ns;
@@ -1002,9 +1013,10 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 	size_t rs = sizeof(cl_long); /* integer mass units */
 	if (!(c->gi = buf_new(e, (size_t)(n1 + n2) * sizeof(*gi), &err)) ||
 	    !(c->gf = buf_new(e, (size_t)(n1 + n2) * sizeof(*gf), &err)) ||
+	    !(c->gH = buf_new(e, (size_t)(n1 + n2) * sizeof(*gH), &err)) ||
 	    !(c->fg = buf_new(e, (size_t)nf * sizeof(*fg), &err)) ||
 	    !(c->si = buf_new(e, (size_t)L->nsp * sizeof(*si), &err)) ||
-	    !(c->sf = buf_new(e, (size_t)L->nsp * 6 * sizeof(*sf), &err)) ||
+	    !(c->sf = buf_new(e, (size_t)L->nsp * 8 * sizeof(*sf), &err)) ||
 	    !(c->acc_fin = buf_new(e, (size_t)nf * rs, &err)) ||
 	    !(c->acc_fout = buf_new(e, (size_t)nf * rs, &err)) ||
 	    !(c->acc_sin = buf_new(e, (size_t)L->nsp * rs, &err)) ||
@@ -1015,9 +1027,10 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 	}
 	err = buf_write(e, c->gi, 0, (size_t)(n1 + n2) * sizeof(*gi), gi);
 	err |= buf_write(e, c->gf, 0, (size_t)(n1 + n2) * sizeof(*gf), gf);
+	err |= buf_write(e, c->gH, 0, (size_t)(n1 + n2) * sizeof(*gH), gH);
 	err |= buf_write(e, c->fg, 0, (size_t)nf * sizeof(*fg), fg);
 	err |= buf_write(e, c->si, 0, (size_t)L->nsp * sizeof(*si), si);
-	err |= buf_write(e, c->sf, 0, (size_t)L->nsp * 6 * sizeof(*sf), sf);
+	err |= buf_write(e, c->sf, 0, (size_t)L->nsp * 8 * sizeof(*sf), sf);
 	err |= buf_zero(e, c->acc_fin, (size_t)nf * rs);
 	err |= buf_zero(e, c->acc_fout, (size_t)nf * rs);
 	err |= buf_zero(e, c->acc_sin, (size_t)L->nsp * rs);
@@ -1028,6 +1041,7 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 out:
 	free(gi);
 	free(gf);
+	free(gH);
 	free(fg);
 	free(si);
 	free(sf);
@@ -1108,6 +1122,7 @@ static enum wb_status lbm_create_par(struct cl_env *e,
 	    !(c->f[1] = buf_new(e, LBM_Q * fb, &err)) ||
 	    !(c->h[0] = buf_new(e, fb, &err)) || !(c->h[1] = buf_new(e, fb, &err)) ||
 	    !(c->z = buf_new(e, fb, &err)) || !(c->c = buf_new(e, fb, &err)) ||
+	    !(c->zi = buf_new(e, fb, &err)) ||
 	    !(c->clamp_acc = buf_new(e, c->ngroups * sizeof(cl_uint), &err)) ||
 	    !(c->bad = buf_new(e, sizeof(cl_int), &err)) ||
 	    !(c->mh = buf_new(e, nn * sizeof(float), &err)) ||
@@ -1134,6 +1149,8 @@ static enum wb_status lbm_create_par(struct cl_env *e,
 		err = buf_write(e, c->z, 0, fb, L->z);
 	if (err == CL_SUCCESS)
 		err = buf_write(e, c->c, 0, fb, L->c);
+	if (err == CL_SUCCESS)
+		err = buf_write(e, c->zi, 0, fb, L->zi);
 	if (err == CL_SUCCESS && !(c->gk = buf_new(e, N, &err)))
 		err = err != CL_SUCCESS ? err : CL_OUT_OF_RESOURCES;
 	if (err == CL_SUCCESS)
@@ -1347,6 +1364,7 @@ static cl_int lbm_enq_ghosts(struct cl_lbm *c)
 	err |= ARG(k, 15, c->kp.unit);
 	err |= ARG(k, 16, c->kp.inv);
 	err |= set_real(e, k, 17, lbm_ramp(L));
+	err |= ARG(k, 18, c->gH);
 	const cl_int lim[4] = { 0, c->n1e, c->n1, c->n1 + c->n2 };
 	for (int r = 0; r < 3 && err == CL_SUCCESS; r++) {
 		if (lim[r + 1] <= lim[r])
@@ -1393,6 +1411,9 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		err |= ARG(k, 11, c->kp.Gdi);
 		err |= ARG(k, 12, c->acc_fin);
 		err |= ARG(k, 13, c->acc_fout);
+		err |= ARG(k, 14, c->zi);
+		err |= ARG(k, 15, c->ks.K);
+		err |= ARG(k, 16, c->ks.kinv);
 		if (err == CL_SUCCESS)
 			err = run1d(e, k, (size_t)c->nf);
 		if (err != CL_SUCCESS)
@@ -1431,8 +1452,9 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	wb_par_band(L->par, ny, &J0, &J1);
 	err |= ARG(k, 19, J0);
 	err |= ARG(k, 20, J1);
-	err |= ARG(k, 21, c->b_cnt);
-	err |= ARG(k, 22, which);
+	err |= ARG(k, 21, c->zi);
+	err |= ARG(k, 22, c->b_cnt);
+	err |= ARG(k, 23, which);
 	if (err != CL_SUCCESS)
 		return err;
 	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)(J1 - J0) },
@@ -1448,7 +1470,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		 * the other blocks (lbm_sparse_lists) */
 		const cl_int edge_list = 3; /* b_cnt[3] */
 		err = ARG(k, 14, c->b_elist);
-		err |= ARG(k, 22, edge_list);
+		err |= ARG(k, 23, edge_list);
 		if (err == CL_SUCCESS)
 			err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0,
 						     NULL, NULL);
@@ -1459,7 +1481,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		if (err == CL_SUCCESS)
 			err = ARG(k, 14, c->b_list);
 		if (err == CL_SUCCESS)
-			err = ARG(k, 22, which);
+			err = ARG(k, 23, which);
 		if (err == CL_SUCCESS)
 			err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0,
 						     NULL, NULL);
@@ -1558,6 +1580,9 @@ static cl_int lbm_enq_special(struct cl_lbm *c, cl_float hd, int from, int to)
 		err |= ARG(k, 17, W);
 		err |= ARG(k, 18, c->kp.Gai);
 		err |= ARG(k, 19, c->kp.Gdi);
+		err |= ARG(k, 20, c->zi);
+		err |= ARG(k, 21, c->ks.K);
+		err |= ARG(k, 22, c->ks.kinv);
 		size_t off = (size_t)from, g = round_up((size_t)(to - from), 64);
 		if (err == CL_SUCCESS)
 			err = clEnqueueNDRangeKernel(e->q, k, 1, from ? &off : NULL,

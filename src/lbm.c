@@ -403,20 +403,33 @@ static int edge_len(const struct lbm *L, int s)
 	return (s == WB_WEST || s == WB_EAST) ? L->ny : L->nx;
 }
 
-/* Bed-slope link transfer (over w_a g / (6 e^2)) from x to y: the part of
- * the lower cell's population that the step holds back, phi(h, d) =
- * h^2 - max(0, h - d)^2 = m (2h - m), m = min(max(d, 0), h), added to the
- * higher cell's population and taken from the lower's (hydrostatic
- * reconstruction). Exactly antisymmetric in (x, y); as the kernel. */
-static inline float bed_term(float hx, float zx, float hy, float zy)
+/* The integer depth (units) of water standing at z + h over a bed at z:
+ * the rounded surface less the rounded bed (exact rest: the initial
+ * state and the held levels' reset). The surface is the float z + h the
+ * link rule sees, snapped to the grid of 2^-16 m (a 16-bit heightmap's
+ * step at 1 m): water given as h = level - z, rounded to float, then has
+ * one integer surface, where z + h is off the level by the rounding of h
+ * and z (several units; a still lake would start with a ripple that the
+ * exact update keeps). Never below the bed. */
+int64_t lbm_rest_depth(const struct lbm *L, float z, float h)
 {
-	hx = hx > 0.0f ? hx : 0.0f; /* a transiently negative depth counts 0 */
-	hy = hy > 0.0f ? hy : 0.0f;
-	float D = zy - zx;
-	float mx = D > 0.0f ? D : 0.0f, my = -D > 0.0f ? -D : 0.0f;
-	mx = mx < hx ? mx : hx;
-	my = my < hy ? my : hy;
-	return my * (hy + (hy - my)) - mx * (hx + (hx - mx));
+	const float eta = z + h;
+	const double es = h > 0.0f ? nearbyint((double)eta * 65536.0) / 65536.0 :
+				     (double)z;
+	const int64_t zb = llrint((double)z / L->unit),
+		      H = llrint(es / L->unit) - zb;
+	return H > 0 ? H : 0;
+}
+
+/* The initial depth (m) of raster cell k: its water, or its held level. */
+static float init_depth(const struct wb_raster *r, size_t k)
+{
+	float z = r->z[k];
+	float h = r->h0 ? MAXF(r->h0[k], 0.0f) : 0.0f;
+	uint8_t fl = r->flags ? r->flags[k] : 0;
+	if ((fl & WB_CELL_FIXED) && r->fixed_level)
+		h = MAXF(h, r->fixed_level[k] - z);
+	return h;
 }
 
 static void init_ghosts(struct lbm *L, const struct wb_raster *r)
@@ -491,6 +504,7 @@ static void init_ghosts(struct lbm *L, const struct wb_raster *r)
 				L->ginit[g] = L->h[0][p];
 			}
 			L->z[g] = L->z[part];
+			L->zi[g] = L->zi[part];
 			L->c[g] = kind == LBM_G_SOLID ? -LBM_BIG : L->c[part];
 		}
 	}
@@ -536,6 +550,7 @@ static void init_ghosts(struct lbm *L, const struct wb_raster *r)
 		L->ckind[q] = (uint8_t)ck;
 		L->gpart[g] = part;
 		L->z[g] = L->z[part];
+		L->zi[g] = L->zi[part];
 		L->c[g] = kind == LBM_G_SOLID ? -LBM_BIG : L->c[part];
 	}
 	(void)r;
@@ -558,6 +573,23 @@ static float pull_interior(const struct lbm *L, int p, int a)
 		      (float)L->p.h_dry))
 		return (float)A[a][y] * u;
 	return (float)A[lbm_opp[a]][p] * u;
+}
+
+/* pull_interior in integer units */
+static int32_t pull_interior_int(const struct lbm *L, int p, int a)
+{
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+	if (a == 0)
+		return A[0][p];
+	int y = p - lbm_cx[a] - lbm_cy[a] * L->W;
+	int real = !is_ghost(L, y) || L->gkind[y] == LBM_G_PERIODIC ||
+		   L->gkind[y] == LBM_G_MIRROR;
+	if (real &&
+	    link_open(hA[p], L->z[p], L->c[p], hA[y], L->z[y], L->c[y],
+		      (float)L->p.h_dry))
+		return A[a][y];
+	return A[lbm_opp[a]][p];
 }
 
 double lbm_ramp(const struct lbm *L)
@@ -661,6 +693,30 @@ void lbm_fill_ghosts(struct lbm *L)
 			int tx = -nyn, ty = nxn;
 			int dn = dir_of(nxn, nyn), dnt = dir_of(nxn + tx, nyn + ty),
 			    dnmt = dir_of(nxn - tx, nyn - ty);
+			int g1 = p - lbm_cx[dnt] - lbm_cy[dnt] * L->W;
+			int g2 = p - lbm_cx[dnmt] - lbm_cy[dnmt] * L->W;
+			if (isnan(L->gq[g]) && isnan(L->gvel[g]) &&
+			    (ramp >= 1.0 || L->ginit[g] == L->gspec[g])) {
+				/* a held depth at its level: in integers, toward
+				 * the level's integer depth (lbm_rest_depth), so
+				 * that still water is the closure's fixed point
+				 * (Q = 0, the ghost's populations the pulled
+				 * ones: R_a of the cell's depth) */
+				const int64_t T = lbm_rest_depth(L, L->z[p], L->gspec[g]);
+				const int32_t F0 = pull_interior_int(L, p, 0),
+					      Ft = pull_interior_int(L, p, dir_of(tx, ty)),
+					      Fmt = pull_interior_int(L, p, dir_of(-tx, -ty)),
+					      Fmn = pull_interior_int(L, p, dir_of(-nxn, -nyn)),
+					      Fmnt = pull_interior_int(L, p, dir_of(-nxn + tx, -nyn + ty)),
+					      Fmnmt = pull_interior_int(L, p, dir_of(-nxn - tx, -nyn - ty));
+				const int64_t kn = (int64_t)F0 + Ft + Fmt +
+						   2 * ((int64_t)Fmn + Fmnt + Fmnmt);
+				const float Q = (float)(T - kn), dtq = (float)(Fmt - Ft);
+				put32(&A[dn][g], Fmn + fx_round(2 * Q / 3));
+				put32(&A[dnt][g1], Fmnmt + fx_round(dtq / 2 + Q / 6));
+				put32(&A[dnmt][g2], Fmnt + fx_round(-dtq / 2 + Q / 6));
+				continue;
+			}
 			float f0 = pull_interior(L, p, 0);
 			float ft = pull_interior(L, p, dir_of(tx, ty));
 			float fmt = pull_interior(L, p, dir_of(-tx, -ty));
@@ -679,8 +735,6 @@ void lbm_fill_ghosts(struct lbm *L)
 						   (L->gspec[g] - L->ginit[g]) * ramp);
 				Q = hs - known;
 			}
-			int g1 = p - lbm_cx[dnt] - lbm_cy[dnt] * L->W;
-			int g2 = p - lbm_cx[dnmt] - lbm_cy[dnmt] * L->W;
 			put32(&A[dn][g], fx_round((fmn + 2 * Q / 3) * inv));
 			put32(&A[dnt][g1], fx_round((fmnmt + (fmt - ft) / 2 + Q / 6) * inv));
 			put32(&A[dnmt][g2], fx_round((fmnt + (ft - fmt) / 2 + Q / 6) * inv));
@@ -692,8 +746,7 @@ void lbm_fill_ghosts(struct lbm *L)
  * the kernel rounds it (same float operations in the same order). */
 static int32_t bed_int(const struct lbm *L, int x, int y, int a)
 {
-	const float *hA = L->h[L->cur];
-	return fx_round(bed_term(hA[x], L->z[x], hA[y], L->z[y]) * L->kGi[a]);
+	return lbm_bed_int(L, L->h[L->cur], x, y, a);
 }
 
 /* Mass crossing the ZOU / EXTRAP ghosts this step, in integer units, with
@@ -743,40 +796,48 @@ static void edge_flux(const struct lbm *L, int64_t *in, int64_t *out)
 	*out = so;
 }
 
-/* Initial state at rest: equilibrium plus the bed-slope terms, so that
- * still water is still from the first step; fixed point with the rest
- * population as the integer remainder. */
+/* Initial state at rest, exactly the kernel's fixed point (lbm.h
+ * lbm_bi): direction a >= 1 holds the rounded rest equilibrium R_a(Hs) of
+ * the cell's integer depth plus the integer bed transfer of its open
+ * link (and the rounded velocity part of the equilibrium where the start
+ * has a velocity), the rest population the remainder of the integer depth
+ * H (rest_depth) plus those transfers. */
 static void init_state(struct lbm *L, const struct wb_raster *r)
 {
 	int32_t *const *A = L->f[L->cur];
 	const float *hA = L->h[L->cur];
 	const float hd = (float)L->p.h_dry;
-	const float G = (float)(L->p.g / (6 * L->p.e * L->p.e));
 	const float inv = (float)(1.0 / L->unit);
 	const float ghk = (float)(L->p.g / (L->p.e * L->p.e));
+	const float K = L->kp.K, kinv = L->kp.kinv;
 	for (int j = 0; j < L->ny; j++)
 		for (int i = 0; i < L->nx; i++) {
 			int n = PIX(L, i, j);
-			float feq[LBM_Q], U = 0, V = 0;
+			size_t k = i + (size_t)j * L->nx;
+			float dfq[LBM_Q] = { 0 };
 			/* a start with velocity (r->u0/v0: coarse-to-fine,
 			 * src/bake.c), in lattice units */
 			if (r->u0 && r->v0 && hA[n] > hd) {
-				size_t k = i + (size_t)j * L->nx;
-				U = (float)(r->u0[k] / L->p.e);
-				V = (float)(r->v0[k] / L->p.e);
+				float U = (float)(r->u0[k] / L->p.e);
+				float V = (float)(r->v0[k] / L->p.e);
+				float q0[LBM_Q];
+				lbm_feq(hA[n], U, V, ghk * hA[n], dfq);
+				lbm_feq(hA[n], 0.0f, 0.0f, ghk * hA[n], q0);
+				for (int a = 1; a < LBM_Q; a++)
+					dfq[a] -= q0[a];
 			}
-			lbm_feq(hA[n], U, V, ghk * hA[n], feq);
-			int64_t tot = fx_round(hA[n] * inv), out = 0;
+			const int32_t Hs = lbm_hs(hA[n], kinv);
+			int64_t tot = lbm_rest_depth(L, L->z[n], init_depth(r, k)),
+				out = 0;
 			for (int a = 1; a < LBM_Q; a++) {
 				int y = n + lbm_cx[a] + lbm_cy[a] * L->W;
-				float sb = 0;
+				int32_t b = 0;
 				if (link_open(hA[n], L->z[n], L->c[n], hA[y], L->z[y],
-					      L->c[y], hd)) {
-					float bt = bed_term(hA[n], L->z[n], hA[y], L->z[y]);
-					sb = G * (lbm_w[a] == 1.0f ? 1.0f : 0.25f) * bt;
-					tot += fx_round(bt * L->kGi[a]);
-				}
-				int32_t fa = fx_round((feq[a] + sb) * inv);
+					      L->c[y], hd))
+					b = bed_int(L, n, y, a);
+				tot += b;
+				int32_t fa = lbm_rq(K, !(a & 1), Hs) +
+					     fx_round(dfq[a] * inv) + b;
 				if (fa) /* dry cells: left unwritten (field_alloc) */
 					A[a][n] = fa;
 				out += fa;
@@ -853,6 +914,7 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 	}
 	fail |= !(L->z = field_alloc(L->ncell, align, &L->mem[2 * LBM_Q + 2]));
 	fail |= !(L->c = field_alloc(L->ncell, align, &L->mem[2 * LBM_Q + 3]));
+	fail |= !(L->zi = field_alloc(L->ncell, align, &L->mem[2 * LBM_Q + 4]));
 	fail |= !(L->gkind = calloc(L->ncell, 1));
 	fail |= !(L->gpart = calloc(L->ncell, sizeof(int32_t)));
 	fail |= !(L->gspec = calloc(L->ncell, sizeof(float)));
@@ -876,10 +938,8 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 			size_t k = i + (size_t)j * r->nx;
 			int n = PIX(L, i, j);
 			float z = r->z[k];
-			float h = r->h0 ? MAXF(r->h0[k], 0.0f) : 0.0f;
+			float h = init_depth(r, k);
 			uint8_t fl = r->flags ? r->flags[k] : 0;
-			if ((fl & WB_CELL_FIXED) && r->fixed_level)
-				h = MAXF(h, r->fixed_level[k] - z);
 			if (!(h >= 0) || !isfinite(z)) {
 				lbm_release(L);
 				return wb_fail(d, WB_EINPUT, NULL,
@@ -891,6 +951,19 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 				c = bot <= z + hd ? -LBM_BIG : bot;
 			L->z[n] = z;
 			L->c[n] = c;
+			/* exact rest (lbm.h lbm_bi): the integer depth H is the
+			 * rounded surface less the rounded bed; the depth is
+			 * stored as the kernel stores it, (float)H unit, and
+			 * the bed potential is the rounded surface less the
+			 * integer depth that stored depth stands for, so that
+			 * water at rest has one integer surface */
+			int64_t Hn = lbm_rest_depth(L, z, h);
+			float hs = (float)(int32_t)Hn * (float)L->unit;
+			int64_t zi = llrint((double)z / L->unit) +
+				     (Hn - lbm_hs(hs, L->kinv));
+			if (zi)
+				L->zi[n] = (int32_t)(uint32_t)(uint64_t)zi;
+			h = hs;
 			if (h != 0 || signbit(h)) /* a fresh page reads +0: dry cells stay
 					unbacked (field_alloc) */
 				L->h[0][n] = L->h[1][n] = h;
@@ -1029,6 +1102,7 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 struct lbm_kin {
 	const int32_t *A[LBM_Q];
 	const float *hA, *z, *c;
+	const int32_t *zi; /* integer bed potential (lbm.zi) */
 	const float *fv; /* 1 in cells of the hybrid's FV update, or NULL */
 	int W;
 };
@@ -1066,6 +1140,9 @@ void lbm_kernel_params(const struct lbm *L, struct lbm_kpar *k)
 	k->unit = (float)un;
 	k->Gai = L->kGi[1];
 	k->Gdi = L->kGi[2];
+	k->K = (float)(p->g * un / (6.0 * p->e * p->e));
+	k->kinv = L->kinv;
+	k->ommh = (float)(p->omega_m / 2.0);
 }
 
 /* the vector helpers are static (inlined): the ABI note about passing
@@ -1116,6 +1193,7 @@ static void kernel_cols(struct lbm *L, int jj, int i0, int i1)
 	}
 	in.hA = L->h[L->cur];
 	in.z = L->z;
+	in.zi = L->zi;
 	in.c = L->c;
 	in.fv = L->nfv > 0 ? L->fvm : NULL;
 	in.W = W;
@@ -1139,7 +1217,7 @@ static void kernel_cols(struct lbm *L, int jj, int i0, int i1)
 		/* tail: copy a 3 x 10 window around the last cells and run the
 		 * same eight-lane code on it; only valid lanes are stored */
 		enum { TW = 10 };
-		int32_t tA[LBM_Q][3 * TW], tB[LBM_Q][8];
+		int32_t tA[LBM_Q][3 * TW], tB[LBM_Q][8], tzi[3 * TW];
 		float th_[3 * TW], tz[3 * TW], tc[3 * TW], thB[8];
 		const int left = nx - i0 - i;
 		for (int r = 0; r < 3; r++)
@@ -1152,6 +1230,7 @@ static void kernel_cols(struct lbm *L, int jj, int i0, int i1)
 					tA[a][dst] = in.A[a][src];
 				th_[dst] = in.hA[src];
 				tz[dst] = in.z[src];
+				tzi[dst] = in.zi[src];
 				tc[dst] = in.c[src];
 			}
 		struct lbm_kin tin;
@@ -1162,6 +1241,7 @@ static void kernel_cols(struct lbm *L, int jj, int i0, int i1)
 		}
 		tin.hA = th_;
 		tin.z = tz;
+		tin.zi = tzi;
 		tin.c = tc;
 		tin.fv = NULL;
 		tin.W = TW;
@@ -1255,38 +1335,55 @@ static void specials_row(struct lbm *L, int j)
 			out += rem;
 		}
 		if (q->flags & WB_CELL_FIXED) {
-			/* the bed transfers of its open links, as the kernel
-			 * computed them for this step (the neighbours hold the
-			 * opposite ones): kept, so that the held level is at
-			 * rest against any bed as the initial state is, and
-			 * taken out of the momentum that sets its velocity
-			 * (they are the bed's force, not flow) */
+			/* reset to the level at rest, exactly as the initial
+			 * state (init_state): R_a of the level's integer depth
+			 * plus the integer bed transfers of its open links, as
+			 * the kernel computed them for this step (the
+			 * neighbours hold the opposite ones), plus the rounded
+			 * velocity part of the equilibrium; the velocity from
+			 * the momentum less those transfers (the bed's force,
+			 * not flow), in integers where nothing else changed
+			 * the populations, so that still water has none */
 			const float *hA = L->h[L->cur];
-			float bt[LBM_Q] = { 0 };
+			int32_t bi[LBM_Q] = { 0 };
+			int64_t mxi = 0, myi = 0;
 			float Mx = 0, My = 0, hc = (float)target * un;
 			for (int a = 1; a < LBM_Q; a++) {
 				int y = n + lbm_cx[a] + lbm_cy[a] * L->W;
 				if (link_open(hA[n], L->z[n], L->c[n], hA[y], L->z[y],
 					      L->c[y], hd))
-					bt[a] = bed_term(hA[n], L->z[n], hA[y], L->z[y]) *
-						L->kGi[a];
-				Mx += lbm_cx[a] * (f[a] - bt[a] * un);
-				My += lbm_cy[a] * (f[a] - bt[a] * un);
+					bi[a] = bed_int(L, n, y, a);
+				mxi += (int64_t)lbm_cx[a] * ((int64_t)B[a][n] - bi[a]);
+				myi += (int64_t)lbm_cy[a] * ((int64_t)B[a][n] - bi[a]);
+				Mx += lbm_cx[a] * (f[a] - (float)bi[a] * un);
+				My += lbm_cy[a] * (f[a] - (float)bi[a] * un);
+			}
+			if (!(q->mk > 0 && hp > hd) && !(q->src < 0 && tot > 0)) {
+				Mx = (float)mxi * un;
+				My = (float)myi * un;
 			}
 			float hf = MAXF(q->level - L->z[n], 0.0f);
 			float U = hc > hd ? Mx / hc : 0.0f;
 			float V = hc > hd ? My / hc : 0.0f;
+			float q0[LBM_Q];
 			lbm_feq(hf, U, V, ghk * hf, f);
-			int64_t t1 = fx_round(hf * inv);
+			lbm_feq(hf, 0.0f, 0.0f, ghk * hf, q0);
+			const int64_t Ht = lbm_rest_depth(L, L->z[n], hf);
+			const int32_t Hs = lbm_hs((float)(int32_t)Ht * L->kp.unit,
+						  L->kp.kinv);
+			int64_t t1 = Ht, rest = 0;
 			for (int a = 1; a < LBM_Q; a++) {
-				f[a] += bt[a] * un;
-				t1 += fx_round(bt[a]);
+				B[a][n] = lbm_rq(L->kp.K, !(a & 1), Hs) +
+					  fx_round((f[a] - q0[a]) * inv) + bi[a];
+				t1 += bi[a];
+				rest += B[a][n];
 			}
+			B[0][n] = (int32_t)(t1 - rest);
 			if (t1 > target)
 				in += t1 - target;
 			else
 				out += target - t1;
-			target = t1;
+			continue;
 		}
 		int64_t rest = 0;
 		for (int a = 1; a < LBM_Q; a++) {
@@ -1927,21 +2024,27 @@ static void macro_cols(struct lbm *L, int j, int i0, int i1, float *hout,
 	{
 		for (int i = i0; i < i1; i++) {
 			int n = PIX(L, i, j);
-			float h = 0, Mx = 0, My = 0;
+			/* exact integer moments, each rounded once (a float
+			 * sum of the populations in metres was off by a few
+			 * ulps: 1.9e-6 m in 8 m of still water) */
+			int64_t hi = 0, xi = 0, yi = 0;
 			for (int a = 0; a < LBM_Q; a++) {
-				float f;
+				int64_t f;
 				if (a == 0) {
-					f = (float)A[0][n] * un;
+					f = A[0][n];
 				} else {
 					int y = n - lbm_cx[a] - lbm_cy[a] * L->W;
 					int o = link_open(hA[n], L->z[n], L->c[n], hA[y],
 							  L->z[y], L->c[y], hd);
-					f = (float)(o ? A[a][y] : A[lbm_opp[a]][n]) * un;
+					f = o ? A[a][y] : A[lbm_opp[a]][n];
 				}
-				h += f;
-				Mx += lbm_cx[a] * f;
-				My += lbm_cy[a] * f;
+				hi += f;
+				xi += lbm_cx[a] * f;
+				yi += lbm_cy[a] * f;
 			}
+			const float h = (float)((double)hi * (double)un),
+				    Mx = (float)((double)xi * (double)un),
+				    My = (float)((double)yi * (double)un);
 			float inv = 1.0f / MAXF(h, (float)(LBM_THIN * L->p.h_dry));
 			float U = Mx * inv, V = My * inv;
 			float sp2 = U * U + V * V;
@@ -2181,7 +2284,7 @@ static void par_trim(struct lbm *L)
 	int runs[2][2] = { { 3, J0 - 1 }, { J1 + 3, L->ny - 1 } }; /* [a, b) */
 	/* the populations and depths of both buffers, the bed z and the
 	   wall heights c (read through the same cells) */
-	enum { NA = 2 * (LBM_Q + 1) + 2 };
+	enum { NA = 2 * (LBM_Q + 1) + 3 };
 	char *arr[NA];
 	int na = 0;
 	for (int b = 0; b < 2; b++) {
@@ -2191,6 +2294,7 @@ static void par_trim(struct lbm *L)
 	}
 	arr[na++] = (char *)L->z;
 	arr[na++] = (char *)L->c;
+	arr[na++] = (char *)L->zi;
 	float *keep = malloc((size_t)L->H * 6 * sizeof(float));
 	if (!keep || pg <= 0) {
 		free(keep);

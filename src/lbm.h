@@ -29,12 +29,14 @@
  * as the remainder F_0 = sum(F_in) + sum(bed_a) - sum_{a>=1} F_a, and the
  * bed-slope transfers bed_a are rounded antisymmetrically, so the water
  * volume changes only by the edge fluxes and sources, counted exactly),
- * h[2] (depth after streaming, double-buffered), z (terrain) and c (ceiling:
- * +LBM_BIG open sky, a blocker deck's bottom elevation, or -LBM_BIG solid).
+ * h[2] (depth after streaming, double-buffered, stored as (float)H unit),
+ * z (terrain), zi (integer bed potential, units, wrapping: lbm_bi) and c
+ * (ceiling: +LBM_BIG open sky, a blocker deck's bottom elevation, or
+ * -LBM_BIG solid).
  * One cell update (fused pull-streaming + collision + forcing) reads 9 f,
- * 9 neighbour h, z, c (each once from memory) and writes 9 f and h
- * (all 4-byte: int32 f, float h, z, c):
- * 9*4*2 + 4*2 + 4 + 4 = 88 bytes per cell (LBM_BYTES_PER_CELL).
+ * 9 neighbour h, z, zi, c (each once from memory) and writes 9 f and h
+ * (all 4-byte: int32 f, float h, z, int32 zi, float c):
+ * 9*4*2 + 4*2 + 4 + 4 + 4 = 92 bytes per cell (LBM_BYTES_PER_CELL).
  *
  * Per-cell update (lbm_kernel_row), for the link from x to y = x + c_a:
  *   open(x,y) = max(eta_x, eta_y) > max(z_x, z_y) + h_dry
@@ -52,7 +54,10 @@
  *           if open, phi(h, d) = m (2h - m), m = min(max(d, 0), h), depths
  *           h_old (bed slope as a hydrostatic reconstruction: the lower
  *           cell keeps what the step holds back; balances feq exactly at
- *           rest, antisymmetric)
+ *           rest, antisymmetric); computed in integers as lbm_bi and the
+ *           collision in deviation form about the integer rest
+ *           equilibrium lbm_rq, so that still water is an exact fixed
+ *           point of the integer update (lbm_kernel.h, docs/lbm.md)
  *   positivity: if a population sent toward a cell shallower than
  *           h_pos = LBM_POS h_dry (or the rest population of such a cell)
  *           is negative, blend toward h q_a (q = 4/9, 1/9, 1/36) just
@@ -64,13 +69,14 @@
 #ifndef WB_LBM_H
 #define WB_LBM_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "wbake.h"
 
 #define LBM_Q 9
 #define LBM_BIG 1e30f
-#define LBM_BYTES_PER_CELL 88
+#define LBM_BYTES_PER_CELL 92
 #define LBM_GH_RATIO 0.16   /* auto e: g h_deepest = 0.16 e^2 */
 /* smallest relaxation time used: below it (TRT) the subcritical bump test
  * of docs/lbm.md leaves 1 % (tau 0.5135: 0.36 %; 0.508: 63 %, the level
@@ -184,8 +190,71 @@ struct lbm_kpar {
 	float om1h, omm1h;           /* (1 - omega)/2, (1 - omega_m)/2 (TRT) */
 	float unit;                  /* metres per unit */
 	float Gai, Gdi;              /* bed weights over the unit (lbm.kGi) */
+	float K;                     /* g unit / (6 e^2): lbm_rq */
+	float kinv;                  /* 1 / unit (lbm.kinv): lbm_hs */
+	float ommh;                  /* omega_m / 2 (TRT deviation form) */
 	int trt;                     /* omega_m != omega (as floats) */
 };
+
+/* Exact rest (docs/lbm.md, "Still water, exactly"): still water is a
+ * fixed point of the integer update because the collision relaxes the
+ * deviation from an integer rest equilibrium and the bed transfer is a
+ * difference of the same rounded rest equilibria over an integer bed
+ * potential. The helpers below are the scalar form of what the kernel
+ * (lbm_kernel.h) and src/cl/lbm.cl compute, operation for operation.
+ *
+ * lbm_rq: the rest equilibrium of direction a (diag: a diagonal) in
+ * units for the integer depth H: round(w_a K h^2), h = (float)H,
+ * K = g unit / (6 e^2), rounded ties to even. */
+static inline int32_t lbm_rq(float K, int diag, int32_t H)
+{
+	const float h = (float)H, k = K * (h * h);
+	return (int32_t)lrintf(diag ? k * 0.25f : k);
+}
+
+/* The integer depth (units) that a stored depth h (metres, float: the
+ * kernel stores (float)H unit) stands for: round(h / unit) in float. Both
+ * cells of a link read it from the same bytes, so it is the same number
+ * for both. */
+static inline int32_t lbm_hs(float h, float kinv)
+{
+	return (int32_t)lrintf(h * kinv);
+}
+
+/* The bed step (units) from x to y: zi_y - zi_x of the integer bed
+ * potential (lbm.zi, wrapping), saturated at +-(2^31 - 1) where the
+ * float step (zy - zx) / unit is beyond +-2e9 units (deeper than the
+ * fixed-point range: the clamp to the depth acts). Antisymmetric. */
+static inline int32_t lbm_dz(int32_t zix, int32_t ziy, float zx, float zy,
+			     float kinv)
+{
+	const float Df = (zy - zx) * kinv;
+	if (Df > 2e9f)
+		return 0x7fffffff;
+	if (Df < -2e9f)
+		return -0x7fffffff;
+	return (int32_t)((uint32_t)ziy - (uint32_t)zix);
+}
+
+/* The integer bed transfer of the link x -> y (direction a, diag: a
+ * diagonal) with integer depths Hx, Hy (negative counts 0) and bed step
+ * D = lbm_dz: the part of the lower cell's rest population that the step
+ * holds back, as a difference of rounded rest equilibria,
+ *   Bi = [R(Hy) - R(Hy - my)] - [R(Hx) - R(Hx - mx)],
+ *   mx = min(max(D, 0), Hx), my = min(max(-D, 0), Hy).
+ * Exactly antisymmetric for any state; at rest (Hx - mx = Hy - my) it is
+ * R(Hy) - R(Hx), so a population R(Hx) + Bi arrives in y as R(Hy). */
+static inline int32_t lbm_bi(float K, int diag, int32_t Hx, int32_t Hy,
+			     int32_t D)
+{
+	Hx = Hx > 0 ? Hx : 0;
+	Hy = Hy > 0 ? Hy : 0;
+	int32_t mx = D > 0 ? D : 0, my = D < 0 ? -D : 0;
+	mx = mx < Hx ? mx : Hx;
+	my = my < Hy ? my : Hy;
+	return (lbm_rq(K, diag, Hy) - lbm_rq(K, diag, Hy - my)) -
+	       (lbm_rq(K, diag, Hx) - lbm_rq(K, diag, Hx - mx));
+}
 /* Cells with work outside the vectorised kernel (sorted by index). */
 struct lbm_special {
 	int32_t n;          /* padded index */
@@ -210,6 +279,8 @@ struct lbm {
 	float kGi[LBM_Q];     /* kG / unit: integer bed transfer weights */
 	float *h[2];
 	float *z, *c;
+	int32_t *zi;        /* integer bed potential (units, wrapping): the
+			       bed transfer's steps (lbm_dz, lbm_bi) */
 	int cur;
 	uint8_t *gkind;     /* per padded cell (ghosts only meaningful) */
 	int32_t *gpart;     /* partner interior cell of a ghost (-1 none) */
@@ -226,7 +297,7 @@ struct lbm {
 	float *bdz;         /* per padded row and 8-cell block: largest bed step */
 	int no_shortcuts;   /* tests: no fast path, no dry-block skip */
 	int simd8;          /* tests: 8-lane kernel even where AVX-512 runs */
-	void *mem[2 * LBM_Q + 4]; /* allocations behind f, h, z, c */
+	void *mem[2 * LBM_Q + 5]; /* allocations behind f, h, z, c, zi */
 	struct lbm_kpar kp; /* kernel constants (lbm_kernel_params) */
 	int nb;             /* blocks per row */
 	struct lbm_special *sp;
@@ -285,6 +356,22 @@ struct lbm {
 	int32_t sb_full[2]; /* the whole row: 1, nx */
 	long sb_cells;      /* interior cell-steps the kernel stepped */
 };
+
+/* The integer bed transfer (units) of the link x -> y in direction a at
+ * the stored depths h (lbm_bi with lbm_hs, lbm_dz and the constants of
+ * L->kp), as the kernel adds it on an open link. */
+static inline int32_t lbm_bed_int(const struct lbm *L, const float *h, int x,
+				  int y, int a)
+{
+	const float ki = L->kp.kinv;
+	return lbm_bi(L->kp.K, !(a & 1), lbm_hs(h[x], ki), lbm_hs(h[y], ki),
+		      lbm_dz(L->zi[x], L->zi[y], L->z[x], L->z[y], ki));
+}
+
+/* The integer depth (units) of water standing at z + h over a bed at z:
+ * the rounded surface less the rounded bed (the initial state, the held
+ * levels' reset; the bed potential lbm.zi is built from it). */
+int64_t lbm_rest_depth(const struct lbm *L, float z, float h);
 
 #define LBM_SB 32
 enum { LBM_SB_ANY = 1, LBM_SB_W = 2, LBM_SB_E = 4, LBM_SB_N = 8,

@@ -140,18 +140,6 @@ static inline int link_open_fv(float hx, float zx, float cx, float hy,
 	return (em > zm + hd) & (cm > em);
 }
 
-/* bed transfer as the kernel computes it (lbm.c bed_term), metres^2 */
-static inline float bed_t(float hx, float zx, float hy, float zy)
-{
-	hx = hx > 0.0f ? hx : 0.0f;
-	hy = hy > 0.0f ? hy : 0.0f;
-	float D = zy - zx;
-	float mx = D > 0.0f ? D : 0.0f, my = -D > 0.0f ? -D : 0.0f;
-	mx = mx < hx ? mx : hx;
-	my = my < hy ? my : hy;
-	return my * (hy + (hy - my)) - mx * (hx + (hx - mx));
-}
-
 int lbm_fv_alloc(struct lbm *L)
 {
 	L->fvf = calloc(L->ncell, 1);
@@ -266,8 +254,7 @@ static void cell_moments(const struct lbm *L, int n, double *h, double *mx,
 			if (!link_open_fv(hA[n], L->z[n], L->c[n], hA[q], L->z[q],
 					  L->c[q], hd))
 				continue;
-			long b = lrintf(bed_t(hA[n], L->z[n], hA[q], L->z[q]) *
-					L->kGi[a]);
+			long b = lbm_bed_int(L, hA, n, q, a);
 			sb += b;
 			bx += lbm_cx[a] * (double)b;
 			by += lbm_cy[a] * (double)b;
@@ -291,8 +278,7 @@ static int64_t bed_sum(const struct lbm *L, int n)
 		int q = n + lbm_cx[a] + lbm_cy[a] * L->W;
 		if (link_open_fv(hA[n], L->z[n], L->c[n], hA[q], L->z[q], L->c[q],
 				 hd))
-			sb += lrintf(bed_t(hA[n], L->z[n], hA[q], L->z[q]) *
-				     L->kGi[a]);
+			sb += lbm_bed_int(L, hA, n, q, a);
 	}
 	return sb;
 }
@@ -987,17 +973,20 @@ static void fv_neq(const struct lbm *L, int y, float *neq)
 					return;
 			}
 	}
+	int32_t fi[LBM_Q];
 	float f[LBM_Q];
 	double m = 0, mx = 0, my = 0;
+	int64_t mi = 0;
 	for (int a = 0; a < LBM_Q; a++) {
-		f[a] = (float)B[a][y];
+		fi[a] = B[a][y];
 		if (a) {
 			int x = y + lbm_cx[a] + lbm_cy[a] * L->W;
 			if (link_open_fv(hA[y], L->z[y], L->c[y], hA[x], L->z[x],
 					 L->c[x], hd))
-				f[a] -= bed_t(hA[y], L->z[y], hA[x], L->z[x]) *
-					L->kGi[a];
+				fi[a] -= lbm_bed_int(L, hA, y, x, a);
 		}
+		f[a] = (float)fi[a];
+		mi += fi[a];
 		m += f[a];
 		mx += lbm_cx[a] * f[a];
 		my += lbm_cy[a] * f[a];
@@ -1008,15 +997,22 @@ static void fv_neq(const struct lbm *L, int y, float *neq)
 	const double e = L->p.e, fr2 = L->fv_on * L->fv_on;
 	if ((mx * mx + my * my) * un * un * e * e > fr2 * L->p.g * h * h * h)
 		return;
-	float feq[LBM_Q];
+	/* about the state's own equilibrium as the FV update rebuilds it
+	 * (lbm_fv_update): R_a of its integer depth plus the rounded
+	 * velocity part, so that a cell at rest carries none */
+	float feq[LBM_Q], q0[LBM_Q];
 	lbm_feq((float)h, (float)(mx / m), (float)(my / m),
 		(float)(L->p.g / (e * e) * h), feq);
+	lbm_feq((float)h, 0.0f, 0.0f, (float)(L->p.g / (e * e) * h), q0);
 	const float inv = (float)(1.0 / un);
+	const int32_t Hs = lbm_hs((float)(int32_t)mi * L->kp.unit, L->kp.kinv);
 	/* the scale of an axis population at rest, g h^2 / (6 e^2) */
 	const float sc = (float)(L->p.g * h * h / (6 * e * e)) * inv;
 	float big = 0;
 	for (int a = 0; a < LBM_Q; a++) {
-		neq[a] = f[a] - feq[a] * inv;
+		neq[a] = a ? (float)(fi[a] - lbm_rq(L->kp.K, !(a & 1), Hs)) -
+			     (feq[a] - q0[a]) * inv :
+			     f[a] - feq[a] * inv;
 		float r = a ? fabsf(neq[a]) / (lbm_w[a] * sc) : 0;
 		big = r > big ? r : big;
 	}
@@ -1360,8 +1356,7 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 					  L->c[xn], hd))
 				continue;
 			int64_t ex = (int64_t)A[lbm_opp[a]][xn] - A[a][y] +
-				     (int64_t)lrintf(bed_t(hA[y], L->z[y], hA[xn],
-							   L->z[xn]) * L->kGi[a]);
+				     (int64_t)lbm_bed_int(L, hA, y, xn, a);
 			if (edge_ghost(L, xn)) {
 				/* an inflow / level / open edge: the flux of the
 				 * edge face replaces the closure's populations;
@@ -1476,7 +1471,12 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		 * 1.7 cm of the ocean case) */
 		if (fabs(wy[W_QX]) < qres && fabs(wy[W_QY]) < qres)
 			wy[W_QX] = wy[W_QY] = 0;
-		hB[y] = (float)((double)mnew[k] * un);
+		/* stored as the kernel stores a depth, (float)H unit */
+		hB[y] = (float)(int32_t)mnew[k] * L->kp.unit;
+		/* negative depths count 0 (as hf below): R_a of a negative
+		 * depth is positive, and a cell in deficit would send it */
+		const int32_t Hs0 = lbm_hs(hB[y], L->kp.kinv),
+			      Hs = Hs0 > 0 ? Hs0 : 0;
 		float hf = (float)MAXD(wy[W_H], 0.0);
 		float U = 0, V = 0;
 		if (wy[W_H] > hv) { /* the state's own velocity, films too */
@@ -1484,22 +1484,27 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 			U = (float)(wy[W_QX] / (hh * e));
 			V = (float)(wy[W_QY] / (hh * e));
 		}
-		float feq[LBM_Q], neq[LBM_Q] = { 0 };
+		float feq[LBM_Q], q0[LBM_Q], neq[LBM_Q] = { 0 };
 		lbm_feq(hf, U, V, ghk * hf, feq);
+		lbm_feq(hf, 0.0f, 0.0f, ghk * hf, q0);
 		fv_neq(L, y, neq);
 		int64_t out = 0, sbn = 0;
 		for (int a = 1; a < LBM_Q; a++) {
 			int xn = y + lbm_cx[a] + lbm_cy[a] * Wd;
-			float b = 0;
+			int32_t b = 0;
 			/* at the step's old depths, as the kernel's bed terms
 			 * (and this update's exchange with LBM neighbours): with
 			 * the new ones the populations' total drifted (volcano:
 			 * relative balance error 3e-5) */
 			if (link_open_fv(hA[y], L->z[y], L->c[y], hA[xn], L->z[xn],
 					 L->c[xn], hd))
-				b = bed_t(hA[y], L->z[y], hA[xn], L->z[xn]) * L->kGi[a];
-			B[a][y] = (int32_t)(lrintf(feq[a] * inv + neq[a]) + lrintf(b));
-			sbn += lrintf(b);
+				b = lbm_bed_int(L, hA, y, xn, a);
+			/* R_a of the new integer depth plus the rounded
+			 * velocity part: a state at rest is the kernel's
+			 * fixed point (lbm.h lbm_bi) */
+			B[a][y] = lbm_rq(L->kp.K, !(a & 1), Hs) +
+				  (int32_t)lrintf((feq[a] - q0[a]) * inv + neq[a]) + b;
+			sbn += b;
 			out += B[a][y];
 		}
 		B[0][y] = (int32_t)(mnew[k] + sbn - out);

@@ -15,29 +15,34 @@
  * and src/cl/lbm.cl repeats the sequence operation for operation.
  *
  * Units: depths and populations in the update are in fixed-point units
- * (f = F unit metres, lbm.h), except the link rule and the bed step, which
- * read the stored depths, elevations and ceilings in metres. The update of
- * one cell, with f_a = (float)F_a (pulled), h = (float)sum F_a,
- * M = (float)sum c_a F_a (exact integer sums), is
+ * (f = F unit metres, lbm.h), except the link rule, which reads the
+ * stored depths, elevations and ceilings in metres. The update of one
+ * cell, with F_a pulled, H = sum F_a, h = (float)H, M = (float)sum c_a F_a
+ * (exact integer sums), is
  *   U = M / max(h, h_thin), |U|^2 = U.U,  L2 = max(min(U_max^2, Fr^2 ghe), 0)
  *   U_c = U sqrt(L2 / |U|^2) where |U|^2 > min(U_max^2, Fr^2 ghe), else U
  *   uu = min(|U|^2, L2) = |U_c|^2,   ghe = g h unit / e^2
  *   r_f = 1 / (1 + k_f sqrt(uu) max(h, h_dry)^(-4/3))      (Manning)
  *   A = omega h (ghe - uu) / 6,  C = omega h / 2,  B = (h r_f U_c - (1 -
- *       omega_m) M) / 3,  G_a = w_a (A + C (c_a.U_c)^2 + c_a.B)
- *   BGK (omega_m = omega):  p_a = (1 - omega) f_a + G_a + bed_a
- *   TRT, pair (a, abar):   p_a = (1 - omega) (f_a + f_abar) / 2
- *                                + (1 - omega_m) (f_a - f_abar) / 2 + G_a
- *                                + bed_a
- * which is f_a + omega (feq_a - f_a) (omega_m on the antisymmetric part)
- * plus the forcing of lbm.h: G_a collects omega feq_a and w_a c_a.dM / 3,
- * and sum_a c_a p_a = h U_c r_f before the bed terms. The bed transfer
- * bed_a = G_w [m_y (2 h_y+ - m_y) - m_x (2 h_x+ - m_x)] on open links,
- * m_x = min(max(z_y - z_x, 0), h_x+), m_y = min(max(z_x - z_y, 0), h_y+)
- * (G_w = w_a g / (6 e^2 unit), h+ = max(h, 0)) goes both into p_a and,
- * rounded, into the integer budget, so the rest population keeps the exact
- * remainder. The rest population p_0 = (1 - omega) f_0 + omega h - (5 A +
- * 3 C uu) only matters to the positivity fix.
+ *       omega_m) M) / 3,  e_a = w_a (A + C (c_a.U_c)^2),  B_a = w_a c_a.B
+ * and, in deviation form about the integer rest equilibrium R_a(Hc)
+ * (lbm.h lbm_rq; Hc = lbm_hs of the depth h unit the cell stores), for
+ * the pair (a, abar):
+ *   P_a = F_a + RND(-omega/2 ((F_a - R_a) + (F_abar - R_a))
+ *                   - omega_m/2 (F_a - F_abar) + (e_a - omega R0_a) + B_a)
+ *         + Bi_a
+ * with omega R0_a = w_a omega h ghe / 6 in float (e_a - omega R0_a is 0
+ * bit for bit at U_c = 0), i.e. f_a + omega (feq_a - f_a) (omega_m on the
+ * antisymmetric part) plus the forcing, one rounding per population.
+ * Bi_a is the integer bed transfer of the open link to y = n + c_a
+ * (lbm.h lbm_bi: rounded rest equilibria of the integer depths of the
+ * stored depths h_x, h_y over the integer bed potential zi; 0 on closed
+ * links), exactly antisymmetric, so still water is an exact fixed point
+ * (docs/lbm.md, "Still water, exactly"). The rest population keeps the
+ * exact remainder H + sum Bi_a - sum_{a>=1} P_a. The float rest
+ * population p_0 = (1 - omega) f_0 + omega h - (5 A + 3 C uu) only
+ * matters to the positivity fix, which blends the lanes that need it
+ * (and rounds them) instead.
  */
 
 #define LBM_CAT_(a, b) a##b
@@ -79,6 +84,11 @@ typedef vi vm;        /* lane masks: all ones or zero per lane */
 #define CNT VN(count_)
 #define MNOT VN(not_)
 #define RCBRT VN(rcbrt_)
+#define IMX VN(imax_)
+#define IMN VN(imin_)
+#define RQA VN(rqa_)
+#define RQD VN(rqd_)
+#define DZ VN(dz_)
 #define CELL VN(cell)
 #define CELLG VN(cellg)
 #define CELLF VN(cellf)
@@ -307,6 +317,42 @@ static inline vf RCBRT(vf x)
 	return y;
 }
 
+/* integer max / min (lane masks from the comparison, both widths) */
+static inline vi IMX(vi a, vi b)
+{
+	const vi m = (vi)(a > b);
+	return (m & a) | (~m & b);
+}
+
+static inline vi IMN(vi a, vi b)
+{
+	const vi m = (vi)(a < b);
+	return (m & a) | (~m & b);
+}
+
+/* rest equilibria (lbm.h lbm_rq) of an axis and a diagonal direction */
+static inline vi RQA(vf K, vi H)
+{
+	const vf h = CVT(H);
+	return RND(K * (h * h));
+}
+
+static inline vi RQD(vf K, vi H)
+{
+	const vf h = CVT(H);
+	return RND((K * (h * h)) * 0.25f);
+}
+
+/* the bed step (lbm.h lbm_dz) */
+static inline vi DZ(vi zix, vi ziy, vf zx, vf zy, vf ki)
+{
+	const vf Df = (zy - zx) * ki;
+	const vi w = (vi)((vu)ziy - (vu)zix);
+	const vi hi = (vi)(Df > SPL(2e9f)), lo = (vi)(Df < SPL(-2e9f));
+	const vi s = (hi & 0x7fffffff) | (~hi & w);
+	return (lo & -0x7fffffff) | (~lo & s);
+}
+
 /* LBM_VW cells n .. n + LBM_VW - 1 of one row, written at m of the output
  * arrays. Returns the clamp and bad-cell masks through *clamp, *bad.
  * fast = 1: every cell of the 3 x (LBM_VW + 2) stencil is deeper than
@@ -328,29 +374,34 @@ CELL(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 	const vf hx = LD(hA + n), zx = LD(z + n);
 	const vf cx = fast ? zero : LD(c + n);
 	const vf ex = zx + hx, zxd = zx + k->hd;
-	const vf hxp = fast ? hx : MX(hx, zero); /* bed: negative depths 0 */
-	/* link to y = n + off (direction a): open mask o_a; bed transfer
-	 * (units) with the step clamped to [-h_y+, h_x+] */
-#define LINK(a, off, G)                                                      \
+	const vi zi0 = { 0 };
+	const vf ki = SPL(k->kinv), Kv = SPL(k->K);
+	const vi zix = LDI(in->zi + n);
+	/* integer depths of the stored depths (lbm.h lbm_hs), negative 0 */
+	const vi Hxp = IMX(RND(hx * ki), zi0);
+	const vi RXa = RQA(Kv, Hxp), RXd = RQD(Kv, Hxp);
+	/* link to y = n + off (direction a): open mask o_a; integer bed
+	 * transfer (lbm.h lbm_bi) on open links */
+#define LINK(a, off, RQ, RX)                                                 \
 	const vf hy##a = LD(hA + n + (off)), zy##a = LD(z + n + (off));      \
 	const vm o##a = fast ? VM_ALL :                                      \
 		  GT(MX(ex, zy##a + hy##a), MX(zxd, zy##a + k->hd)) &          \
 		  GT(MN(cx, LD(c + n + (off))), MX(ex, zy##a + hy##a));        \
-	const vf hp##a = fast ? hy##a : MX(hy##a, zero);                     \
-	const vf D##a = zy##a - zx;                                          \
-	const vf mx##a = MN(MX(D##a, zero), hxp);                            \
-	const vf my##a = MN(MX(-D##a, zero), hp##a);                         \
-	const vf t##a = (my##a * (hp##a + (hp##a - my##a)) -                 \
-			 mx##a * (hxp + (hxp - mx##a))) * (G);               \
-	const vf bed##a = fast ? t##a : SEL(o##a, t##a, zero);
-	LINK(1, 1, k->Gai)
-	LINK(2, 1 + W, k->Gdi)
-	LINK(3, W, k->Gai)
-	LINK(4, -1 + W, k->Gdi)
-	LINK(5, -1, k->Gai)
-	LINK(6, -1 - W, k->Gdi)
-	LINK(7, -W, k->Gai)
-	LINK(8, 1 - W, k->Gdi)
+	const vi Hy##a = IMX(RND(hy##a * ki), zi0);                          \
+	const vi D##a = DZ(zix, LDI(in->zi + n + (off)), zx, zy##a, ki);     \
+	const vi mx##a = IMN(IMX(D##a, zi0), Hxp);                           \
+	const vi my##a = IMN(IMX(zi0 - D##a, zi0), Hy##a);                   \
+	const vi t##a = (RQ(Kv, Hy##a) - RQ(Kv, Hy##a - my##a)) -            \
+			(RX - RQ(Kv, Hxp - mx##a));                          \
+	const vi bed##a = fast ? t##a : SELI(o##a, t##a, zi0);
+	LINK(1, 1, RQA, RXa)
+	LINK(2, 1 + W, RQD, RXd)
+	LINK(3, W, RQA, RXa)
+	LINK(4, -1 + W, RQD, RXd)
+	LINK(5, -1, RQA, RXa)
+	LINK(6, -1 - W, RQD, RXd)
+	LINK(7, -W, RQA, RXa)
+	LINK(8, 1 - W, RQD, RXd)
 #undef LINK
 	/* pull streaming; a closed link bounces the cell's own value back */
 	const int32_t *const *A = in->A;
@@ -372,10 +423,8 @@ CELL(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 #define U_(x) ((vu)(x))
 	const vu Hin = ((U_(F0) + U_(F1)) + (U_(F2) + U_(F3))) +
 		       ((U_(F4) + U_(F5)) + (U_(F6) + U_(F7))) + U_(F8);
-	const vu Sb = ((U_(RND(bed1)) + U_(RND(bed2))) +
-		       (U_(RND(bed3)) + U_(RND(bed4)))) +
-		      ((U_(RND(bed5)) + U_(RND(bed6))) +
-		       (U_(RND(bed7)) + U_(RND(bed8))));
+	const vu Sb = ((U_(bed1) + U_(bed2)) + (U_(bed3) + U_(bed4))) +
+		      ((U_(bed5) + U_(bed6)) + (U_(bed7) + U_(bed8)));
 	const vf h = CVT((vi)Hin);
 	const vf Mx = CVT((vi)((U_(F1) + U_(F2) + U_(F8)) -
 			       (U_(F4) + U_(F5) + U_(F6))));
@@ -411,47 +460,46 @@ CELL(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 	const vf Ad = Aq * 0.25f, Cd = Cq * 0.25f;
 	const vf e2 = FMA(Cd * c2, c2, Ad), e4 = FMA(Cd * c4, c4, Ad);
 	const vf B2 = (Bx + By) * 0.25f, B4 = (By - Bx) * 0.25f;
-	const vf om1 = SPL(k->om1);
-	const vf f1 = CVT(F1), f2 = CVT(F2), f3 = CVT(F3), f4 = CVT(F4),
-		 f5 = CVT(F5), f6 = CVT(F6), f7 = CVT(F7), f8 = CVT(F8);
-	vf p1, p2, p3, p4, p5, p6, p7, p8;
-	if (!trt) {
-		p1 = FMA(om1, f1, eX + Bx) + bed1;
-		p5 = FMA(om1, f5, eX - Bx) + bed5;
-		p3 = FMA(om1, f3, eY + By) + bed3;
-		p7 = FMA(om1, f7, eY - By) + bed7;
-		p2 = FMA(om1, f2, e2 + B2) + bed2;
-		p6 = FMA(om1, f6, e2 - B2) + bed6;
-		p4 = FMA(om1, f4, e4 + B4) + bed4;
-		p8 = FMA(om1, f8, e4 - B4) + bed8;
-	} else {
-		const vf s1 = SPL(k->om1h), a1 = SPL(k->omm1h);
-#define PAIR(a, b, e, B)                                                    \
+	/* deviation form: relax F_a - R_a(Hc) (integers, exact) toward the
+	 * velocity part of the equilibrium, omega (feq_a(h, u) - feq_a(h, 0))
+	 * (0 at rest, bit for bit: Aq = A0 there), Hc the integer depth the
+	 * stored depth h unit stands for */
+	const vf hv = h * k->unit;
+	const vi Hc = RND(hv * ki);
+	const vi Rca = RQA(Kv, Hc), Rcd = RQD(Kv, Hc);
+	const vf A0 = ghe * (h * k->om6), A0d = A0 * 0.25f;
+	const vf mX = eX - A0, mY = eY - A0, m2 = e2 - A0d, m4 = e4 - A0d;
+	const vf nomh = SPL(-k->omh), nommh = SPL(-k->ommh),
+		 ommh = SPL(k->ommh);
+	vi P1, P2, P3, P4, P5, P6, P7, P8;
+#define PAIR(a, b, R, mq, Bq)                                                \
 	{                                                                    \
-		const vf ts = FMA(s1, f##a + f##b, e);                       \
-		const vf fd = f##a - f##b;                                    \
-		p##a = FMA(a1, fd, ts + (B)) + bed##a;                        \
-		p##b = FMA(-a1, fd, ts - (B)) + bed##b;                       \
+		const vf ss = CVT((F##a - R) + (F##b - R));                  \
+		const vf fd = CVT(F##a - F##b);                               \
+		const vf base = FMA(nomh, ss, mq);                           \
+		P##a = (F##a + RND(FMA(nommh, fd, base + (Bq)))) + bed##a;   \
+		P##b = (F##b + RND(FMA(ommh, fd, base - (Bq)))) + bed##b;    \
 	}
-		PAIR(1, 5, eX, Bx)
-		PAIR(3, 7, eY, By)
-		PAIR(2, 6, e2, B2)
-		PAIR(4, 8, e4, B4)
+	PAIR(1, 5, Rca, mX, Bx)
+	PAIR(3, 7, Rca, mY, By)
+	PAIR(2, 6, Rcd, m2, B2)
+	PAIR(4, 8, Rcd, m4, B4)
 #undef PAIR
-	}
+	(void)trt;
 	/* positivity where it matters: populations sent toward shallow cells
 	 * (h < h_pos) and the rest population of a shallow cell must not be
 	 * negative, or depths could go negative; there, blend toward hp q_a
 	 * (q = 4/9, 1/9, 1/36) just enough. Deeper water keeps the negative
 	 * populations the equilibrium has at Froude numbers above ~0.3. */
 	*bad = MNOT(LT(h, SPL(k->hlim_u)));
-	vf b1 = p1, b2 = p2, b3 = p3, b4 = p4, b5 = p5, b6 = p6, b7 = p7,
-	   b8 = p8;
 	/* a population matters if it goes to a shallow open neighbour, or
 	 * (bounced back or kept) if this cell is shallow; on the fast path no
 	 * neighbour is shallow, but this cell may have become so */
 	const vm sh = LT(h, SPL(k->hpos_u));
 	if (!fast || ANY(sh)) {
+		const vf om1 = SPL(k->om1);
+		const vf p1 = CVT(P1), p2 = CVT(P2), p3 = CVT(P3), p4 = CVT(P4),
+			 p5 = CVT(P5), p6 = CVT(P6), p7 = CVT(P7), p8 = CVT(P8);
 		const vf big = zero + 1e30f, hpos = SPL(k->hpos);
 		const vf p0 = FMA(om1, CVT(F0),
 				  h * k->om - FMA(Aq, zero + 5.0f, (Cq * 3.0f) * uu));
@@ -467,25 +515,23 @@ CELL(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 		rmin = MN(rmin, SEL(sh | (o8 & LT(hy8, hpos)), p8 * 36.0f, big));
 		const vm neg = LT(rmin, zero);
 		*clamp |= neg;
-		if (ANY(neg)) { /* else th = 0 below: nothing changes */
+		if (ANY(neg)) { /* else nothing changes */
 			const vm pos = GT(hp, zero);
 			const vf r = rmin / MX(hp, zero + 1e-30f);
 			const vf th = SEL(neg, SEL(pos, -r / (1.0f - r), zero + 1.0f),
 					  zero);
 			const vf T = SEL(pos, hp, zero);
-			b1 = FMA(th, T * (1.0f / 9) - p1, p1);
-			b2 = FMA(th, T * (1.0f / 36) - p2, p2);
-			b3 = FMA(th, T * (1.0f / 9) - p3, p3);
-			b4 = FMA(th, T * (1.0f / 36) - p4, p4);
-			b5 = FMA(th, T * (1.0f / 9) - p5, p5);
-			b6 = FMA(th, T * (1.0f / 36) - p6, p6);
-			b7 = FMA(th, T * (1.0f / 9) - p7, p7);
-			b8 = FMA(th, T * (1.0f / 36) - p8, p8);
+			P1 = SELI(neg, RND(FMA(th, T * (1.0f / 9) - p1, p1)), P1);
+			P2 = SELI(neg, RND(FMA(th, T * (1.0f / 36) - p2, p2)), P2);
+			P3 = SELI(neg, RND(FMA(th, T * (1.0f / 9) - p3, p3)), P3);
+			P4 = SELI(neg, RND(FMA(th, T * (1.0f / 36) - p4, p4)), P4);
+			P5 = SELI(neg, RND(FMA(th, T * (1.0f / 9) - p5, p5)), P5);
+			P6 = SELI(neg, RND(FMA(th, T * (1.0f / 36) - p6, p6)), P6);
+			P7 = SELI(neg, RND(FMA(th, T * (1.0f / 9) - p7, p7)), P7);
+			P8 = SELI(neg, RND(FMA(th, T * (1.0f / 36) - p8, p8)), P8);
 		}
 	}
 	int32_t *const *B = out->B;
-	const vi P1 = RND(b1), P2 = RND(b2), P3 = RND(b3), P4 = RND(b4),
-		 P5 = RND(b5), P6 = RND(b6), P7 = RND(b7), P8 = RND(b8);
 	/* the rest population takes the remainder: exact mass budget */
 	STI(B[0] + m, (vi)((Hin + Sb) - (((U_(P1) + U_(P2)) + (U_(P3) + U_(P4))) +
 					 ((U_(P5) + U_(P6)) + (U_(P7) + U_(P8))))));
@@ -498,7 +544,7 @@ CELL(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 	STI(B[6] + m, P6);
 	STI(B[7] + m, P7);
 	STI(B[8] + m, P8);
-	ST(out->hB + m, h * k->unit);
+	ST(out->hB + m, hv);
 }
 
 /* The general update of LBM_VW cells, out of line: the fast paths fall
@@ -578,61 +624,62 @@ CELLF(const struct lbm_kin *in, int n, const struct lbm_kout *out, int m,
 	const vf Ad = Aq * 0.25f, Cd = Cq * 0.25f;
 	const vf e2 = FMA(Cd * c2, c2, Ad), e4 = FMA(Cd * c4, c4, Ad);
 	const vf B2 = (Bx + By) * 0.25f, B4 = (By - Bx) * 0.25f;
-	ST(out->hB + m, h * k->unit);
+	/* as CELL: the deviation form about R_a(Hc) */
+	const vf hv = h * k->unit;
+	ST(out->hB + m, hv);
+	const vf ki = SPL(k->kinv), Kv = SPL(k->K);
+	const vi zi0 = { 0 };
+	const vi Hc = RND(hv * ki);
+	const vi Rca = RQA(Kv, Hc), Rcd = RQD(Kv, Hc);
+	const vf A0 = ghe * (h * k->om6), A0d = A0 * 0.25f;
+	const vf mX = eX - A0, mY = eY - A0, m2 = e2 - A0d, m4 = e4 - A0d;
+	const vf nomh = SPL(-k->omh), nommh = SPL(-k->ommh),
+		 ommh = SPL(k->ommh);
 	__asm__("" ::: "memory"); /* reload rather than keep F_a */
 	const vf hx = LD(hA + n), zx = LD(z + n);
-	const vf om1 = SPL(k->om1);
+	const vi zix = LDI(in->zi + n);
+	const vi Hxp = IMX(RND(hx * ki), zi0);
+	const vi RXa = RQA(Kv, Hxp), RXd = RQD(Kv, Hxp);
 	vu Ps = { 0 }, Sb = { 0 };
-	/* bed transfer of the link to n + c_a */
-#define BED(a, G)                                                           \
-	const vf hy##a = LD(hA + n - off[a]), zy##a = LD(z + n - off[a]);     \
-	const vf D##a = zy##a - zx;                                          \
-	const vf mx##a = MN(MX(D##a, zero), hx);                             \
-	const vf my##a = MN(MX(-D##a, zero), hy##a);                         \
-	const vf bed##a = (my##a * (hy##a + (hy##a - my##a)) -               \
-			   mx##a * (hx + (hx - mx##a))) * (G);
-#define OUT(a, p)                                                           \
+	/* integer bed transfer of the link to n + c_a (as CELL's LINK) */
+#define BED(a, RQ, RX)                                                      \
+	vi bed##a;                                                           \
 	{                                                                    \
-		const vi P = RND(p);                                         \
-		STI(B[a] + m, P);                                            \
-		Ps += U_(P);                                                 \
-		Sb += U_(RND(bed##a));                                       \
+		const vf hy = LD(hA + n - off[a]), zy = LD(z + n - off[a]);  \
+		const vi Hy = IMX(RND(hy * ki), zi0);                        \
+		const vi D = DZ(zix, LDI(in->zi + n - off[a]), zx, zy, ki);  \
+		const vi mxv = IMN(IMX(D, zi0), Hxp);                        \
+		const vi myv = IMN(IMX(zi0 - D, zi0), Hy);                   \
+		bed##a = (RQ(Kv, Hy) - RQ(Kv, Hy - myv)) -                   \
+			 (RX - RQ(Kv, Hxp - mxv));                           \
 	}
-	if (!trt) {
-#define DIR(a, G, e)                                                        \
+#define OUT(a, P)                                                           \
 	{                                                                    \
-		BED(a, G)                                                    \
-		OUT(a, FMA(om1, CVT(F_(a)), e) + bed##a)                     \
+		const vi Pv = (P);                                           \
+		STI(B[a] + m, Pv);                                           \
+		Ps += U_(Pv);                                                \
+		Sb += U_(bed##a);                                            \
 	}
-		DIR(1, k->Gai, eX + Bx)
-		DIR(5, k->Gai, eX - Bx)
-		DIR(3, k->Gai, eY + By)
-		DIR(7, k->Gai, eY - By)
-		DIR(2, k->Gdi, e2 + B2)
-		DIR(6, k->Gdi, e2 - B2)
-		DIR(4, k->Gdi, e4 + B4)
-		DIR(8, k->Gdi, e4 - B4)
-#undef DIR
-	} else {
-		const vf s1 = SPL(k->om1h), a1 = SPL(k->omm1h);
-#define PAIR(a, b, G, e, Bv)                                                \
+#define PAIR(a, b, RQ, RX, R, mq, Bq)                                       \
 	{                                                                    \
-		const vf fa = CVT(F_(a)), fb = CVT(F_(b));                   \
-		const vf ts = FMA(s1, fa + fb, e);                           \
-		const vf fd = fa - fb;                                       \
-		BED(a, G)                                                    \
-		OUT(a, FMA(a1, fd, ts + (Bv)) + bed##a)                      \
-		BED(b, G)                                                    \
-		OUT(b, FMA(-a1, fd, ts - (Bv)) + bed##b)                     \
+		const vi Fa = F_(a), Fb = F_(b);                             \
+		const vf ss = CVT((Fa - R) + (Fb - R));                      \
+		const vf fd = CVT(Fa - Fb);                                  \
+		const vf base = FMA(nomh, ss, mq);                           \
+		BED(a, RQ, RX)                                               \
+		OUT(a, (Fa + RND(FMA(nommh, fd, base + (Bq)))) + bed##a)     \
+		BED(b, RQ, RX)                                               \
+		OUT(b, (Fb + RND(FMA(ommh, fd, base - (Bq)))) + bed##b)      \
 	}
-		PAIR(1, 5, k->Gai, eX, Bx)
-		PAIR(3, 7, k->Gai, eY, By)
-		PAIR(2, 6, k->Gdi, e2, B2)
-		PAIR(4, 8, k->Gdi, e4, B4)
+	PAIR(1, 5, RQA, RXa, Rca, mX, Bx)
+	PAIR(3, 7, RQA, RXa, Rca, mY, By)
+	PAIR(2, 6, RQD, RXd, Rcd, m2, B2)
+	PAIR(4, 8, RQD, RXd, Rcd, m4, B4)
 #undef PAIR
-	}
 #undef BED
 #undef OUT
+	(void)trt;
+	(void)fast;
 	/* the rest population takes the remainder: exact mass budget */
 	STI(B[0] + m, (vi)((Hin + Sb) - Ps));
 #undef F_
@@ -820,6 +867,11 @@ static void ROW(const struct lbm_kin *inp, const struct lbm_kout *outp,
 #undef CNT
 #undef MNOT
 #undef RCBRT
+#undef IMX
+#undef IMN
+#undef RQA
+#undef RQD
+#undef DZ
 #undef CELL
 #undef CELLG
 #undef CELLF

@@ -20,6 +20,12 @@
  * arithmetic that would make still water an exact fixed point (run_model,
  * below) on the same raster, at rest and with a 1 cm bump.
  * PROBE_DEBUG=1 lists the model's changed populations of step 1.
+ * Since the kernel implements the model (docs/lbm.md, "Still water,
+ * exactly"), the measured lines read 0 changed populations in LBM, FV
+ * and held cells; the attribution lines still split the change by the
+ * float arithmetic that was replaced (feq_a(h, 0) and the float bed
+ * transfer), so they say by how much that arithmetic was off, not what
+ * the kernel does.
  */
 #include <math.h>
 #include <stdint.h>

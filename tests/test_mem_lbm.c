@@ -148,10 +148,12 @@ static void test_one_process_follows_water(void **state)
 		       gs / 1048576.0, act, (long)((NX + 31) / 32) * ((NY + 31) / 32),
 		       gs / (act * 1024.0), gd / 1048576.0,
 		       gd / ((double)NX * NY));
-		/* sparse: the dense terrain and wall heights (z, c: 8 of
-		   the 88 bytes a cell), the hybrid's per-cell index (5), and
-		   the rows' pages under the active blocks */
-		assert_true(gs < 0.3 * fb);
+		/* sparse: the dense terrain, integer bed potential and
+		   wall heights (z, zi, c: 12 of the 92 bytes a cell; zi
+		   came with the exact rest state, docs/lbm.md, and moved
+		   this bound from 0.3), the hybrid's per-cell index (5),
+		   and the rows' pages under the active blocks */
+		assert_true(gs < 0.35 * fb);
 		/* dense: every page of f and h */
 		assert_true(gd > 0.9 * fb);
 	}
@@ -194,13 +196,15 @@ static void test_rank_follows_band(void **state)
 		       fb / 1048576.0, 100.0 * g / fb, 100.0 * gd / fb);
 		assert_false(p.failed);
 		/* dense (WB_LBM_DENSE=1): the band's f and h (25 %: every
-		   cell of its rows), the dense z and c (10 %), the hybrid's
-		   per-cell flags and index (6 %), halo and ring */
-		assert_true(gd < 0.5 * fb);
+		   cell of its rows), the dense z, zi and c (15 %; zi moved
+		   this bound from 0.5), the hybrid's per-cell flags and
+		   index (6 %), halo and ring */
+		assert_true(gd < 0.55 * fb);
 		assert_true(gd > 0.2 * fb); /* the band itself is backed */
 		/* sparse (the default on several ranks too): the rows'
-		   pages under the band's active blocks, not the whole band */
-		assert_true(g < 0.3 * fb);
+		   pages under the band's active blocks, not the whole band
+		   (and the dense z, zi, c: zi moved this bound from 0.3) */
+		assert_true(g < 0.35 * fb);
 		assert_true(g < 0.8 * gd);
 	}
 	wb_raster_free(&r);

@@ -80,6 +80,42 @@ inline float lbm_bed(float hx, float zx, float hy, float zy)
 	return my * (hy + (hy - my)) - mx * (hx + (hx - mx));
 }
 
+/* exact rest (lbm.h lbm_rq, lbm_hs, lbm_dz, lbm_bi): the rounded rest
+ * equilibrium of an integer depth, the integer depth a stored depth
+ * stands for, the bed step of the integer bed potential, the integer bed
+ * transfer of a link */
+inline int lbm_rq(float K, int diag, int H)
+{
+	const float h = (float)H, k = K * (h * h);
+	return lbm_fx(diag ? k * 0.25f : k);
+}
+
+inline int lbm_hs(float h, float kinv)
+{
+	return lbm_fx(h * kinv);
+}
+
+inline int lbm_dz(int zix, int ziy, float zx, float zy, float kinv)
+{
+	const float Df = (zy - zx) * kinv;
+	if (Df > 2e9f)
+		return 0x7fffffff;
+	if (Df < -2e9f)
+		return -0x7fffffff;
+	return as_int((uint)ziy - (uint)zix);
+}
+
+inline int lbm_bi(float K, int diag, int Hx, int Hy, int D)
+{
+	Hx = Hx > 0 ? Hx : 0;
+	Hy = Hy > 0 ? Hy : 0;
+	int mx = D > 0 ? D : 0, my = D < 0 ? -D : 0;
+	mx = mx < Hx ? mx : Hx;
+	my = my < Hy ? my : Hy;
+	return (lbm_rq(K, diag, Hy) - lbm_rq(K, diag, Hy - my)) -
+	       (lbm_rq(K, diag, Hx) - lbm_rq(K, diag, Hx - mx));
+}
+
 inline int lbm_link_open(float hx, float zx, float cx, float hy, float zy,
 			 float cy, float hd)
 {
@@ -110,6 +146,22 @@ inline float lbm_pull_interior(global const int *A, global const float *hA,
 	return (float)A[WB_SLICE(lbm_opps[a], N, p)] * un;
 }
 
+/* lbm_pull_interior in integer units (lbm.c pull_interior_int) */
+inline int lbm_pull_interior_int(global const int *A, global const float *hA,
+				 global const float *z, global const float *c,
+				 global const uchar *gk, int N, int W, int H,
+				 float hd, int p, int a)
+{
+	if (a == 0)
+		return A[p];
+	int y = p - lbm_cxs[a] - lbm_cys[a] * W;
+	int real = !lbm_is_ghost(y, W, H) || gk[y] == LBM_G_PERIODIC ||
+		   gk[y] == LBM_G_MIRROR;
+	if (real && lbm_link_open(hA[p], z[p], c[p], hA[y], z[y], c[y], hd))
+		return A[WB_SLICE(a, N, y)];
+	return A[WB_SLICE(lbm_opps[a], N, p)];
+}
+
 inline float lbm_ramped(float ginit, float gspec, real ramp)
 {
 	return (float)((real)ginit + (real)(gspec - ginit) * ramp);
@@ -129,7 +181,7 @@ kernel void lbm_ghost(global int *A, global float *hA,
 		      global const uchar *gk, global const int4 *gi,
 		      global const float4 *gf, int k0, int k1, int n1, int N,
 		      int W, int H, float hd, float e, float un, float inv,
-		      real ramp)
+		      real ramp, global const int *gH)
 {
 	int k = k0 + (int)get_global_id(0);
 	if (k >= k1)
@@ -164,6 +216,27 @@ kernel void lbm_ghost(global int *A, global float *hA,
 	int dn = lbm_dir[(nxn + 1) + 3 * (nyn + 1)];
 	int dnt = lbm_dir[(nxn + tx + 1) + 3 * (nyn + ty + 1)];
 	int dnmt = lbm_dir[(nxn - tx + 1) + 3 * (nyn - ty + 1)];
+	int g1 = p - lbm_cxs[dnt] - lbm_cys[dnt] * W;
+	int g2 = p - lbm_cxs[dnmt] - lbm_cys[dnmt] * W;
+	if (isnan(s.z) && isnan(s.w) && (ramp >= 1.0 || s.x == s.y)) {
+		/* a held depth at its level, in integers (lbm.c): toward
+		 * the level's integer depth gH[k] (the host's
+		 * lbm_rest_depth) */
+#define PULLI(a) lbm_pull_interior_int(A, hA, z, c, gk, N, W, H, hd, p, (a))
+		const int F0 = PULLI(0);
+		const int Ft = PULLI(lbm_dir[(tx + 1) + 3 * (ty + 1)]);
+		const int Fmt = PULLI(lbm_dir[(-tx + 1) + 3 * (-ty + 1)]);
+		const int Fmn = PULLI(lbm_dir[(-nxn + 1) + 3 * (-nyn + 1)]);
+		const int Fmnt = PULLI(lbm_dir[(-nxn + tx + 1) + 3 * (-nyn + ty + 1)]);
+		const int Fmnmt = PULLI(lbm_dir[(-nxn - tx + 1) + 3 * (-nyn - ty + 1)]);
+#undef PULLI
+		const long kn = (long)F0 + Ft + Fmt + 2 * ((long)Fmn + Fmnt + Fmnmt);
+		const float Q = (float)((long)gH[k] - kn), dtq = (float)(Fmt - Ft);
+		A[WB_SLICE(dn, N, g)] = Fmn + lbm_fx(2 * Q / 3);
+		A[WB_SLICE(dnt, N, g1)] = Fmnmt + lbm_fx(dtq / 2 + Q / 6);
+		A[WB_SLICE(dnmt, N, g2)] = Fmnt + lbm_fx(-dtq / 2 + Q / 6);
+		return;
+	}
 #define PULL(a) lbm_pull_interior(A, hA, z, c, gk, N, W, H, hd, un, p, (a))
 	float f0 = PULL(0);
 	float ft = PULL(lbm_dir[(tx + 1) + 3 * (ty + 1)]);
@@ -184,8 +257,6 @@ kernel void lbm_ghost(global int *A, global float *hA,
 		float hs = lbm_ramped(s.x, s.y, ramp);
 		Q = hs - known;
 	}
-	int g1 = p - lbm_cxs[dnt] - lbm_cys[dnt] * W;
-	int g2 = p - lbm_cxs[dnmt] - lbm_cys[dnmt] * W;
 	A[WB_SLICE(dn, N, g)] = lbm_fx((fmn + 2 * Q / 3) * inv);
 	A[WB_SLICE(dnt, N, g1)] = lbm_fx((fmnmt + (fmt - ft) / 2 + Q / 6) * inv);
 	A[WB_SLICE(dnmt, N, g2)] = lbm_fx((fmnt + (ft - fmt) / 2 + Q / 6) * inv);
@@ -199,7 +270,8 @@ kernel void lbm_flux(global const int *A, global const float *hA,
 		     global const float *z, global const float *c,
 		     global const int *fg, int nf, int N, int W, int H,
 		     float hd, float Gai, float Gdi, global long *acc_in,
-		     global long *acc_out)
+		     global long *acc_out, global const int *zi, float K,
+		     float kinv)
 {
 	int k = get_global_id(0);
 	if (k >= nf)
@@ -216,9 +288,10 @@ kernel void lbm_flux(global const int *A, global const float *hA,
 		if (!lbm_link_open(hA[g], z[g], c[g], hA[y], z[y], c[y], hd))
 			continue;
 		int b = lbm_opps[a];
-		float Gi = lbm_ws[b] == 1.0f ? Gai : Gdi;
 		net += (long)A[WB_SLICE(a, N, g)] - A[WB_SLICE(b, N, y)] +
-		       lbm_fx(lbm_bed(hA[y], z[y], hA[g], z[g]) * Gi);
+		       lbm_bi(K, !(b & 1), lbm_hs(hA[y], kinv),
+			      lbm_hs(hA[g], kinv),
+			      lbm_dz(zi[y], zi[g], z[y], z[g], kinv));
 	}
 	if (net > 0)
 		acc_in[k] += net;
@@ -230,7 +303,7 @@ kernel void lbm_flux(global const int *A, global const float *hA,
  * lbm_kernel_params (depths in metres for the link rule, else in units). */
 struct lbm_kp {
 	float hd, hpos, hd_u, hthin, hpos_u, hlim_u, ghk, umax2, fr2, kf, om,
-		om1, om6, omh, nom13, om1h, omm1h, unit, Gai, Gdi;
+		om1, om6, omh, nom13, om1h, omm1h, unit, Gai, Gdi, K, kinv, ommh;
 	int trt;
 };
 
@@ -247,7 +320,7 @@ inline void lbm_cell(global const int *restrict A, global int *restrict B,
 		     int N, int W, int nx, int ny, struct lbm_kp kp,
 		     global uint *clamp_acc, global int *bad, int step,
 		     int sparse, int slx, global uint *wet_out, int j0, int j1,
-		     int i, int j, int blk)
+		     global const int *restrict zi, int i, int j, int blk)
 {
 	/* several processes: the rows of this band, [j0, j1) */
 	if (i < nx && j < ny && j >= j0 && j < j1) {
@@ -268,29 +341,33 @@ inline void lbm_cell(global const int *restrict A, global int *restrict B,
 		const float hd = kp.hd, tiny = 1e-30f;
 		const float hx = hA[n], zx = z[n], cx = c[n], ex = zx + hx;
 		const float zxd = zx + hd;
-		const float hxp = MAXF(hx, 0.0f); /* negative depths count 0 */
-		/* link rule and bed transfer (units), lbm_kernel.h's LINK */
-#define LINK(a, off, G)                                                     \
+		const float K = kp.K, ki = kp.kinv;
+		const int zix = zi[n];
+		/* integer depths of the stored depths, negative 0 */
+		const int Hxp = max(lbm_fx(hx * ki), 0);
+		const int RXa = lbm_rq(K, 0, Hxp), RXd = lbm_rq(K, 1, Hxp);
+		/* link rule and integer bed transfer, lbm_kernel.h's LINK */
+#define LINK(a, off, dg, RX)                                                \
 	const float hy##a = hA[n + (off)], zy##a = z[n + (off)];            \
 	const float em##a = MAXF(ex, zy##a + hy##a);                         \
 	const float zm##a = MAXF(zxd, zy##a + hd);                           \
 	const float cm##a = MINF(cx, c[n + (off)]);                          \
 	const int o##a = (em##a > zm##a) & (cm##a > em##a);                 \
-	const float hp##a = MAXF(hy##a, 0.0f);                               \
-	const float D##a = zy##a - zx;                                       \
-	const float mx##a = MINF(MAXF(D##a, 0.0f), hxp);                     \
-	const float my##a = MINF(MAXF(-D##a, 0.0f), hp##a);                  \
-	const float t##a = (my##a * (hp##a + (hp##a - my##a)) -             \
-			    mx##a * (hxp + (hxp - mx##a))) * (G);            \
-	const float bed##a = o##a ? t##a : 0.0f;
-		LINK(1, 1, kp.Gai)
-		LINK(2, 1 + W, kp.Gdi)
-		LINK(3, W, kp.Gai)
-		LINK(4, -1 + W, kp.Gdi)
-		LINK(5, -1, kp.Gai)
-		LINK(6, -1 - W, kp.Gdi)
-		LINK(7, -W, kp.Gai)
-		LINK(8, 1 - W, kp.Gdi)
+	const int Hy##a = max(lbm_fx(hy##a * ki), 0);                        \
+	const int D##a = lbm_dz(zix, zi[n + (off)], zx, zy##a, ki);          \
+	const int mx##a = min(max(D##a, 0), Hxp);                            \
+	const int my##a = min(max(-D##a, 0), Hy##a);                         \
+	const int t##a = (lbm_rq(K, dg, Hy##a) - lbm_rq(K, dg, Hy##a - my##a)) - \
+			 (RX - lbm_rq(K, dg, Hxp - mx##a));                 \
+	const int bed##a = o##a ? t##a : 0;
+		LINK(1, 1, 0, RXa)
+		LINK(2, 1 + W, 1, RXd)
+		LINK(3, W, 0, RXa)
+		LINK(4, -1 + W, 1, RXd)
+		LINK(5, -1, 0, RXa)
+		LINK(6, -1 - W, 1, RXd)
+		LINK(7, -W, 0, RXa)
+		LINK(8, 1 - W, 1, RXd)
 #undef LINK
 		/* pull streaming; a closed link bounces the cell's own value */
 		const int F5 = o1 ? r5 : b1;
@@ -306,10 +383,8 @@ inline void lbm_cell(global const int *restrict A, global int *restrict B,
 #define U(x) ((uint)(x))
 		const uint Hin = ((U(F0) + U(F1)) + (U(F2) + U(F3))) +
 				 ((U(F4) + U(F5)) + (U(F6) + U(F7))) + U(F8);
-		const uint Sb = ((U(lbm_fx(bed1)) + U(lbm_fx(bed2))) +
-				 (U(lbm_fx(bed3)) + U(lbm_fx(bed4)))) +
-				((U(lbm_fx(bed5)) + U(lbm_fx(bed6))) +
-				 (U(lbm_fx(bed7)) + U(lbm_fx(bed8))));
+		const uint Sb = ((U(bed1) + U(bed2)) + (U(bed3) + U(bed4))) +
+				((U(bed5) + U(bed6)) + (U(bed7) + U(bed8)));
 		const float h = (float)as_int(Hin);
 		const float Mx = (float)as_int((U(F1) + U(F2) + U(F8)) -
 					       (U(F4) + U(F5) + U(F6)));
@@ -342,35 +417,32 @@ inline void lbm_cell(global const int *restrict A, global int *restrict B,
 		const float Ad = Aq * 0.25f, Cd = Cq * 0.25f;
 		const float e2 = fma(Cd * c2, c2, Ad), e4 = fma(Cd * c4, c4, Ad);
 		const float B2 = (Bx + By) * 0.25f, B4 = (By - Bx) * 0.25f;
-		const float om1 = kp.om1;
-		const float f1 = (float)F1, f2 = (float)F2, f3 = (float)F3,
-			    f4 = (float)F4, f5 = (float)F5, f6 = (float)F6,
-			    f7 = (float)F7, f8 = (float)F8;
-		float p1, p2, p3, p4, p5, p6, p7, p8;
-		if (!kp.trt) {
-			p1 = fma(om1, f1, eX + Bx) + bed1;
-			p5 = fma(om1, f5, eX - Bx) + bed5;
-			p3 = fma(om1, f3, eY + By) + bed3;
-			p7 = fma(om1, f7, eY - By) + bed7;
-			p2 = fma(om1, f2, e2 + B2) + bed2;
-			p6 = fma(om1, f6, e2 - B2) + bed6;
-			p4 = fma(om1, f4, e4 + B4) + bed4;
-			p8 = fma(om1, f8, e4 - B4) + bed8;
-		} else {
-			const float s1 = kp.om1h, a1 = kp.omm1h;
-#define PAIR(a, b, e, B)                                                    \
+		/* deviation form about R_a(Hc) (lbm_kernel.h) */
+		const float hv = h * kp.unit;
+		const int Hc = lbm_fx(hv * ki);
+		const int Rca = lbm_rq(K, 0, Hc), Rcd = lbm_rq(K, 1, Hc);
+		const float Ar = ghe * (h * kp.om6), Ard = Ar * 0.25f;
+		const float mX = eX - Ar, mY = eY - Ar, m2 = e2 - Ard,
+			    m4 = e4 - Ard;
+		const float nomh = -kp.omh, nommh = -kp.ommh, ommh = kp.ommh;
+		int P1, P2, P3, P4, P5, P6, P7, P8;
+#define PAIR(a, b, R, mq, Bq)                                               \
 	{                                                                    \
-		const float ts = fma(s1, f##a + f##b, e);                    \
-		const float fd = f##a - f##b;                                 \
-		p##a = fma(a1, fd, ts + (B)) + bed##a;                        \
-		p##b = fma(-a1, fd, ts - (B)) + bed##b;                       \
+		const float ss = (float)((F##a - R) + (F##b - R));           \
+		const float fd = (float)(F##a - F##b);                        \
+		const float base = fma(nomh, ss, mq);                        \
+		P##a = (F##a + lbm_fx(fma(nommh, fd, base + (Bq)))) + bed##a; \
+		P##b = (F##b + lbm_fx(fma(ommh, fd, base - (Bq)))) + bed##b;  \
 	}
-			PAIR(1, 5, eX, Bx)
-			PAIR(3, 7, eY, By)
-			PAIR(2, 6, e2, B2)
-			PAIR(4, 8, e4, B4)
+		PAIR(1, 5, Rca, mX, Bx)
+		PAIR(3, 7, Rca, mY, By)
+		PAIR(2, 6, Rcd, m2, B2)
+		PAIR(4, 8, Rcd, m4, B4)
 #undef PAIR
-		}
+		const float om1 = kp.om1;
+		const float p1 = (float)P1, p2 = (float)P2, p3 = (float)P3,
+			    p4 = (float)P4, p5 = (float)P5, p6 = (float)P6,
+			    p7 = (float)P7, p8 = (float)P8;
 		const float p0 = fma(om1, (float)F0,
 				     h * kp.om - fma(Aq, 5.0f, (Cq * 3.0f) * uu));
 		const float hp = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) + p8;
@@ -393,25 +465,20 @@ inline void lbm_cell(global const int *restrict A, global int *restrict B,
 		/* positivity blend only where needed (lbm.c: only when a lane
 		 * of the vector needs it; th = 0 leaves finite populations as
 		 * they are, so skipping it is the same) */
-		float g1 = p1, g2 = p2, g3 = p3, g4 = p4, g5 = p5, g6 = p6, g7 = p7,
-		      g8 = p8;
 		if (neg) {
 			const int pos = hp > 0.0f;
 			const float r = rmin / MAXF(hp, tiny);
 			const float th = pos ? -r / (1.0f - r) : 1.0f;
 			const float T = pos ? hp : 0.0f;
-			g1 = fma(th, T * (1.0f / 9) - p1, p1);
-			g2 = fma(th, T * (1.0f / 36) - p2, p2);
-			g3 = fma(th, T * (1.0f / 9) - p3, p3);
-			g4 = fma(th, T * (1.0f / 36) - p4, p4);
-			g5 = fma(th, T * (1.0f / 9) - p5, p5);
-			g6 = fma(th, T * (1.0f / 36) - p6, p6);
-			g7 = fma(th, T * (1.0f / 9) - p7, p7);
-			g8 = fma(th, T * (1.0f / 36) - p8, p8);
+			P1 = lbm_fx(fma(th, T * (1.0f / 9) - p1, p1));
+			P2 = lbm_fx(fma(th, T * (1.0f / 36) - p2, p2));
+			P3 = lbm_fx(fma(th, T * (1.0f / 9) - p3, p3));
+			P4 = lbm_fx(fma(th, T * (1.0f / 36) - p4, p4));
+			P5 = lbm_fx(fma(th, T * (1.0f / 9) - p5, p5));
+			P6 = lbm_fx(fma(th, T * (1.0f / 36) - p6, p6));
+			P7 = lbm_fx(fma(th, T * (1.0f / 9) - p7, p7));
+			P8 = lbm_fx(fma(th, T * (1.0f / 36) - p8, p8));
 		}
-		const int P1 = lbm_fx(g1), P2 = lbm_fx(g2), P3 = lbm_fx(g3),
-			  P4 = lbm_fx(g4), P5 = lbm_fx(g5), P6 = lbm_fx(g6),
-			  P7 = lbm_fx(g7), P8 = lbm_fx(g8);
 		/* the rest population takes the remainder: exact mass budget */
 		const int P0 = (int)((Hin + Sb) - (((U(P1) + U(P2)) + (U(P3) + U(P4))) +
 						   ((U(P5) + U(P6)) + (U(P7) + U(P8)))));
@@ -425,7 +492,6 @@ inline void lbm_cell(global const int *restrict A, global int *restrict B,
 		B[WB_SLICE(6, N, n)] = P6;
 		B[WB_SLICE(7, N, n)] = P7;
 		B[WB_SLICE(8, N, n)] = P8;
-		const float hv = h * kp.unit;
 		hB[n] = hv;
 		if (sparse && (P0 | P1 | P2 | P3 | P4 | P5 | P6 | P7 | P8 |
 			       as_int(hv)) != 0)
@@ -454,11 +520,12 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		     global uint *clamp_acc, global int *bad, int step,
 		     global const int *blist, int sparse, int nbx, int slx,
 		     global uint *wet_out, int j0, int j1,
-		     global const int *cnt, int which)
+		     global const int *restrict zi, global const int *cnt,
+		     int which)
 {
 	if (!sparse) {
 		lbm_cell(A, B, hA, hB, z, c, N, W, nx, ny, kp, clamp_acc, bad,
-			 step, sparse, slx, wet_out, j0, j1,
+			 step, sparse, slx, wet_out, j0, j1, zi,
 			 (int)get_global_id(0), (int)get_global_id(1), 0);
 		return;
 	}
@@ -466,7 +533,7 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 	for (int g = (int)get_group_id(0); g < n; g += ng) {
 		const int blk = blist[g];
 		lbm_cell(A, B, hA, hB, z, c, N, W, nx, ny, kp, clamp_acc, bad,
-			 step, sparse, slx, wet_out, j0, j1,
+			 step, sparse, slx, wet_out, j0, j1, zi,
 			 (blk % nbx) * 32 + (int)get_local_id(0),
 			 (blk / nbx) * 32 + (int)get_global_id(1), blk);
 	}
@@ -598,14 +665,15 @@ kernel void lbm_special(global int *B, global const int2 *si,
 			global long *acc_in, global long *acc_out,
 			global ulong *acc_cl, global const float *hA,
 			global const float *z, global const float *c, int W,
-			float Gai, float Gdi)
+			float Gai, float Gdi, global const int *zi, float K,
+			float kinv)
 {
 	int k = get_global_id(0);
 	if (k >= nsp)
 		return;
 	const int n = si[k].x, flags = si[k].y;
-	const float src = sf[6 * k], level = sf[6 * k + 1], mu = sf[6 * k + 2],
-		    mv = sf[6 * k + 3], mk = sf[6 * k + 4], zn = sf[6 * k + 5];
+	const float src = sf[8 * k], level = sf[8 * k + 1], mu = sf[8 * k + 2],
+		    mv = sf[8 * k + 3], mk = sf[8 * k + 4], zn = sf[8 * k + 5];
 	float f[9];
 	long tot = 0, in = 0, out = 0;
 	uint ncl = 0;
@@ -662,32 +730,54 @@ kernel void lbm_special(global int *B, global const int2 *si,
 		out += rem;
 	}
 	if (flags & 2) {
-		/* the bed transfers of its open links kept, and taken out of
-		 * the momentum (specials_row of lbm.c) */
-		float bt[9] = { 0 };
+		/* reset to the level at rest, exactly as the initial state
+		 * (specials_row of lbm.c): R_a of the level's integer depth
+		 * (the host's, sf[8 k + 6]) plus the integer bed transfers of
+		 * the open links plus the rounded velocity part */
+		int bi[9] = { 0 };
+		long mxi = 0, myi = 0;
 		float Mx = 0, My = 0, hc = (float)target * un;
 		for (int a = 1; a < 9; a++) {
 			int y = n + lbm_cxs[a] + lbm_cys[a] * W;
 			if (lbm_link_open(hA[n], z[n], c[n], hA[y], z[y], c[y], hd))
-				bt[a] = lbm_bed(hA[n], z[n], hA[y], z[y]) *
-					(lbm_ws[a] == 1.0f ? Gai : Gdi);
-			Mx += lbm_cxs[a] * (f[a] - bt[a] * un);
-			My += lbm_cys[a] * (f[a] - bt[a] * un);
+				bi[a] = lbm_bi(K, !(a & 1), lbm_hs(hA[n], kinv),
+					       lbm_hs(hA[y], kinv),
+					       lbm_dz(zi[n], zi[y], z[n], z[y], kinv));
+			const long ba = (long)B[WB_SLICE(a, N, n)] - bi[a];
+			mxi += lbm_cxs[a] * ba;
+			myi += lbm_cys[a] * ba;
+			Mx += lbm_cxs[a] * (f[a] - (float)bi[a] * un);
+			My += lbm_cys[a] * (f[a] - (float)bi[a] * un);
+		}
+		if (!(mk > 0 && hp > hd) && !(src < 0 && tot > 0)) {
+			Mx = (float)mxi * un;
+			My = (float)myi * un;
 		}
 		float hf = MAXF(level - zn, 0.0f);
 		float U = hc > hd ? Mx / hc : 0.0f;
 		float V = hc > hd ? My / hc : 0.0f;
+		float q0[9];
 		lbm_feq9(hf, U, V, ghk * hf, f);
-		long t1 = lbm_fx(hf * inv);
+		lbm_feq9(hf, 0.0f, 0.0f, ghk * hf, q0);
+		const int Ht = as_int(sf[8 * k + 6]);
+		const int Hs = lbm_hs((float)Ht * un, kinv);
+		long t1 = Ht, rest = 0;
 		for (int a = 1; a < 9; a++) {
-			f[a] += bt[a] * un;
-			t1 += lbm_fx(bt[a]);
+			const int q = lbm_rq(K, !(a & 1), Hs) +
+				      lbm_fx((f[a] - q0[a]) * inv) + bi[a];
+			B[WB_SLICE(a, N, n)] = q;
+			t1 += bi[a];
+			rest += q;
 		}
+		B[n] = (int)(t1 - rest);
 		if (t1 > target)
 			in += t1 - target;
 		else
 			out += target - t1;
-		target = t1;
+		acc_in[k] += in;
+		acc_out[k] += out;
+		acc_cl[k] += ncl;
+		return;
 	}
 	long rest = 0;
 	for (int a = 1; a < 9; a++) {
@@ -713,20 +803,24 @@ kernel void lbm_macro(global const int *A, global const float *hA,
 	if (i >= nx || j >= ny)
 		return;
 	const int n = (i + 1) + (j + 1) * W;
-	float h = 0, Mx = 0, My = 0;
+	/* exact integer moments, each rounded once (lbm.c macro_cols) */
+	long hi = 0, xi = 0, yi = 0;
 	for (int a = 0; a < 9; a++) {
-		float f;
+		long f;
 		if (a == 0) {
-			f = (float)A[n] * un;
+			f = A[n];
 		} else {
 			int y = n - lbm_cxs[a] - lbm_cys[a] * W;
 			int o = lbm_link_open(hA[n], z[n], c[n], hA[y], z[y], c[y], hd);
-			f = (float)(o ? A[WB_SLICE(a, N, y)] : A[WB_SLICE(lbm_opps[a], N, n)]) * un;
+			f = o ? A[WB_SLICE(a, N, y)] : A[WB_SLICE(lbm_opps[a], N, n)];
 		}
-		h += f;
-		Mx += lbm_cxs[a] * f;
-		My += lbm_cys[a] * f;
+		hi += f;
+		xi += lbm_cxs[a] * f;
+		yi += lbm_cys[a] * f;
 	}
+	const float h = (float)((real)hi * (real)un),
+		    Mx = (float)((real)xi * (real)un),
+		    My = (float)((real)yi * (real)un);
 	float inv = 1.0f / MAXF(h, hthin);
 	float U = Mx * inv, V = My * inv;
 	float sp2 = U * U + V * V;
@@ -757,7 +851,7 @@ kernel void lbm_macro_fix(global const int2 *si, global const float *sf,
 		uo[k] = 0;
 		vo[k] = 0;
 	} else if (flags & 2) {
-		ho[k] = MAXF(sf[6 * q + 1] - sf[6 * q + 5], 0.0f);
+		ho[k] = MAXF(sf[8 * q + 1] - sf[8 * q + 5], 0.0f);
 	}
 }
 
@@ -920,7 +1014,9 @@ kernel void lbm_fv_rows(global const int *A, global const float *hA,
 			by += lbm_cys[a] * b;
 			ab += fabs(b);
 		}
-		const float slack = 1e-4f * (fabs(X) + fabs(Y) + ab) + 16.0f;
+		/* (the host's bed terms are the integer lbm_bi: within a
+		 * few units of these per link, inside the slack) */
+		const float slack = 1e-4f * (fabs(X) + fabs(Y) + ab) + 48.0f;
 		const float mx = fabs(X - bx) + slack, my = fabs(Y - by) + slack;
 		hit = (mx * mx + my * my) * kf > m3;
 	}

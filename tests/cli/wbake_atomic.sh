@@ -5,7 +5,14 @@
 # symlink someone planted.
 . tests/cli/lib.inc
 W=$BIN/wbake
-S=samples/lake/scene.json
+# the lake sample with a spring in it: the lake alone is still water,
+# which the LBM keeps exactly at rest (docs/lbm.md, "Still water,
+# exactly"), so that 20 and 60 steps would bake the same bytes
+S=$T/lake.json
+sed -e "s|\"terrain.png\"|\"$(pwd)/samples/lake/terrain.png\"|" \
+    -e 's|"level": 30, "material": "lake" }|"level": 30, "material": "lake" },\
+    { "type": "spring", "name": "inlet", "point": [100, 128], "radius": 3, "discharge": 0.5, "material": "lake" }|' \
+    samples/lake/scene.json > "$S"
 P=$(cd "$T" && pwd -P)   # OUTDIR's parent as wbake resolves it
 
 # the pack's SHA-256 as the manifest records it
