@@ -1464,50 +1464,39 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		gs[1] = 32;
 		ls[0] = 32;
 	}
-	if (c->ovl && sparse) {
-		/* the same by blocks: the blocks with an edge row and the
-		 * edge rows' specials, their records on their way, then
-		 * the other blocks (lbm_sparse_lists) */
-		const cl_int edge_list = 3; /* b_cnt[3] */
-		err = ARG(k, 14, c->b_elist);
-		err |= ARG(k, 23, edge_list);
-		if (err == CL_SUCCESS)
-			err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0,
-						     NULL, NULL);
-		if (err == CL_SUCCESS)
-			err = lbm_enq_special(c, hd, 0, c->nsp_e);
-		if (err == CL_SUCCESS)
-			err = lbm_par_gather_early(c);
-		if (err == CL_SUCCESS)
-			err = ARG(k, 14, c->b_list);
-		if (err == CL_SUCCESS)
-			err = ARG(k, 23, which);
-		if (err == CL_SUCCESS)
-			err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0,
-						     NULL, NULL);
-		if (err == CL_SUCCESS)
-			err = lbm_enq_special(c, hd, c->nsp_e, c->nsp);
-		if (err == CL_SUCCESS)
-			err = clFlush(e->q);
-		if (err != CL_SUCCESS)
-			return err;
-		goto swap;
-	}
 	if (c->ovl) {
-		/* the band's edge rows and their specials, their records
-		 * on their way to the host, then the interior rows, which
-		 * step while the records go to the neighbours (lbm_par_cells;
-		 * the pull step writes only the rows it is launched on) */
+		/* the band's edge rows (by rows; block-sparse: the blocks
+		 * with an edge row, lbm_sparse_lists) and their specials,
+		 * their records on their way to the host, then the interior,
+		 * which steps while the records go to the neighbours
+		 * (lbm_par_cells; the pull step writes only the cells it is
+		 * launched on) */
 		const int E = LBM_PAR_EDGE;
-		err = lbm_enq_rows(c, k, J0, J0 + E);
-		if (err == CL_SUCCESS)
-			err = lbm_enq_rows(c, k, J1 - E, J1);
+		const cl_int edge_list = 3; /* b_cnt[3] */
+		if (sparse) {
+			err = ARG(k, 14, c->b_elist);
+			err |= ARG(k, 23, edge_list);
+			if (err == CL_SUCCESS)
+				err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls,
+							     0, NULL, NULL);
+		} else {
+			err = lbm_enq_rows(c, k, J0, J0 + E);
+			if (err == CL_SUCCESS)
+				err = lbm_enq_rows(c, k, J1 - E, J1);
+		}
 		if (err == CL_SUCCESS)
 			err = lbm_enq_special(c, hd, 0, c->nsp_e);
 		if (err == CL_SUCCESS)
 			err = lbm_par_gather_early(c);
-		if (err == CL_SUCCESS)
+		if (err == CL_SUCCESS && sparse) {
+			err = ARG(k, 14, c->b_list);
+			err |= ARG(k, 23, which);
+			if (err == CL_SUCCESS)
+				err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls,
+							     0, NULL, NULL);
+		} else if (err == CL_SUCCESS) {
 			err = lbm_enq_rows(c, k, J0 + E, J1 - E);
+		}
 		if (err == CL_SUCCESS)
 			err = lbm_enq_special(c, hd, c->nsp_e, c->nsp);
 		if (err == CL_SUCCESS)

@@ -508,6 +508,31 @@ static int hy_chunk_nonzero(void *const *fld, int nf, size_t at, size_t n)
 	return 0;
 }
 
+/* Every rank's record (units of HY_UNIT bytes at mine) into a new *all,
+ * rank r's at units p->off[r] .. p->off[r + 1]; len: size + 1 longs,
+ * zero. Nonzero when the exchange failed or memory ran out. */
+static int hy_gather(struct wb_par *p, const unsigned char *mine,
+		     size_t units, long *len, unsigned char **all)
+{
+	const int n = p->size, me = p->rank;
+	len[me] = (long)units;
+	for (int r = 0; r <= n; r++)
+		p->off[r] = r;
+	if (p->allgather(p->user, len, sizeof(long), p->off))
+		return 1;
+	long tot = 0;
+	for (int r = 0; r < n; r++) {
+		p->off[r] = tot;
+		tot += len[r];
+	}
+	p->off[n] = tot;
+	*all = malloc((size_t)(tot ? tot : 1) * HY_UNIT);
+	if (!*all)
+		return 1;
+	memcpy(*all + (size_t)p->off[me] * HY_UNIT, mine, units * HY_UNIT);
+	return tot ? p->allgather(p->user, *all, HY_UNIT, p->off) != 0 : 0;
+}
+
 int lbm_par_hybrid(struct lbm *L)
 {
 	struct wb_par *p = L->par;
@@ -582,28 +607,9 @@ int lbm_par_hybrid(struct lbm *L)
 		memcpy(pc, &cnt, 4);
 	}
 	/* the records' sizes (units), then the records */
-	if (!e) {
-		len[me] = (long)units;
-		for (int r = 0; r <= n; r++)
-			p->off[r] = r;
-		e = p->allgather(p->user, len, sizeof(long), p->off);
-	}
 	unsigned char *all = NULL;
-	if (!e) {
-		long tot = 0;
-		for (int r = 0; r < n; r++) {
-			p->off[r] = tot;
-			tot += len[r];
-		}
-		p->off[n] = tot;
-		all = malloc((size_t)(tot ? tot : 1) * HY_UNIT);
-		e = !all;
-		if (!e) {
-			memcpy(all + (size_t)p->off[me] * HY_UNIT, mine,
-			       (size_t)units * HY_UNIT);
-			e = p->allgather(p->user, all, HY_UNIT, p->off);
-		}
-	}
+	if (!e)
+		e = hy_gather(p, mine, units, len, &all);
 	/* the other bands' rows: their runs, zeros elsewhere */
 	for (int r = 0; r < n && !e; r++) {
 		if (r == me)
@@ -772,28 +778,9 @@ int wb_par_sel_rows(struct wb_par *p, void *const *fld, int nf, long W,
 		memcpy(pc, &cnt, 4);
 	}
 	e |= !e && (size_t)(w - mine) != bytes; /* the two passes agree */
-	if (!e) {
-		len[me] = (long)units;
-		for (int r = 0; r <= n; r++)
-			p->off[r] = r;
-		e = p->allgather(p->user, len, sizeof(long), p->off);
-	}
 	unsigned char *all = NULL;
-	if (!e) {
-		long tot = 0;
-		for (int r = 0; r < n; r++) {
-			p->off[r] = tot;
-			tot += len[r];
-		}
-		p->off[n] = tot;
-		all = malloc((size_t)(tot ? tot : 1) * HY_UNIT);
-		e = !all;
-		if (!e) {
-			memcpy(all + (size_t)p->off[me] * HY_UNIT, mine,
-			       units * HY_UNIT);
-			e = tot ? p->allgather(p->user, all, HY_UNIT, p->off) : 0;
-		}
-	}
+	if (!e)
+		e = hy_gather(p, mine, units, len, &all);
 	/* the other ranks' selected rows: their runs, zeros elsewhere */
 	for (int r = 0; r < n && !e; r++) {
 		if (r == me)
