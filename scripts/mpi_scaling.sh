@@ -5,7 +5,7 @@
 #   strong: the world 16384^2 (bin/mkterrain world 16384) on 1, 2, 4 GPUs
 #   weak:   8192^2 on 1 GPU, 11584^2 on 2, 16384^2 on 4 (area per GPU kept)
 # Every bake: --solver lbm --device opencl --steps $STEPS, the scene with
-# "lbm_hybrid": false (OpenCL ranks run the pure LBM only), the dense
+# "lbm_hybrid": false (the device kernel alone: the hybrid runs its FV update on the hosts), the dense
 # step (WB_LBM_DENSE=1) unless the job ends in "sparse" (the default
 # block-sparse step, on one rank or several). Pack and manifest of every rank count
 # compared with cmp against the one-rank bake of the same world.
