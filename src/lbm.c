@@ -556,26 +556,9 @@ static void init_ghosts(struct lbm *L, const struct wb_raster *r)
 	(void)r;
 }
 
-/* Value cell p receives in direction a after streaming, using only
- * interior sources (ghost sources count as walls): for the closures. */
-static float pull_interior(const struct lbm *L, int p, int a)
-{
-	int32_t *const *A = L->f[L->cur];
-	const float *hA = L->h[L->cur];
-	const float u = (float)L->unit;
-	if (a == 0)
-		return (float)A[0][p] * u;
-	int y = p - lbm_cx[a] - lbm_cy[a] * L->W;
-	int real = !is_ghost(L, y) || L->gkind[y] == LBM_G_PERIODIC ||
-		   L->gkind[y] == LBM_G_MIRROR;
-	if (real &&
-	    link_open(hA[p], L->z[p], L->c[p], hA[y], L->z[y], L->c[y],
-		      (float)L->p.h_dry))
-		return (float)A[a][y] * u;
-	return (float)A[lbm_opp[a]][p] * u;
-}
-
-/* pull_interior in integer units */
+/* Value cell p receives in direction a after streaming, in integer
+ * units, using only interior sources (ghost sources count as walls; a
+ * closed link bounces p's own back): for the closures. */
 static int32_t pull_interior_int(const struct lbm *L, int p, int a)
 {
 	int32_t *const *A = L->f[L->cur];
@@ -590,6 +573,12 @@ static int32_t pull_interior_int(const struct lbm *L, int p, int a)
 		      (float)L->p.h_dry))
 		return A[a][y];
 	return A[lbm_opp[a]][p];
+}
+
+/* pull_interior_int in metres (the closures' float arithmetic) */
+static float pull_interior(const struct lbm *L, int p, int a)
+{
+	return (float)pull_interior_int(L, p, a) * (float)L->unit;
 }
 
 double lbm_ramp(const struct lbm *L)
