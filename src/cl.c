@@ -945,11 +945,31 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 			fg[nf++] = g;
 		if (L->gkind[g] != LBM_G_PERIODIC)
 			continue;
+		/* a corner continuing an open edge copies the interior
+		 * corner cell its ghost copies (lbm.c lbm_fill_ghosts: the
+		 * ghost before its bed transfers are swapped) */
+		const int bed = L->cflip[q] && L->ckind[q] == LBM_G_EXTRAP;
 		gi[n1].s[0] = g;
 		gi[n1].s[1] = L->gpart[g];
-		gi[n1].s[2] = L->gpart[g];
-		gi[n1].s[3] = LBM_G_PERIODIC | L->cflip[q] << 10;
+		gi[n1].s[2] = bed ? L->gpart[L->gpart[g]] : L->gpart[g];
+		gi[n1].s[3] = LBM_G_PERIODIC | L->cflip[q] << 10 | bed << 12;
 		n1++;
+	}
+	/* the open edges' bed transfers (lbm.c extrap_bed), with the
+	 * corners */
+	for (int s = 0; s < 4; s++) {
+		int len = (s == WB_WEST || s == WB_EAST) ? L->ny : L->nx;
+		for (int k = 0; k < len; k++) {
+			int g, p, nxn, nyn;
+			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+			if (L->gkind[g] != LBM_G_EXTRAP)
+				continue;
+			gi[n1].s[0] = g;
+			gi[n1].s[1] = p;
+			gi[n1].s[2] = L->gpart[g];
+			gi[n1].s[3] = LBM_G_EXTRAP | 1 << 13;
+			n1++;
+		}
 	}
 	int n2 = 0;
 	for (int s = 0; s < 4; s++) {
@@ -1365,6 +1385,9 @@ static cl_int lbm_enq_ghosts(struct cl_lbm *c)
 	err |= ARG(k, 16, c->kp.inv);
 	err |= set_real(e, k, 17, lbm_ramp(L));
 	err |= ARG(k, 18, c->gH);
+	err |= ARG(k, 19, c->zi);
+	err |= ARG(k, 20, c->ks.K);
+	err |= ARG(k, 21, c->ks.kinv);
 	const cl_int lim[4] = { 0, c->n1e, c->n1, c->n1 + c->n2 };
 	for (int r = 0; r < 3 && err == CL_SUCCESS; r++) {
 		if (lim[r + 1] <= lim[r])

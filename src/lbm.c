@@ -608,6 +608,47 @@ static inline void putf(float *p, float v)
 		*p = v;
 }
 
+/* The integer bed transfer the kernel adds on the link x -> x + c_a at
+ * the depths hA: lbm_bed_int where the link is open, else 0 (and 0
+ * toward a corner ghost, whose depth the same ghost pass writes). */
+static int32_t bed_open(const struct lbm *L, const float *hA, int x, int a)
+{
+	const int y = x + lbm_cx[a] + lbm_cy[a] * L->W;
+	if (y < 0 || (size_t)y >= L->ncell)
+		return 0;
+	const int i = y % L->W, j = y / L->W;
+	if ((i == 0 || i == L->nx + 1) && (j == 0 || j == L->H - 1))
+		return 0;
+	if (!link_open(hA[x], L->z[x], L->c[x], hA[y], L->z[y], L->c[y],
+		       (float)L->p.h_dry))
+		return 0;
+	return lbm_bed_int(L, hA, x, y, a);
+}
+
+/* An outflow ghost g (zero gradient) holds the populations of an
+ * interior cell p, population a copied from population b = flip(a) of p
+ * (flip 1 reflects x, 2 y: the corners). Each carries the bed transfer
+ * of p's own link b, not of g's link a into the interior: on a sloping
+ * bed, still water at an open edge moved (an ocean over real bathymetry
+ * ran at 40 m/s from its open edges). Swap them for the populations
+ * that enter the interior, so that a resting p gives a resting ghost
+ * exactly. Both at the depths hA (the kernel computed the copied one at
+ * the depths of the step before: the same at rest). */
+static void extrap_bed(struct lbm *L, int32_t *const *A, const float *hA,
+		       int g, int p, int flip)
+{
+	for (int a = 1; a < LBM_Q; a++) {
+		if (interior_nb(L, g, lbm_cx[a], lbm_cy[a]) < 0)
+			continue;
+		const int b = dir_of(flip == 1 ? -lbm_cx[a] : lbm_cx[a],
+				     flip == 2 ? -lbm_cy[a] : lbm_cy[a]);
+		const uint32_t v = (uint32_t)A[a][g] +
+				   (uint32_t)bed_open(L, hA, g, a) -
+				   (uint32_t)bed_open(L, hA, p, b);
+		put32(&A[a][g], (int32_t)v);
+	}
+}
+
 void lbm_fill_ghosts(struct lbm *L)
 {
 	int32_t *const *A = L->f[L->cur];
@@ -662,6 +703,22 @@ void lbm_fill_ghosts(struct lbm *L)
 				put32(&A[a][g], A[dir_of(cx, cy)][L->gpart[g]]);
 			}
 			putf(&hA[g], hA[L->gpart[g]]);
+			/* a corner continuing an open edge: its ghost's copy
+			 * of the interior corner cell (before the edge's
+			 * correction below) */
+			if (L->cflip[q] && L->ckind[q] == LBM_G_EXTRAP)
+				extrap_bed(L, A, hA, g, L->gpart[L->gpart[g]],
+					   L->cflip[q]);
+		}
+	}
+	/* the open edges' populations into the interior (extrap_bed; after
+	 * the corners, which copied them as they were) */
+	for (int s = 0; s < 4; s++) {
+		for (int k = 0; k < edge_len(L, s); k++) {
+			int g, p, nxn, nyn;
+			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+			if (L->gkind[g] == LBM_G_EXTRAP)
+				extrap_bed(L, A, hA, g, L->gpart[g], 0);
 		}
 	}
 	/* pass 2: the talk's closures (Zou-He type) for inflow and level

@@ -130,6 +130,49 @@ inline int lbm_is_ghost(int n, int W, int H)
 	return i == 0 || j == 0 || i == W - 1 || j == H - 1;
 }
 
+/* lbm.c bed_open: the bed transfer the kernel adds on the link x -> x +
+ * c_a at the depths hA (0 on a closed link, off the array, toward a
+ * corner ghost) */
+inline int lbm_bed_open(global const float *hA, global const float *z,
+			global const float *c, global const int *zi, int W,
+			int H, float hd, float K, float kinv, int x, int a)
+{
+	const int y = x + lbm_cxs[a] + lbm_cys[a] * W;
+	if (y < 0 || y >= W * H)
+		return 0;
+	const int i = y % W, j = y / W;
+	if ((i == 0 || i == W - 1) && (j == 0 || j == H - 1))
+		return 0;
+	if (!lbm_link_open(hA[x], z[x], c[x], hA[y], z[y], c[y], hd))
+		return 0;
+	return lbm_bi(K, !(a & 1), lbm_hs(hA[x], kinv), lbm_hs(hA[y], kinv),
+		      lbm_dz(zi[x], zi[y], z[x], z[y], kinv));
+}
+
+/* lbm.c extrap_bed: an open edge's ghost g, populations copied from
+ * interior cell p (reflected by flip), gets the bed transfers of its own
+ * links into the interior instead of p's */
+inline void lbm_extrap_bed(global int *A, global const float *hA,
+			   global const float *z, global const float *c,
+			   global const int *zi, int N, int W, int H,
+			   float hd, float K, float kinv, int g, int p,
+			   int flip)
+{
+	for (int a = 1; a < 9; a++) {
+		const int y = g + lbm_cxs[a] + lbm_cys[a] * W;
+		if (y < 0 || y >= W * H || lbm_is_ghost(y, W, H))
+			continue;
+		const int b = flip == 1 ? lbm_flipx[a] :
+			      flip == 2 ? lbm_flipy[a] : a;
+		const uint v = (uint)A[WB_SLICE(a, N, g)] +
+			       (uint)lbm_bed_open(hA, z, c, zi, W, H, hd, K,
+						  kinv, g, a) -
+			       (uint)lbm_bed_open(hA, z, c, zi, W, H, hd, K,
+						  kinv, p, b);
+		A[WB_SLICE(a, N, g)] = as_int(v);
+	}
+}
+
 /* pull_interior of lbm.c */
 inline float lbm_pull_interior(global const int *A, global const float *hA,
 			       global const float *z, global const float *c,
@@ -169,9 +212,12 @@ inline float lbm_ramped(float ginit, float gspec, real ramp)
 
 /*
  * Ghost ring, items [k0, k1) of the list. Items [0, n1): pass 1 (edges,
- * then corners, which may copy an edge ghost: two launches), gi = (g, p,
- * part, kind | nrm << 8 | flip << 10) with nrm = 1 when the edge's normal
- * is along x and flip the corner's reflection (lbm.c cflip);
+ * then corners, which may copy an edge ghost, with the open edges' bed
+ * transfers (lbm.c extrap_bed): two launches), gi = (g, p, part, kind |
+ * nrm << 8 | flip << 10 | bed << 12 | only << 13) with nrm = 1 when the
+ * edge's normal is along x, flip the corner's reflection (lbm.c cflip),
+ * bed: extrap_bed after the copy (from part), only: extrap_bed alone
+ * (an open edge's ghost, in the second launch);
  * gf = (ginit, gspec, gq, gvel). Items [n1, n1 + n2): pass 2 (Zou-He,
  * which reads periodic and mirror ghosts: a third launch), gi = (g, p,
  * nxn + 1, nyn + 1). gk: ghost kind per padded cell.
@@ -181,7 +227,8 @@ kernel void lbm_ghost(global int *A, global float *hA,
 		      global const uchar *gk, global const int4 *gi,
 		      global const float4 *gf, int k0, int k1, int n1, int N,
 		      int W, int H, float hd, float e, float un, float inv,
-		      real ramp, global const int *gH)
+		      real ramp, global const int *gH, global const int *zi,
+		      float K, float kinv)
 {
 	int k = k0 + (int)get_global_id(0);
 	if (k >= k1)
@@ -190,9 +237,14 @@ kernel void lbm_ghost(global int *A, global float *hA,
 	float4 s = gf[k];
 	int g = q.x, p = q.y;
 	if (k < n1) {
-		int kind = q.w & 255, nrm = (q.w >> 8) & 1, flip = q.w >> 10;
+		int kind = q.w & 255, nrm = (q.w >> 8) & 1,
+		    flip = (q.w >> 10) & 3, bed = (q.w >> 12) & 1,
+		    only = (q.w >> 13) & 1;
 		int part = q.z;
-		if (kind == LBM_G_PERIODIC || kind == LBM_G_EXTRAP) {
+		if (only) {
+			lbm_extrap_bed(A, hA, z, c, zi, N, W, H, hd, K, kinv,
+				       g, part, 0);
+		} else if (kind == LBM_G_PERIODIC || kind == LBM_G_EXTRAP) {
 			/* corners next to an open edge copy its ghost line,
 			 * reflected (flip 1: across x, 2: across y) */
 			for (int a = 0; a < 9; a++) {
@@ -201,6 +253,9 @@ kernel void lbm_ghost(global int *A, global float *hA,
 				A[WB_SLICE(a, N, g)] = A[WB_SLICE(b, N, part)];
 			}
 			hA[g] = hA[part];
+			if (bed)
+				lbm_extrap_bed(A, hA, z, c, zi, N, W, H, hd, K,
+					       kinv, g, part, flip);
 		} else if (kind == LBM_G_MIRROR) {
 			for (int a = 0; a < 9; a++)
 				A[WB_SLICE(a, N, g)] = A[WB_SLICE(nrm ? lbm_flipx[a] : lbm_flipy[a], N, p)];
