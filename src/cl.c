@@ -1388,6 +1388,7 @@ static cl_int lbm_enq_ghosts(struct cl_lbm *c)
 	err |= ARG(k, 19, c->zi);
 	err |= ARG(k, 20, c->ks.K);
 	err |= ARG(k, 21, c->ks.kinv);
+	err |= ARG(k, 22, c->h[L->bed_lvl ? !c->cur : c->cur]);
 	const cl_int lim[4] = { 0, c->n1e, c->n1, c->n1 + c->n2 };
 	for (int r = 0; r < 3 && err == CL_SUCCESS; r++) {
 		if (lim[r + 1] <= lim[r])
@@ -1542,6 +1543,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 swap:
 	c->cur = !c->cur;
 	L->cur = c->cur;
+	L->bed_lvl = 1;
 	L->step++;
 	L->time += L->p.dt;
 	/* the hybrid: the FV cells of the next step (several processes:

@@ -632,9 +632,15 @@ static int32_t bed_open(const struct lbm *L, const float *hA, int x, int a)
  * bed, still water at an open edge moved (an ocean over real bathymetry
  * ran at 40 m/s from its open edges). Swap them for the populations
  * that enter the interior, so that a resting p gives a resting ghost
- * exactly. Both at the depths hA (the kernel computed the copied one at
- * the depths of the step before: the same at rest). */
-static void extrap_bed(struct lbm *L, int32_t *const *A, const float *hA,
+ * exactly. Both at the depths hb at which the kernel computed the
+ * copied one (lbm.h bed_lvl; the ghost's own there is p's: the fill
+ * that stored it). Only where the water stands level across both links
+ * (lbm_level: the same integer surface, or a dry end): the copy
+ * continues p's depth down the slope of p's own links, which is right
+ * for water running down a slope across the edge (MacDonald's
+ * supercritical channel choked into a jump with the ghost's own, flat,
+ * links; rain running off hillslopes no longer settled). */
+static void extrap_bed(struct lbm *L, int32_t *const *A, const float *hb,
 		       int g, int p, int flip)
 {
 	for (int a = 1; a < LBM_Q; a++) {
@@ -642,9 +648,13 @@ static void extrap_bed(struct lbm *L, int32_t *const *A, const float *hA,
 			continue;
 		const int b = dir_of(flip == 1 ? -lbm_cx[a] : lbm_cx[a],
 				     flip == 2 ? -lbm_cy[a] : lbm_cy[a]);
+		const int y = g + lbm_cx[a] + lbm_cy[a] * L->W,
+			  q = p + lbm_cx[b] + lbm_cy[b] * L->W;
+		if (!lbm_level(L, hb, p, q) || !lbm_level(L, hb, g, y))
+			continue;
 		const uint32_t v = (uint32_t)A[a][g] +
-				   (uint32_t)bed_open(L, hA, g, a) -
-				   (uint32_t)bed_open(L, hA, p, b);
+				   (uint32_t)bed_open(L, hb, g, a) -
+				   (uint32_t)bed_open(L, hb, p, b);
 		put32(&A[a][g], (int32_t)v);
 	}
 }
@@ -656,6 +666,8 @@ void lbm_fill_ghosts(struct lbm *L)
 	float *hA = L->h[L->cur];
 	const double ramp = lbm_ramp(L);
 	const float e = (float)L->p.e;
+	/* the depths of the bed transfers in f[cur] (lbm.h bed_lvl) */
+	const float *hb = L->h[L->bed_lvl ? !L->cur : L->cur];
 	/* pass 1: copies, mirrors and ghost depths */
 	for (int s = 0; s < 4; s++) {
 		for (int k = 0; k < edge_len(L, s); k++) {
@@ -707,7 +719,7 @@ void lbm_fill_ghosts(struct lbm *L)
 			 * of the interior corner cell (before the edge's
 			 * correction below) */
 			if (L->cflip[q] && L->ckind[q] == LBM_G_EXTRAP)
-				extrap_bed(L, A, hA, g, L->gpart[L->gpart[g]],
+				extrap_bed(L, A, hb, g, L->gpart[L->gpart[g]],
 					   L->cflip[q]);
 		}
 	}
@@ -718,7 +730,7 @@ void lbm_fill_ghosts(struct lbm *L)
 			int g, p, nxn, nyn;
 			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
 			if (L->gkind[g] == LBM_G_EXTRAP)
-				extrap_bed(L, A, hA, g, L->gpart[g], 0);
+				extrap_bed(L, A, hb, g, L->gpart[g], 0);
 		}
 	}
 	/* pass 2: the talk's closures (Zou-He type) for inflow and level
@@ -1976,6 +1988,7 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 		if (sparse)
 			sb_after(L);
 		L->cur = !L->cur;
+		L->bed_lvl = 1;
 		L->step++;
 		L->time += L->p.dt;
 		if (sparse)

@@ -278,6 +278,10 @@ struct lbm {
 	float kG[LBM_Q];      /* bed-slope weights w_a g / (6 e^2) (a >= 1) */
 	float kGi[LBM_Q];     /* kG / unit: integer bed transfer weights */
 	float *h[2];
+	/* the depths at which the bed transfers that f[cur]'s populations
+	 * carry were computed: h[!cur] after a step (the depths it read),
+	 * h[cur] after lbm_init (bed_lvl 0 or 1: h[cur] or h[!cur]) */
+	int bed_lvl;
 	float *z, *c;
 	int32_t *zi;        /* integer bed potential (units, wrapping): the
 			       bed transfer's steps (lbm_dz, lbm_bi) */
@@ -366,6 +370,20 @@ static inline int32_t lbm_bed_int(const struct lbm *L, const float *h, int x,
 	const float ki = L->kp.kinv;
 	return lbm_bi(L->kp.K, !(a & 1), lbm_hs(h[x], ki), lbm_hs(h[y], ki),
 		      lbm_dz(L->zi[x], L->zi[y], L->z[x], L->z[y], ki));
+}
+
+/* The water stands level across the link x -> y at the depths h: the
+ * same integer surface zi + H (wrapping, as lbm_dz), or either end dry
+ * (H <= 0: no surface to compare). Still water is level on every link
+ * (lbm_rest_depth gives all of it one integer surface). */
+static inline int lbm_level(const struct lbm *L, const float *h, int x, int y)
+{
+	const float ki = L->kp.kinv;
+	const int32_t Hx = lbm_hs(h[x], ki), Hy = lbm_hs(h[y], ki);
+	if (Hx <= 0 || Hy <= 0)
+		return 1;
+	return (uint32_t)L->zi[x] + (uint32_t)Hx ==
+	       (uint32_t)L->zi[y] + (uint32_t)Hy;
 }
 
 /* The integer depth (units) of water standing at z + h over a bed at z:
@@ -477,6 +495,7 @@ void lbm_fv_mark(struct lbm *L);
  * row. */
 void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan);
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
+
 /* Depth and velocity (m, m/s) of FV cell n: its own state (its
  * populations less the bed terms), not the pulled LBM moments. */
 void lbm_fv_state(const struct lbm *L, int n, float *h, float *u, float *v);

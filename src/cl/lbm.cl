@@ -149,9 +149,20 @@ inline int lbm_bed_open(global const float *hA, global const float *z,
 		      lbm_dz(zi[x], zi[y], z[x], z[y], kinv));
 }
 
+/* lbm.h lbm_level */
+inline int lbm_level(global const float *hA, global const int *zi,
+		     float kinv, int x, int y)
+{
+	const int Hx = lbm_hs(hA[x], kinv), Hy = lbm_hs(hA[y], kinv);
+	if (Hx <= 0 || Hy <= 0)
+		return 1;
+	return (uint)zi[x] + (uint)Hx == (uint)zi[y] + (uint)Hy;
+}
+
 /* lbm.c extrap_bed: an open edge's ghost g, populations copied from
  * interior cell p (reflected by flip), gets the bed transfers of its own
- * links into the interior instead of p's */
+ * links into the interior instead of p's, at the depths hA those were
+ * computed at (lbm.h bed_lvl), where the water stands level (lbm_level) */
 inline void lbm_extrap_bed(global int *A, global const float *hA,
 			   global const float *z, global const float *c,
 			   global const int *zi, int N, int W, int H,
@@ -164,6 +175,10 @@ inline void lbm_extrap_bed(global int *A, global const float *hA,
 			continue;
 		const int b = flip == 1 ? lbm_flipx[a] :
 			      flip == 2 ? lbm_flipy[a] : a;
+		const int q = p + lbm_cxs[b] + lbm_cys[b] * W;
+		if (!lbm_level(hA, zi, kinv, p, q) ||
+		    !lbm_level(hA, zi, kinv, g, y))
+			continue;
 		const uint v = (uint)A[WB_SLICE(a, N, g)] +
 			       (uint)lbm_bed_open(hA, z, c, zi, W, H, hd, K,
 						  kinv, g, a) -
@@ -228,7 +243,7 @@ kernel void lbm_ghost(global int *A, global float *hA,
 		      global const float4 *gf, int k0, int k1, int n1, int N,
 		      int W, int H, float hd, float e, float un, float inv,
 		      real ramp, global const int *gH, global const int *zi,
-		      float K, float kinv)
+		      float K, float kinv, global const float *hb)
 {
 	int k = k0 + (int)get_global_id(0);
 	if (k >= k1)
@@ -242,7 +257,7 @@ kernel void lbm_ghost(global int *A, global float *hA,
 		    only = (q.w >> 13) & 1;
 		int part = q.z;
 		if (only) {
-			lbm_extrap_bed(A, hA, z, c, zi, N, W, H, hd, K, kinv,
+			lbm_extrap_bed(A, hb, z, c, zi, N, W, H, hd, K, kinv,
 				       g, part, 0);
 		} else if (kind == LBM_G_PERIODIC || kind == LBM_G_EXTRAP) {
 			/* corners next to an open edge copy its ghost line,
@@ -254,7 +269,7 @@ kernel void lbm_ghost(global int *A, global float *hA,
 			}
 			hA[g] = hA[part];
 			if (bed)
-				lbm_extrap_bed(A, hA, z, c, zi, N, W, H, hd, K,
+				lbm_extrap_bed(A, hb, z, c, zi, N, W, H, hd, K,
 					       kinv, g, part, flip);
 		} else if (kind == LBM_G_MIRROR) {
 			for (int a = 0; a < 9; a++)
