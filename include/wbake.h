@@ -449,6 +449,11 @@ struct wb_solve_report {
 	double vol_particles;          /* m^3 in flight (SWE) */
 	double balance_error;  /* |initial + in - out - final| / max(...) */
 	long clamped;        /* cell-steps clamped by the stability checks */
+	/* LBM hybrid: steps whose finite-volume update needed more than its
+	 * 64 sub-steps, and the largest (|u| + c) dt / dx it then met (it
+	 * ran beyond its stability limit: a warning and a manifest entry) */
+	long fv_capped;
+	double fv_cfl;
 	/* LBM: what set the lattice speed ("depth", "inflow velocity",
 	 * "given", "re-chosen during the run"; static string, NULL for SWE),
 	 * the depth it was chosen for and the flood bound of the terrain (m),

@@ -2773,6 +2773,7 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			    L->fv_cells,
 			    100.0 * (double)L->fv_cells /
 				    ((double)L->step * L->nx * L->ny));
+	lbm_fv_report(L, rep, d);
 	if (L->hybrid && L->step > 0 && !L->par)
 		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
 			    "lbm (opencl): the hybrid's FV update and marking ran on the host: %.4g MB moved between host and device, %.4g kB per step (the lattice is %.4g kB)",

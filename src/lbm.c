@@ -2008,6 +2008,17 @@ double lbm_depth_for(const struct lbm_params *p)
 	return LBM_GH_RATIO * p->e * p->e / p->g;
 }
 
+void lbm_fv_report(const struct lbm *L, struct wb_solve_report *rep,
+		   struct wb_diags *d)
+{
+	rep->fv_capped = L->fv_capped;
+	rep->fv_cfl = L->fv_cfl;
+	if (L->fv_capped > 0)
+		wb_diag_add(d, WB_SEV_WARNING, NULL, NULL, 0, 0,
+			    "lbm: in %ld of %ld steps the hybrid's finite-volume update needed more than its 64 sub-steps ((|u| + c) dt / dx up to %.3g against %g per sub-step) and ran beyond its stability limit: flow that fast there (thin films on steep slopes) is not resolved and the bake is slow; the SWE solver (--solver swe) resolves it",
+			    L->fv_capped, L->step, L->fv_cfl, LBM_FV_CFL);
+}
+
 void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d)
 {
 	struct lbm_params *p = &L->p;
@@ -2551,6 +2562,7 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 			    L.fv_cells,
 			    100.0 * (double)L.fv_cells /
 				    ((double)L.step * L.nx * L.ny));
+	lbm_fv_report(&L, rep, d);
 	if (rep->balance_error > 1e-3) {
 		st = wb_fail(d, WB_ESIM, NULL,
 			     "lbm: mass balance does not close after %ld steps: initial %g + in %g - out %g != final %g m^3",

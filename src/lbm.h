@@ -336,6 +336,9 @@ struct lbm {
 	int nfv;
 	struct lbm_fvwork *fvx; /* lbm_fv_update's work (lbm_fv.c) */
 	long fv_cells;      /* cell-steps advanced by the FV update */
+	long fv_capped;     /* steps whose FV update needed more than its
+			       64 sub-steps (it ran beyond its CFL limit) */
+	double fv_cfl;      /* the largest (|u| + c) dt / dx it then met */
 	/* block-sparse step (lbm.c "block-sparse step", docs/scale.md):
 	 * LBM_SB x LBM_SB interior cells per block, block (bx, by) holds
 	 * interior columns LBM_SB bx .. and rows LBM_SB by .. */
@@ -484,6 +487,10 @@ double lbm_depth_for(const struct lbm_params *p);
  * to the water that crossed inflow and level edges this step as
  * edge_flux counted it (the FV cells take the HLL flux there). */
 int lbm_fv_alloc(struct lbm *L);
+/* The hybrid's sub-step cap into the report (fv_capped, fv_cfl) and,
+ * where it acted, a warning. */
+void lbm_fv_report(const struct lbm *L, struct wb_solve_report *rep,
+		   struct wb_diags *d);
 void lbm_fv_free(struct lbm *L);
 void lbm_fv_mark(struct lbm *L);
 /* lbm_fv_mark for a caller whose copy of the state is current only in

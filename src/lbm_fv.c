@@ -1389,8 +1389,12 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		ns = (int)ceil(smax * dt / dx / LBM_FV_CFL);
 		if (ns < 1)
 			ns = 1;
-		if (ns > 64)
+		if (ns > 64) { /* counted: lbm_fv_report warns */
 			ns = 64;
+			L->fv_capped++;
+			if (smax * dt / dx > L->fv_cfl)
+				L->fv_cfl = smax * dt / dx;
+		}
 		r = dt / ns / dx;
 		fv_incoming(x, nf);
 	}

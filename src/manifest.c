@@ -183,6 +183,13 @@ char *manifest_json(const struct wb_manifest_in *in)
 					 rep->viscosity_requested, rep->viscosity);
 				e |= !cJSON_AddItemToArray(adj, cJSON_CreateString(t));
 			}
+			e |= put_int(sol, "fv_substeps_capped", rep->fv_capped);
+			if (adj && rep->fv_capped > 0) {
+				snprintf(t, sizeof(t),
+					 "hybrid finite-volume update capped at 64 sub-steps in %ld steps ((|u| + c) dt / dx up to %.3g)",
+					 rep->fv_capped, rep->fv_cfl);
+				e |= !cJSON_AddItemToArray(adj, cJSON_CreateString(t));
+			}
 			if (adj && rep->rescales > 0) {
 				snprintf(t, sizeof(t),
 					 "lattice speed re-chosen %ld times during the run, to %g m/s (dt %g s)",

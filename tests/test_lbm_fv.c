@@ -87,6 +87,8 @@ static void test_sheet_exact_mass_no_clamp(void **state)
 	assert_true(L.nfv > 0);
 	assert_true(L.vol_in > 0); /* the spring's water, counted */
 	assert_int_equal(L.clamped, 0);
+	/* nor did the FV update need more than its 64 sub-steps */
+	assert_int_equal(L.fv_capped, 0);
 	lbm_release(&L);
 
 	/* the pure LBM (the default) on the same scene needs its limiters */
