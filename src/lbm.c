@@ -2015,8 +2015,9 @@ void lbm_fv_report(const struct lbm *L, struct wb_solve_report *rep,
 	rep->fv_cfl = L->fv_cfl;
 	if (L->fv_capped > 0)
 		wb_diag_add(d, WB_SEV_WARNING, NULL, NULL, 0, 0,
-			    "lbm: in %ld of %ld steps the hybrid's finite-volume update needed more than its 64 sub-steps ((|u| + c) dt / dx up to %.3g against %g per sub-step) and ran beyond its stability limit: flow that fast there (thin films on steep slopes) is not resolved and the bake is slow; the SWE solver (--solver swe) resolves it",
-			    L->fv_capped, L->step, L->fv_cfl, LBM_FV_CFL);
+			    "lbm: in %ld of %ld steps the hybrid's finite-volume update needed more than its %d sub-steps ((|u| + c) dt / dx up to %.3g against %g per sub-step) and ran beyond its stability limit: flow that fast there (thin films on steep slopes) is not resolved and the bake is slow; the SWE solver (--solver swe) resolves it",
+			    L->fv_capped, L->step, LBM_FV_MAX_SUB, L->fv_cfl,
+			    LBM_FV_CFL);
 }
 
 void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d)

@@ -110,6 +110,7 @@
 #define LBM_FV_MARGIN 3
 #define LBM_FV_FILM 0.1 /* films (h < LBM_THIN h_dry) above this Froude */
 #define LBM_FV_CFL 0.45
+#define LBM_FV_MAX_SUB 64 /* its sub-steps at most (more: counted, warned) */
 /* FV momentum below LBM_FV_QRES units of lattice momentum (unit e, the
  * rounding of the populations it is stored in) is zero */
 #define LBM_FV_QRES 3.0
@@ -487,10 +488,6 @@ double lbm_depth_for(const struct lbm_params *p);
  * to the water that crossed inflow and level edges this step as
  * edge_flux counted it (the FV cells take the HLL flux there). */
 int lbm_fv_alloc(struct lbm *L);
-/* The hybrid's sub-step cap into the report (fv_capped, fv_cfl) and,
- * where it acted, a warning. */
-void lbm_fv_report(const struct lbm *L, struct wb_solve_report *rep,
-		   struct wb_diags *d);
 void lbm_fv_free(struct lbm *L);
 void lbm_fv_mark(struct lbm *L);
 /* lbm_fv_mark for a caller whose copy of the state is current only in
@@ -502,7 +499,10 @@ void lbm_fv_mark(struct lbm *L);
  * row. */
 void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan);
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
-
+/* The hybrid's sub-step cap (LBM_FV_MAX_SUB) into the report (fv_capped,
+ * fv_cfl) and, where it acted, a warning. */
+void lbm_fv_report(const struct lbm *L, struct wb_solve_report *rep,
+		   struct wb_diags *d);
 /* Depth and velocity (m, m/s) of FV cell n: its own state (its
  * populations less the bed terms), not the pulled LBM moments. */
 void lbm_fv_state(const struct lbm *L, int n, float *h, float *u, float *v);

@@ -1389,8 +1389,8 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		ns = (int)ceil(smax * dt / dx / LBM_FV_CFL);
 		if (ns < 1)
 			ns = 1;
-		if (ns > 64) { /* counted: lbm_fv_report warns */
-			ns = 64;
+		if (ns > LBM_FV_MAX_SUB) { /* counted: lbm_fv_report warns */
+			ns = LBM_FV_MAX_SUB;
 			L->fv_capped++;
 			if (smax * dt / dx > L->fv_cfl)
 				L->fv_cfl = smax * dt / dx;
