@@ -454,6 +454,12 @@ struct wb_solve_report {
 	 * ran beyond its stability limit: a warning and a manifest entry) */
 	long fv_capped;
 	double fv_cfl;
+	/* LBM hybrid: FV cell-steps that read a speed above the lattice
+	 * speed and had their friction before the sub-steps instead of after
+	 * them, and the largest such speed (m/s; a warning and a manifest
+	 * entry) */
+	long fv_friction_first;
+	double fv_ff_speed;
 	/* LBM: what set the lattice speed ("depth", "inflow velocity",
 	 * "given", "re-chosen during the run"; static string, NULL for SWE),
 	 * the depth it was chosen for and the flood bound of the terrain (m),

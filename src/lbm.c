@@ -2018,6 +2018,12 @@ void lbm_fv_report(const struct lbm *L, struct wb_solve_report *rep,
 			    "lbm: in %ld of %ld steps the hybrid's finite-volume update needed more than its %d sub-steps ((|u| + c) dt / dx up to %.3g against %g per sub-step) and ran beyond its stability limit: flow that fast there (thin films on steep slopes) is not resolved and the bake is slow; the SWE solver (--solver swe) resolves it",
 			    L->fv_capped, L->step, LBM_FV_MAX_SUB, L->fv_cfl,
 			    LBM_FV_CFL);
+	rep->fv_friction_first = L->fv_ff;
+	rep->fv_ff_speed = L->fv_ff_u;
+	if (L->fv_ff > 0)
+		wb_diag_add(d, WB_SEV_WARNING, NULL, NULL, 0, 0,
+			    "lbm: %ld finite-volume cell-steps of the hybrid read a speed above the lattice speed %.4g m/s (up to %.3g m/s), faster than the terrain's slopes can drive water; their Manning friction was applied before the step's transport instead of after it (docs/lbm.md \"Real elevation models\"): thin films beside changing deep water (the rounding of the populations' bed transfers); the SWE solver (--solver swe) has none",
+			    L->fv_ff, L->p.e, L->fv_ff_u);
 }
 
 void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d)

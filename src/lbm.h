@@ -340,6 +340,10 @@ struct lbm {
 	long fv_capped;     /* steps whose FV update needed more than its
 			       64 sub-steps (it ran beyond its CFL limit) */
 	double fv_cfl;      /* the largest (|u| + c) dt / dx it then met */
+	long fv_ff;         /* FV cell-steps faster than e, whose friction
+			       came before the sub-steps (lbm_fv_update) */
+	double fv_ff_u;     /* the largest speed such a cell read, m/s */
+	int fv_ns_max;      /* the most sub-steps one FV update took */
 	/* block-sparse step (lbm.c "block-sparse step", docs/scale.md):
 	 * LBM_SB x LBM_SB interior cells per block, block (bx, by) holds
 	 * interior columns LBM_SB bx .. and rows LBM_SB by .. */
@@ -499,8 +503,9 @@ void lbm_fv_mark(struct lbm *L);
  * row. */
 void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan);
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
-/* The hybrid's sub-step cap (LBM_FV_MAX_SUB) into the report (fv_capped,
- * fv_cfl) and, where it acted, a warning. */
+/* The hybrid's sub-step cap (LBM_FV_MAX_SUB) and its friction-first
+ * cells into the report (fv_capped, fv_cfl, fv_friction_first,
+ * fv_ff_speed) and, where they acted, warnings. */
 void lbm_fv_report(const struct lbm *L, struct wb_solve_report *rep,
 		   struct wb_diags *d);
 /* Depth and velocity (m, m/s) of FV cell n: its own state (its

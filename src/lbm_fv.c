@@ -126,7 +126,7 @@
  * state's velocities as the slopes (vel at h_thin: US, VS) and the face
  * states (at h_dry: UF, VF) read them, the slopes along x and y */
 enum { W_H, W_QX, W_QY, W_H0, W_QX0, W_QY0, W_DH, W_DQX, W_DQY, W_FZ, W_FE,
-       W_FS, W_US, W_VS, W_UF, W_VF, W_SX, W_SY = W_SX + 4,
+       W_FS, W_US, W_VS, W_UF, W_VF, W_FF, W_SX, W_SY = W_SX + 4,
        W_N = W_SY + 4 };
 
 static void fvwork_free(struct lbm_fvwork *x);
@@ -1301,6 +1301,18 @@ static void fv_incoming(struct lbm_fvwork *x, int nf)
 	in0[0] = 0;
 }
 
+/* Manning friction, implicit as the kernel's: tau_b / rho = C_b u |u|,
+ * C_b = g n^2 / h^(1/3), the factor 1 / (1 + C_b |u| dt / h) */
+static void fv_friction(double *wy, double gn2, double dt, double hd)
+{
+	double hh = MAXD(wy[W_H], hd);
+	double sp = sqrt(wy[W_QX] * wy[W_QX] + wy[W_QY] * wy[W_QY]) / hh;
+	double cb = gn2 / cbrt(hh);
+	double f = 1.0 / (1.0 + cb * sp * dt / hh);
+	wy[W_QX] *= f;
+	wy[W_QY] *= f;
+}
+
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 {
 	*edge_adj = 0;
@@ -1319,6 +1331,7 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	const double un = L->unit, e = L->p.e, g = L->p.g, dx = L->p.dx,
 		     dt = L->p.dt;
 	const double hthin = LBM_THIN * L->p.h_dry, hdd = L->p.h_dry;
+	const double n2 = L->p.manning * L->p.manning;
 	/* velocities below h_dry desingularised (0.01 h_dry moved Ritter's
 	 * front 0.4 cells but let films run into Thacker's LBM cells: 40 ->
 	 * 73,588 clamped cell-steps at 400^2) */
@@ -1371,6 +1384,22 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		double c = sqrt(g * hp);
 		double u = hp > hdd ? fabs(wy[W_QX]) / hp : 0,
 		       v = hp > hdd ? fabs(wy[W_QY]) / hp : 0;
+		/* faster than the lattice speed, which the parameters choose
+		 * above the fastest flow the terrain's slopes can give: a state
+		 * that friction would take back within the step (a 2 mm film
+		 * beside a lake reads the rounding of the lake's bed transfers
+		 * as 0.3 m^2/s, 100 m/s and more: docs/lbm.md "Real elevation
+		 * models"). Its friction comes before the sub-steps instead of
+		 * after them, so that the sub-steps follow the flow friction
+		 * leaves (the other order of the same splitting); counted
+		 * (lbm_fv_report warns), none in the validation cases */
+		wy[W_FF] = 0;
+		if (MAXD(u, v) > e && n2 > 0) {
+			wy[W_FF] = MAXD(u, v);
+			fv_friction(wy, g * n2, dt, hdd);
+			u = fabs(wy[W_QX]) / hp;
+			v = fabs(wy[W_QY]) / hp;
+		}
 		x->spd[k] = MAXD(u, v) + c;
 		fv_vel(wy, hthin, hv);
 		for (int q = 0; q < 4; q++)
@@ -1384,11 +1413,17 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		 * neighbours' speeds are those of the LBM, below e); the
 		 * maximum in the list's order (a NaN as before) */
 		double smax = 0;
-		for (int k = 0; k < nf; k++)
+		for (int k = 0; k < nf; k++) {
 			smax = MAXD(smax, x->spd[k]);
+			const double ff = w[(size_t)k * W_N + W_FF];
+			L->fv_ff += ff > 0;
+			L->fv_ff_u = MAXD(L->fv_ff_u, ff);
+		}
 		ns = (int)ceil(smax * dt / dx / LBM_FV_CFL);
 		if (ns < 1)
 			ns = 1;
+		if (ns > L->fv_ns_max)
+			L->fv_ns_max = ns;
 		if (ns > LBM_FV_MAX_SUB) { /* counted: lbm_fv_report warns */
 			ns = LBM_FV_MAX_SUB;
 			L->fv_capped++;
@@ -1447,7 +1482,6 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	/* the new masses (integers: the order is free), friction, new
 	 * depths, then the populations */
 	int64_t *mnew = x->kin;
-	const double n2 = L->p.manning * L->p.manning;
 	const double qres = LBM_FV_QRES * un * e;
 	const float inv = (float)(1.0 / un);
 	const float ghk = (float)(g / (e * e));
@@ -1460,14 +1494,8 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 			mnew[k] += x->fq[x->in[p]];
 		double h = (double)mnew[k] * un;
 		wy[W_H] = h;
-		if (h > hd && n2 > 0) {
-			double hh = MAXD(h, hd);
-			double sp = sqrt(wy[W_QX] * wy[W_QX] + wy[W_QY] * wy[W_QY]) / hh;
-			double cb = g * n2 / cbrt(hh);
-			double f = 1.0 / (1.0 + cb * sp * dt / hh);
-			wy[W_QX] *= f;
-			wy[W_QY] *= f;
-		}
+		if (h > hd && n2 > 0 && !wy[W_FF])
+			fv_friction(wy, g * n2, dt, hd);
 		/* momentum below the resolution of the populations (a few
 		 * units of lattice momentum: their rounding) is none; else
 		 * the rounding of the re-initialisation holds it there

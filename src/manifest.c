@@ -190,6 +190,13 @@ char *manifest_json(const struct wb_manifest_in *in)
 					 rep->fv_capped, rep->fv_cfl);
 				e |= !cJSON_AddItemToArray(adj, cJSON_CreateString(t));
 			}
+			e |= put_int(sol, "fv_friction_first", rep->fv_friction_first);
+			if (adj && rep->fv_friction_first > 0) {
+				snprintf(t, sizeof(t),
+					 "hybrid finite-volume friction applied before transport in %ld cell-steps faster than the lattice speed (up to %.3g m/s)",
+					 rep->fv_friction_first, rep->fv_ff_speed);
+				e |= !cJSON_AddItemToArray(adj, cJSON_CreateString(t));
+			}
 			if (adj && rep->rescales > 0) {
 				snprintf(t, sizeof(t),
 					 "lattice speed re-chosen %ld times during the run, to %g m/s (dt %g s)",
