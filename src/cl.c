@@ -2479,9 +2479,12 @@ static cl_int cl_fv_macro(struct cl_lbm *c, int slot)
 	if (nf == 0 || fv_rows_of_cells(c) == 0)
 		return CL_SUCCESS;
 	fv_near(c, 1, c->rsel, c->rnear);
-	const struct fv_req rq[2] = { { c->rsel, c->cur, 1, c->frf },
-				      { c->rnear, c->cur, 2, c->frh } };
-	cl_int err = fv_fetch(c, rq, 2);
+	/* lbm_fv_state reads the bed transfers at the depths they were
+	 * computed at, h[!cur] after a step (lbm.h bed_lvl) */
+	const struct fv_req rq[3] = { { c->rsel, c->cur, 1, c->frf },
+				      { c->rnear, c->cur, 2, c->frh },
+				      { c->rnear, !c->cur, 2, NULL } };
+	cl_int err = fv_fetch(c, rq, L->bed_lvl ? 3 : 2);
 	if (err != CL_SUCCESS)
 		return err;
 	if ((size_t)nf > c->fvcap) {

@@ -234,11 +234,10 @@ static inline int fv_of(const struct lbm *L, int x)
 
 /* Momentum (lattice units, sum c_a F_a times unit: m) of cell n's stored
  * populations less the bed terms of its open links at the depths hA. */
-static void cell_moments(const struct lbm *L, int n, double *h, double *mx,
-			 double *my)
+static void moments_at(const struct lbm *L, const float *hA, int n,
+		       double *h, double *mx, double *my)
 {
 	int32_t *const *A = L->f[L->cur];
-	const float *hA = L->h[L->cur];
 	const float hd = (float)L->p.h_dry;
 	int64_t m = 0, x = 0, y = 0;
 	double bx = 0, by = 0;
@@ -264,6 +263,12 @@ static void cell_moments(const struct lbm *L, int n, double *h, double *mx,
 	*my = ((double)y - by) * L->unit;
 }
 
+static void cell_moments(const struct lbm *L, int n, double *h, double *mx,
+			 double *my)
+{
+	moments_at(L, L->h[L->cur], n, h, mx, my);
+}
+
 /* The rounded bed transfers (units) that cell n's populations carry on
  * its open links at the current depths, as the kernel adds them: the
  * populations hold the depth plus these (in transit to the neighbours). */
@@ -286,7 +291,7 @@ static int64_t bed_sum(const struct lbm *L, int n)
 void lbm_fv_state(const struct lbm *L, int n, float *h, float *u, float *v)
 {
 	double hh, mx, my;
-	cell_moments(L, n, &hh, &mx, &my);
+	moments_at(L, L->h[L->bed_lvl ? !L->cur : L->cur], n, &hh, &mx, &my);
 	const double hthin = LBM_THIN * L->p.h_dry;
 	*h = (float)(hh > 0 ? hh : 0);
 	if (hh > L->p.h_dry) {
