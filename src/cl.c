@@ -2429,6 +2429,11 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 	err |= ARG(k, 17, c->fvrows);
 	err |= ARG(k, 18, c->gk);
 	err |= ARG(k, 19, t_on);
+	/* films that their surface's fall drives past LBM_FV_ON in a step
+	 * (lbm_fv.c film_drives: a fall above K sqrt(h)), K halved */
+	cl_float t_drive = (cl_float)(0.5 * L->fv_on * L->p.dx /
+				      (sqrt(g) * L->p.dt));
+	err |= ARG(k, 20, t_drive);
 	if (err != CL_SUCCESS)
 		return err;
 	/* several processes: this band's rows (their data is this rank's,
@@ -2709,7 +2714,9 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	out->h = malloc(n * sizeof(float));
 	out->u = malloc(n * sizeof(float));
 	out->v = malloc(n * sizeof(float));
-	if (!out->h || !out->u || !out->v) {
+	int fv_oom;
+	out->fv = lbm_fv_mask(L, &fv_oom);
+	if (!out->h || !out->u || !out->v || fv_oom) {
 		st = wb_fail(d, WB_EIO, NULL, "lbm (opencl): out of memory");
 		goto done;
 	}

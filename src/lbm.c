@@ -2518,6 +2518,12 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 		st = wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
 		goto done;
 	}
+	int oom;
+	out->fv = lbm_fv_mask(&L, &oom);
+	if (oom) {
+		st = wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
+		goto done;
+	}
 	if (windows > 0) {
 		/* a steady bake returns the last window's time-averaged flow */
 		memcpy(out->h, mh, n * sizeof(float));

@@ -511,6 +511,9 @@ void lbm_fv_report(const struct lbm *L, struct wb_solve_report *rep,
 /* Depth and velocity (m, m/s) of FV cell n: its own state (its
  * populations less the bed terms), not the pulled LBM moments. */
 void lbm_fv_state(const struct lbm *L, int n, float *h, float *u, float *v);
+/* The cells that are FV now, as a mask of nx x ny bytes (wb_state fv);
+ * NULL when there are none, or with *oom set when memory ran out. */
+unsigned char *lbm_fv_mask(const struct lbm *L, int *oom);
 
 /* lbm_solve (solve.h) with the hybrid on (1) or off (0: pure LBM, the
  * Froude clamp holds supercritical cells); lbm_solve passes the scene's

@@ -726,8 +726,8 @@ static void clamp_where(const struct wb_scene *sc, const struct wb_state *st,
 		for (int i = 0; i < st->nx; i++) {
 			size_t k = (size_t)j * st->nx + i;
 			double h = st->h[k];
-			if (!(h > hmin))
-				continue;
+			if (!(h > hmin) || (st->fv && st->fv[k]))
+				continue; /* an FV cell: no limiter holds it */
 			double fr = hypot(st->u[k], st->v[k]) / sqrt(WB_GRAVITY * h);
 			if (!(fr >= 0.99))
 				continue;

@@ -15,6 +15,7 @@ void wb_state_free(struct wb_state *s)
 	free(s->u);
 	free(s->v);
 	free(s->foam);
+	free(s->fv);
 	free(s->falls);
 	memset(s, 0, sizeof(*s));
 }

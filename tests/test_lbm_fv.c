@@ -202,6 +202,9 @@ static void test_rain_lake_films(void **state)
 	assert_true(L.fv_ff > 0);
 	assert_true(L.fv_ff_u > L.p.e);
 	assert_true(umax < L.p.e);
+	/* the rain's films that start to run on the slopes are FV cells
+	 * (lbm_fv.c film_drives): no limiter acts (as LBM cells: 3) */
+	assert_int_equal(L.clamped, 0);
 	lbm_release(&L);
 	wb_diags_release(&d);
 	wb_raster_free(&r);

@@ -1006,7 +1006,8 @@ kernel void wb_resid_rows(global const float *h, global const float *u0,
  * leave a row out (extra rows cost a transfer, never a result): the host
  * passes half of lbm_fv.c's Froude thresholds, applied to the raw
  * moments (as its candidate test) and to the moments less the bed terms
- * (as its core test, with a margin); the spill test is lbm_fv.c's
+ * (as its core test, with a margin); moving films (film_drives, with
+ * half its threshold); the spill test is lbm_fv.c's
  * spills, the same float operations on the same bytes. Rows
  * without a core cell mark nothing (lbm_fv_mark_rows). A change to the
  * core criteria of lbm_fv.c must be made here too. */
@@ -1015,7 +1016,7 @@ kernel void lbm_fv_rows(global const int *A, global const float *hA,
 			int W, int nx, int ny, float kf, float hdu, float thin_u,
 			float t_off, float t_film, float hdf, int all, float Gai,
 			float Gdi, global int *rows, global const uchar *gk,
-			float t_on)
+			float t_on, float t_drive)
 {
 	const int i = get_global_id(0) + 1, j = get_global_id(1) + 1;
 	if (i > nx || j > ny)
@@ -1089,6 +1090,19 @@ kernel void lbm_fv_rows(global const int *A, global const float *hA,
 		const float slack = 1e-4f * (fabs(X) + fabs(Y) + ab) + 48.0f;
 		const float mx = fabs(X - bx) + slack, my = fabs(Y - by) + slack;
 		hit = (mx * mx + my * my) * kf > m3;
+	}
+	/* a film whose surface falls toward an open neighbour by more than
+	 * K sqrt(h) (lbm_fv.c film_drives; t_drive is half its K, the
+	 * diagonal's length rounded up: a superset) */
+	if (!hit && mf < 1.01f * thin_u) {
+		const float lim = t_drive * sqrt(fmax(hA[n], 0.0f));
+		for (int a = 1; a < 9; a++) {
+			const int q = n + lbm_cxs[a] + lbm_cys[a] * W;
+			if (!lbm_link_open(hA[n], z[n], c[n], hA[q], z[q], c[q], hdf))
+				continue;
+			const float d = eta - (z[q] + fmax(hA[q], 0.0f));
+			hit |= ((a & 1) ? d : d * 0.7f) > lim;
+		}
 	}
 	for (int dj = -1; dj <= 1 && !hit; dj++)
 		for (int di = -1; di <= 1; di++) {
