@@ -388,12 +388,12 @@ struct wb_state {
 	float *h;          /* depth (m) */
 	float *u, *v;      /* depth-averaged velocity (m/s) at cell centres */
 	float *foam;       /* foam density 0..1, NULL when not simulated */
+	struct wb_waterfall *falls;
+	int n_falls;
 	/* LBM hybrid: 1 where the finite-volume update holds the cell at the
 	 * end (its flow may be supercritical: no limiter holds it), 0 where
 	 * the lattice does; NULL when no cell is FV */
 	unsigned char *fv;
-	struct wb_waterfall *falls;
-	int n_falls;
 };
 
 void wb_state_free(struct wb_state *s);

@@ -517,7 +517,7 @@ static void test_clamp_where(void **state)
 	scene_of(&sc, &r);
 	sc.sim.dry_depth = 1e-3;
 	float h[200], u[200], v[200];
-	struct wb_state st = { 10, 20, 2.0, h, u, v, NULL, NULL, 0 };
+	struct wb_state st = { 10, 20, 2.0, h, u, v, NULL, NULL, 0, NULL };
 	for (int k = 0; k < 200; k++) {
 		h[k] = 1;
 		u[k] = 0.5f; /* Froude 0.16 */
@@ -545,6 +545,22 @@ static void test_clamp_where(void **state)
 	assert_int_equal(d.warnings, 1);
 	assert_true(has_diag(&d, "at the end it holds 6 cells at Froude 1, within x 6..12 m, y 14..18 m (the fastest at x 9 m, y 17 m)"));
 	wb_diags_release(&d);
+
+	/* the LBM hybrid: cells that the finite-volume update holds at the
+	 * end (wb_state fv) are no limiter's; with row 8's three FV, row 7's
+	 * three remain */
+	unsigned char fv[200] = { 0 };
+	for (int i = 3; i <= 5; i++)
+		fv[i + 10 * 8] = 1;
+	st.fv = fv;
+	memset(&a, 0, sizeof a);
+	wb_diags_init(&d);
+	wb_output_assess(&sc, &r, &rep, &st, 0, &a, &d);
+	assert_int_equal(a.limit_cells, 3);
+	assert_true(a.limit_box[2] == 14 && a.limit_box[3] == 16); /* y: cell 7 */
+	assert_true(fabs(a.limit_fr - 1) < 1e-6);
+	wb_diags_release(&d);
+	st.fv = NULL;
 
 	/* the same clamps with every cell below the limit at the end */
 	for (int k = 0; k < 200; k++)

@@ -285,7 +285,7 @@ static void test_state_modifier_fields(void **state)
 	assert_int_equal(wb_bake_load(&a, write_scene("fields", 95), &d), WB_OK);
 	size_t n = (size_t)NX * NY;
 	/* a state of the right shape: the solver's output is not needed */
-	struct wb_state s = { NX, NY, 1.0, a.r.z, a.r.z, a.r.z, NULL, NULL, 0 };
+	struct wb_state s = { NX, NY, 1.0, a.r.z, a.r.z, a.r.z, NULL, NULL, 0, NULL };
 	const char *p = TMP "/fields.wbs";
 	assert_int_equal(wb_state_save(p, &a.r, WB_SOLVER_SWE, &s, NULL, NULL, &d), WB_OK);
 	assert_int_equal(wb_state_load(p, &a.r, &t, NULL, mod, NULL, &d), WB_OK);
