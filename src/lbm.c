@@ -2018,6 +2018,14 @@ void lbm_fv_report(const struct lbm *L, struct wb_solve_report *rep,
 			    "lbm: in %ld of %ld steps the hybrid's finite-volume update needed more than its %d sub-steps ((|u| + c) dt / dx up to %.3g against %g per sub-step) and ran beyond its stability limit: flow that fast there (thin films on steep slopes) is not resolved and the bake is slow; the SWE solver (--solver swe) resolves it",
 			    L->fv_capped, L->step, LBM_FV_MAX_SUB, L->fv_cfl,
 			    LBM_FV_CFL);
+	/* most of the bake in the FV update (rain over a whole DEM): the
+	 * SWE solver's step costs a fraction of it (docs/lbm.md "Real
+	 * elevation models": jacksboro under rain, 99.9 % FV, about 50x) */
+	const double cs = (double)L->step * L->nx * L->ny;
+	if (L->hybrid && cs > 0 && (double)L->fv_cells > 0.5 * cs)
+		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
+			    "lbm: most of this bake (%.3g %% of the cell-steps) ran as the hybrid's finite-volume update, whose step costs many times the SWE solver's (about 50x on a DEM under rain); the SWE solver (--solver swe) bakes such a scene faster",
+			    100.0 * (double)L->fv_cells / cs);
 	rep->fv_friction_first = L->fv_ff;
 	rep->fv_ff_speed = L->fv_ff_u;
 	if (L->fv_ff > 0)

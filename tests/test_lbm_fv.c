@@ -9,7 +9,11 @@
  *   - mass is exact to the integer unit every step: water on the grid =
  *     initial + what crossed the edges and came from the spring;
  *   - the bytes do not depend on the thread count (1 vs 2 threads, a grid
- *     large enough for two).
+ *     large enough for two);
+ *   - rain beside a sloshing lake at 80 m: films that read speeds above
+ *     the lattice speed take their friction first (counted, warned) and
+ *     the FV update keeps the sub-steps of flow at the lattice speed;
+ *     films that start to run are FV cells (0 clamped).
  * Scenes are generated here.
  */
 #include <stdarg.h>
@@ -205,6 +209,19 @@ static void test_rain_lake_films(void **state)
 	/* the rain's films that start to run on the slopes are FV cells
 	 * (lbm_fv.c film_drives): no limiter acts (as LBM cells: 3) */
 	assert_int_equal(L.clamped, 0);
+	/* the report: the count in the manifest's field, and a warning */
+	struct wb_solve_report rep;
+	memset(&rep, 0, sizeof rep);
+	struct wb_diags d2;
+	wb_diags_init(&d2);
+	lbm_fv_report(&L, &rep, &d2);
+	assert_true(rep.fv_friction_first == L.fv_ff && rep.fv_capped == 0);
+	int warned = 0;
+	for (int k = 0; k < d2.n; k++)
+		warned += d2.v[k].sev == WB_SEV_WARNING &&
+			  strstr(d2.v[k].msg, "read a speed above the lattice speed") != NULL;
+	assert_int_equal(warned, 1);
+	wb_diags_release(&d2);
 	lbm_release(&L);
 	wb_diags_release(&d);
 	wb_raster_free(&r);
