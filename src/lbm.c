@@ -2024,7 +2024,7 @@ void lbm_fv_report(const struct lbm *L, struct wb_solve_report *rep,
 	const double cs = (double)L->step * L->nx * L->ny;
 	if (L->hybrid && cs > 0 && (double)L->fv_cells > 0.5 * cs)
 		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
-			    "lbm: most of this bake (%.3g %% of the cell-steps) ran as the hybrid's finite-volume update, whose step costs many times the SWE solver's (about 50x on a DEM under rain); the SWE solver (--solver swe) bakes such a scene faster",
+			    "lbm: most of this bake (%.3g %% of the cell-steps) ran as the hybrid's finite-volume update, whose step costs many times the SWE solver's (about 50x on the jacksboro DEM under rain, docs/lbm.md \"Real elevation models\"); the SWE solver (--solver swe) bakes such a scene faster",
 			    100.0 * (double)L->fv_cells / cs);
 	rep->fv_friction_first = L->fv_ff;
 	rep->fv_ff_speed = L->fv_ff_u;
