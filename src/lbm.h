@@ -338,7 +338,7 @@ struct lbm {
 	struct lbm_fvwork *fvx; /* lbm_fv_update's work (lbm_fv.c) */
 	long fv_cells;      /* cell-steps advanced by the FV update */
 	long fv_capped;     /* steps whose FV update needed more than its
-			       64 sub-steps (it ran beyond its CFL limit) */
+			       LBM_FV_MAX_SUB sub-steps (it ran past its CFL limit) */
 	double fv_cfl;      /* the largest (|u| + c) dt / dx it then met */
 	long fv_ff;         /* FV cell-steps faster than e, whose friction
 			       came before the sub-steps (lbm_fv_update) */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lbm.h" /* LBM_FV_MAX_SUB */
 #include "maps.h"
 #include "strutil.h"
 #include "output.h"
@@ -186,8 +187,8 @@ char *manifest_json(const struct wb_manifest_in *in)
 			e |= put_int(sol, "fv_substeps_capped", rep->fv_capped);
 			if (adj && rep->fv_capped > 0) {
 				snprintf(t, sizeof(t),
-					 "hybrid finite-volume update capped at 64 sub-steps in %ld steps ((|u| + c) dt / dx up to %.3g)",
-					 rep->fv_capped, rep->fv_cfl);
+					 "hybrid finite-volume update capped at %d sub-steps in %ld steps ((|u| + c) dt / dx up to %.3g)",
+					 LBM_FV_MAX_SUB, rep->fv_capped, rep->fv_cfl);
 				e |= !cJSON_AddItemToArray(adj, cJSON_CreateString(t));
 			}
 			e |= put_int(sol, "fv_friction_first", rep->fv_friction_first);

@@ -58,9 +58,9 @@
 enum { LBM = WB_SOLVER_LBM, SWE = WB_SOLVER_SWE };
 
 /*
- * Known gaps: the LBM cases that miss issue 11's limits today (the table
- * in docs/validation.md says by how much and why; issue 11 stays open
- * until the list is empty). Such a test still runs its case and prints
+ * Known gaps: the LBM cases that miss issue 11's limits (the table in
+ * docs/validation.md says by how much and why). None today: Thacker's
+ * paraboloid, the last, left the list on 2026-11-27. Such a test still runs its case and prints
  * its VALID line; LIMIT() then records a miss instead of failing, and the
  * test FAILS when the case meets every limit, so that the list cannot
  * outlive the gap (not judged under WB_TEST_QUICK=1, whose shorter runs
@@ -548,7 +548,13 @@ static enum wb_status thacker_run(int solver, int n, double *l1, double *shore,
 			r.h0[i + (size_t)j * n] = (float)an_thacker_h(&T, rr, 0);
 		}
 	struct wb_sim sim = sim_base(solver);
-	sim.viscosity = 1e-3;
+	/* the analytic solution is inviscid (and SWE has no viscous term):
+	 * the LBM runs just above its tau floor on the 200^2 grid (2.8e-4
+	 * m^2/s there, 1.4e-4 at 400^2), so that nothing is raised on either
+	 * grid; at 1e-3 the viscous drag on the breathing, -8 a b nu r, is
+	 * physics the scene asks for and adds 0.8 % to L1 at 400^2 (1.77 %
+	 * against 0.95 %; docs/lbm.md, "Thacker") */
+	sim.viscosity = 3e-4;
 	sim.dry_depth = 1e-5;
 	float *h = malloc(sizeof(float) * n * n);
 	assert_non_null(h);
@@ -606,7 +612,7 @@ static void thacker_case(int solver)
 	LIMIT(l1[1] < l1[0]);
 }
 
-static void test_thacker_lbm(void **state) { (void)state; GAP(thacker_case(LBM)); }
+static void test_thacker_lbm(void **state) { (void)state; thacker_case(LBM); }
 static void test_thacker_swe(void **state) { (void)state; thacker_case(SWE); }
 
 /* ---- still water --------------------------------------------------------- */
