@@ -441,6 +441,8 @@ struct wb_level_report {
 };
 #define WB_LEVELS_MAX 4
 
+#define WB_CLAMP_BLOCK 32 /* cells: the grain of clamp_blocks */
+
 struct wb_solve_report {
 	long steps;
 	int converged;
@@ -453,9 +455,18 @@ struct wb_solve_report {
 	double vol_particles;          /* m^3 in flight (SWE) */
 	double balance_error;  /* |initial + in - out - final| / max(...) */
 	long clamped;        /* cell-steps clamped by the stability checks */
+	/* LBM: where they were, over the whole run: the blocks of
+	 * WB_CLAMP_BLOCK x WB_CLAMP_BLOCK cells that hold clamped cell-steps,
+	 * the box around them and the block with the most (cells x0, x1, y0,
+	 * y1, the ends exclusive; on a tie the first in row-major order);
+	 * clamp_blocks 0: nothing clamped, or SWE */
+	long clamp_blocks;
+	int clamp_box[4], clamp_most[4];
+	long clamp_most_n;
 	/* LBM hybrid: steps whose finite-volume update needed more than its
-	 * 64 sub-steps, and the largest (|u| + c) dt / dx it then met (it
-	 * ran beyond its stability limit: a warning and a manifest entry) */
+	 * sub-step cap (LBM_FV_MAX_SUB, src/lbm.h), and the largest (|u| +
+	 * c) dt / dx it then met (it ran beyond its stability limit: a
+	 * warning and a manifest entry) */
 	long fv_capped;
 	double fv_cfl;
 	/* LBM hybrid: FV cell-steps that read a speed above the lattice

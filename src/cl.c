@@ -750,7 +750,9 @@ struct cl_lbm {
 	cl_mem acc_fin, acc_fout, acc_sin, acc_sout, acc_scl, clamp_acc, bad;
 	cl_mem mh, mu[2], mv[2], rows, rnum, rden, rwet; /* rwet: sum h per row */
 	cl_mem sh, su, sv, mm; /* lbm_solve's window sums and mean depth */
-	size_t lx, ngroups;
+	size_t lx;
+	size_t ncm;          /* clamp_acc: the clamp map's slots, ny rows of
+				lbm.cnx (lbm.c, WB_CLAMP_BLOCK columns) */
 	int mcur;            /* which of mu/mv holds the latest macro */
 	cl_kernel k_ghost, k_flux, k_step, k_spec, k_macro, k_mfix, k_rowsum,
 		  k_resid;
@@ -788,6 +790,9 @@ struct cl_lbm {
 	cl_float *fvv;
 	long long fv_in, fv_out; /* FV update's change at inflow/level edges */
 	long fv_unclamp;     /* device clamps in FV cells (lbm.c skips them) */
+	uint32_t *cm_un;     /* the same per clamp-map slot (ncm), and two */
+	uint32_t *cm_a, *cm_b; /* scratch maps of the host's re-runs */
+	cl_int *spn;         /* per special item of si: its cell */
 	double fv_bytes;     /* moved between host and device for the hybrid */
 	/* several processes (par.h): the padded rows this rank owns, the
 	 * selections of one fetch (fv_fetch), the bytes received from the
@@ -871,6 +876,10 @@ void cl_lbm_free(struct cl_lbm *c)
 	}
 	wb_par_plan_release(&c->plan);
 	free(c->fown);
+	free(c->cm_un);
+	free(c->cm_a);
+	free(c->cm_b);
+	free(c->spn);
 	lbm_release(&c->L);
 	free(c);
 }
@@ -1021,6 +1030,12 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 			c->nsp_e = ns;
 	}
 	c->nsp = ns;
+	if (!(c->spn = malloc(((size_t)ns + 1) * sizeof(cl_int)))) {
+		st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
+		goto out;
+	}
+	for (int k = 0; k < ns; k++)
+		c->spn[k] = si[k].s[0];
 	if (L->par && !(c->fown = malloc((size_t)nf + 1))) {
 		st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 		goto out;
@@ -1136,14 +1151,20 @@ static enum wb_status lbm_create_par(struct cl_env *e,
 			goto fail;
 		}
 	c->lx = pick_lx(e, c->k_step);
-	c->ngroups = round_up((size_t)L->nx, c->lx) / c->lx * (size_t)L->ny;
+	c->ncm = (size_t)L->cnx * L->ny;
+	if (!(c->cm_un = calloc(c->ncm, sizeof(uint32_t))) ||
+	    !(c->cm_a = calloc(c->ncm, sizeof(uint32_t))) ||
+	    !(c->cm_b = calloc(c->ncm, sizeof(uint32_t)))) {
+		st = cl_fail(d, CL_OUT_OF_HOST_MEMORY, "the clamp map");
+		goto fail;
+	}
 	const size_t nn = (size_t)L->nx * L->ny;
 	if (!(c->f[0] = buf_new(e, LBM_Q * fb, &err)) ||
 	    !(c->f[1] = buf_new(e, LBM_Q * fb, &err)) ||
 	    !(c->h[0] = buf_new(e, fb, &err)) || !(c->h[1] = buf_new(e, fb, &err)) ||
 	    !(c->z = buf_new(e, fb, &err)) || !(c->c = buf_new(e, fb, &err)) ||
 	    !(c->zi = buf_new(e, fb, &err)) ||
-	    !(c->clamp_acc = buf_new(e, c->ngroups * sizeof(cl_uint), &err)) ||
+	    !(c->clamp_acc = buf_new(e, c->ncm * sizeof(cl_uint), &err)) ||
 	    !(c->bad = buf_new(e, sizeof(cl_int), &err)) ||
 	    !(c->mh = buf_new(e, nn * sizeof(float), &err)) ||
 	    !(c->mu[0] = buf_new(e, nn * sizeof(float), &err)) ||
@@ -1176,7 +1197,7 @@ static enum wb_status lbm_create_par(struct cl_env *e,
 	if (err == CL_SUCCESS)
 		err = buf_write(e, c->gk, 0, N, L->gkind);
 	if (err == CL_SUCCESS)
-		err = buf_zero(e, c->clamp_acc, c->ngroups * sizeof(cl_uint));
+		err = buf_zero(e, c->clamp_acc, c->ncm * sizeof(cl_uint));
 	cl_int big = INT_MAX;
 	if (err == CL_SUCCESS)
 		err = buf_write(e, c->bad, 0, sizeof(big), &big);
@@ -2010,7 +2031,7 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
 	struct cl_env *e = c->env;
 	const struct lbm *L = &c->L;
 	size_t nf = (size_t)c->nf, ns = (size_t)L->nsp;
-	size_t nmax = MAXD(MAXD(nf, ns), c->ngroups) + 1;
+	size_t nmax = MAXD(MAXD(nf, ns), c->ncm) + 1;
 	cl_long *t = malloc(nmax * sizeof(cl_long));
 	cl_ulong *u = malloc(nmax * sizeof(cl_ulong));
 	if (!t || !u) {
@@ -2041,10 +2062,10 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
 		err = buf_read(e, c->acc_scl, 0, ns * sizeof(cl_ulong), u);
 	for (size_t k = 0; err == CL_SUCCESS && k < ns; k++)
 		cl += u[k];
-	cl_uint *u32 = (cl_uint *)u; /* nmax >= ngroups + 1 slots of 8 B */
+	cl_uint *u32 = (cl_uint *)u; /* nmax >= ncm + 1 slots of 8 B */
 	if (err == CL_SUCCESS)
-		err = buf_read(e, c->clamp_acc, 0, c->ngroups * sizeof(cl_uint), u32);
-	for (size_t k = 0; err == CL_SUCCESS && k < c->ngroups; k++)
+		err = buf_read(e, c->clamp_acc, 0, c->ncm * sizeof(cl_uint), u32);
+	for (size_t k = 0; err == CL_SUCCESS && k < c->ncm; k++)
 		cl += u32[k];
 	free(t);
 	free(u);
@@ -2054,6 +2075,37 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
 	*in = fi + si + c->fv_in;
 	*out = fo + so + c->fv_out;
 	*clamped = (long)cl - c->fv_unclamp;
+	return err;
+}
+
+/* The run's clamp map into L.cmap (lbm_clamp_where reads it, as
+ * lbm_solve's): the device's slots, plus each special's clamps at its
+ * cell, over several processes each band's rows from its rank, less
+ * what the device counted in FV cells (the host's re-runs, cl_fv_step;
+ * the same on every rank). */
+static cl_int lbm_where_books(struct cl_lbm *c)
+{
+	struct cl_env *e = c->env;
+	struct lbm *L = &c->L;
+	const size_t ns = (size_t)c->nsp;
+	cl_int err = buf_read(e, c->clamp_acc, 0, c->ncm * sizeof(cl_uint),
+			      L->cmap);
+	cl_ulong *u = malloc((ns + 1) * sizeof(cl_ulong));
+	if (!u)
+		return CL_OUT_OF_HOST_MEMORY;
+	if (err == CL_SUCCESS && ns)
+		err = buf_read(e, c->acc_scl, 0, ns * sizeof(cl_ulong), u);
+	for (size_t k = 0; err == CL_SUCCESS && k < ns; k++) {
+		const int n = c->spn[k];
+		L->cmap[(size_t)(n / L->W - 1) * L->cnx +
+			(n % L->W - 1) / WB_CLAMP_BLOCK] += (uint32_t)u[k];
+	}
+	free(u);
+	if (err == CL_SUCCESS && L->par &&
+	    wb_par_rows(L->par, L->cmap, sizeof(uint32_t), L->cnx, 0, 0))
+		err = CL_OUT_OF_RESOURCES;
+	for (size_t q = 0; err == CL_SUCCESS && q < c->ncm; q++)
+		L->cmap[q] -= c->cm_un[q];
 	return err;
 }
 
@@ -2352,27 +2404,38 @@ static cl_int cl_fv_step(struct cl_lbm *c)
 	 * clamps not counted), then unmasked (every clamp the device
 	 * counted); the same populations either way */
 	long masked = 0;
-	const int nfv = L->nfv;
+	const int nfv = L->nfv, cnx = L->cnx;
+	uint32_t *const cmap = L->cmap; /* the re-runs count into scratch */
+	L->cmap = c->cm_a;
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 4) reduction(+ : masked)
 	for (int j = 1; j <= L->ny; j++) {
 		if (!c->rsel[j])
 			continue;
 		L->row_clamp[j] = 0;
 		L->row_bad[j] = 0;
+		memset(c->cm_a + (size_t)(j - 1) * cnx, 0, cnx * sizeof(uint32_t));
 		lbm_kernel_row(L, j);
 		masked += L->row_clamp[j];
 	}
 	L->nfv = 0; /* lbm_kernel_row: no FV mask */
+	L->cmap = c->cm_b;
 	long all = 0;
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 4) reduction(+ : all)
 	for (int j = 1; j <= L->ny; j++) {
 		if (!c->rsel[j])
 			continue;
 		L->row_clamp[j] = 0;
+		uint32_t *a = c->cm_a + (size_t)(j - 1) * cnx,
+			 *b = c->cm_b + (size_t)(j - 1) * cnx,
+			 *un = c->cm_un + (size_t)(j - 1) * cnx;
+		memset(b, 0, cnx * sizeof(uint32_t));
 		lbm_kernel_row(L, j);
 		all += L->row_clamp[j];
+		for (int q = 0; q < cnx; q++) /* unmasked >= masked */
+			un[q] += b[q] - a[q];
 	}
 	L->nfv = nfv;
+	L->cmap = cmap;
 	c->fv_unclamp += all - masked;
 	int64_t eadj = 0;
 	lbm_fv_update(L, &eadj);
@@ -2745,7 +2808,8 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	long long vin = 0, vout = 0;
 	long clamped = 0;
 	if ((err = lbm_volume_dev(c, &rep->vol_final)) != CL_SUCCESS ||
-	    (err = lbm_books(c, &vin, &vout, &clamped)) != CL_SUCCESS) {
+	    (err = lbm_books(c, &vin, &vout, &clamped)) != CL_SUCCESS ||
+	    (err = lbm_where_books(c)) != CL_SUCCESS) {
 		st = cl_fail(d, err, "reading the bookkeeping");
 		goto done;
 	}
@@ -2776,6 +2840,7 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		scale > 0 ? fabs(rep->vol_initial + rep->vol_in - rep->vol_out -
 				 rep->vol_final) / scale : 0;
 	rep->clamped = clamped;
+	lbm_clamp_where(L->cmap, L->nx, L->ny, rep);
 	rep->bytes_per_cell = cl_lbm_bytes_per_cell(c);
 	if (L->fv_cells > 0) /* lbm_solve's note, word for word */
 		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,

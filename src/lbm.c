@@ -309,6 +309,7 @@ void lbm_release(struct lbm *L)
 	free(L->blk);
 	free(L->bdz);
 	free(L->row_clamp);
+	free(L->cmap);
 	free(L->row_bad);
 	free(L->row_in);
 	free(L->row_out);
@@ -981,6 +982,8 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 	fail |= !(L->ginit = calloc(L->ncell, sizeof(float)));
 	fail |= !(L->sp_row = calloc((size_t)L->ny + 1, sizeof(int)));
 	fail |= !(L->row_clamp = calloc((size_t)L->H, sizeof(long)));
+	L->cnx = (L->nx + WB_CLAMP_BLOCK - 1) / WB_CLAMP_BLOCK;
+	fail |= !(L->cmap = calloc((size_t)L->ny * L->cnx, sizeof(uint32_t)));
 	fail |= !(L->row_bad = calloc((size_t)L->H, sizeof(int)));
 	fail |= !(L->row_in = calloc((size_t)L->H, sizeof(int64_t)));
 	fail |= !(L->row_out = calloc((size_t)L->H, sizeof(int64_t)));
@@ -1163,6 +1166,10 @@ struct lbm_kin {
 	const int32_t *zi; /* integer bed potential (lbm.zi) */
 	const float *fv; /* 1 in cells of the hybrid's FV update, or NULL */
 	int W;
+	/* the row's clamp map (lbm.cmap), counted per WB_CLAMP_BLOCK cells
+	 * from padded index cbase (the row's first interior cell), or NULL */
+	uint32_t *cmap;
+	int cbase;
 };
 
 struct lbm_kout {
@@ -1255,6 +1262,8 @@ static void kernel_cols(struct lbm *L, int jj, int i0, int i1)
 	in.c = L->c;
 	in.fv = L->nfv > 0 ? L->fvm : NULL;
 	in.W = W;
+	in.cmap = L->cmap + (size_t)(jj - 1) * L->cnx;
+	in.cbase = jj * W + 1;
 	out.hB = L->h[!L->cur];
 	long nclamp = 0;
 	int nbad = 0;
@@ -1303,6 +1312,8 @@ static void kernel_cols(struct lbm *L, int jj, int i0, int i1)
 		tin.c = tc;
 		tin.fv = NULL;
 		tin.W = TW;
+		tin.cmap = NULL; /* counted below, at the row's columns */
+		tin.cbase = 0;
 		tout.hB = thB;
 		vm8 cl = { 0 }, bd = { 0 };
 		if (k.trt)
@@ -1313,8 +1324,10 @@ static void kernel_cols(struct lbm *L, int jj, int i0, int i1)
 			for (int a = 0; a < LBM_Q; a++)
 				out.B[a][n0 + i + l] = tB[a][l];
 			out.hB[n0 + i + l] = thB[l];
-			nclamp += cl[l] != 0 &&
-				  !(in.fv && in.fv[n0 + i + l] > 0.5f);
+			if (cl[l] != 0 && !(in.fv && in.fv[n0 + i + l] > 0.5f)) {
+				nclamp++;
+				in.cmap[(i0 + i + l) / WB_CLAMP_BLOCK]++;
+			}
 			nbad += bd[l] != 0;
 		}
 	}
@@ -1376,6 +1389,8 @@ static void specials_row(struct lbm *L, int j)
 				for (int a = 0; a < LBM_Q; a++)
 					f[a] += th * (hp * lbm_q[a] - f[a]);
 				ncl++;
+				L->cmap[(size_t)j * L->cnx +
+					(n % L->W - 1) / WB_CLAMP_BLOCK]++;
 			}
 		}
 		if (q->src > 0) {
@@ -2008,6 +2023,49 @@ double lbm_depth_for(const struct lbm_params *p)
 	return LBM_GH_RATIO * p->e * p->e / p->g;
 }
 
+long lbm_clamp_where(const uint32_t *map, int nx, int ny,
+		     struct wb_solve_report *rep)
+{
+	const int B = WB_CLAMP_BLOCK, cnx = (nx + B - 1) / B;
+	const int cny = (ny + B - 1) / B;
+	long total = 0, blocks = 0, most = 0;
+	int bx0 = cnx, bx1 = -1, by0 = cny, by1 = -1, mx = 0, my = 0;
+	for (int by = 0; by < cny; by++)
+		for (int bx = 0; bx < cnx; bx++) {
+			long n = 0;
+			for (int j = by * B; j < ny && j < (by + 1) * B; j++)
+				n += map[(size_t)j * cnx + bx];
+			if (!n)
+				continue;
+			total += n;
+			blocks++;
+			bx0 = bx < bx0 ? bx : bx0;
+			bx1 = bx > bx1 ? bx : bx1;
+			by0 = by < by0 ? by : by0;
+			by1 = by > by1 ? by : by1;
+			if (n > most) {
+				most = n;
+				mx = bx;
+				my = by;
+			}
+		}
+	rep->clamp_blocks = blocks;
+	rep->clamp_most_n = most;
+	if (blocks) {
+		const int box[4] = { bx0 * B, (bx1 + 1) * B, by0 * B, (by1 + 1) * B };
+		const int hot[4] = { mx * B, (mx + 1) * B, my * B, (my + 1) * B };
+		for (int k = 0; k < 4; k++) {
+			const int lim = k < 2 ? nx : ny;
+			rep->clamp_box[k] = box[k] < lim ? box[k] : lim;
+			rep->clamp_most[k] = hot[k] < lim ? hot[k] : lim;
+		}
+	} else {
+		memset(rep->clamp_box, 0, sizeof(rep->clamp_box));
+		memset(rep->clamp_most, 0, sizeof(rep->clamp_most));
+	}
+	return total;
+}
+
 void lbm_fv_report(const struct lbm *L, struct wb_solve_report *rep,
 		   struct wb_diags *d)
 {
@@ -2544,6 +2602,8 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 		wb_par_rows(L.par, out->h, sizeof(float), r->nx, 0, 0);
 		wb_par_rows(L.par, out->u, sizeof(float), r->nx, 0, 0);
 		wb_par_rows(L.par, out->v, sizeof(float), r->nx, 0, 0);
+		/* where the limiter acted: each band's rows of the map */
+		wb_par_rows(L.par, L.cmap, sizeof(uint32_t), L.cnx, 0, 0);
 		if (L.par->failed) {
 			st = wb_fail(d, WB_EIO, NULL,
 				     "lbm: exchange between processes failed");
@@ -2576,6 +2636,7 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 		scale > 0 ? fabs(rep->vol_initial + rep->vol_in - rep->vol_out -
 				 rep->vol_final) / scale : 0;
 	rep->clamped = L.clamped;
+	lbm_clamp_where(L.cmap, L.nx, L.ny, rep);
 	rep->bytes_per_cell = LBM_BYTES_PER_CELL;
 	if (L.fv_cells > 0)
 		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,

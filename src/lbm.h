@@ -310,6 +310,11 @@ struct lbm {
 	int *sp_row;        /* specials of row j: sp[sp_row[j] .. sp_row[j+1]) */
 	/* per-row partials (reduced serially) */
 	long *row_clamp;
+	/* clamped cell-steps of the run per interior row j and run of
+	 * WB_CLAMP_BLOCK columns: cmap[j * cnx + i / WB_CLAMP_BLOCK] (each
+	 * row written by the thread stepping it; lbm_clamp_where sums it) */
+	uint32_t *cmap;
+	int cnx;
 	int *row_bad;
 	int64_t *row_in, *row_out;
 	/* bookkeeping */
@@ -503,6 +508,13 @@ void lbm_fv_mark(struct lbm *L);
  * row. */
 void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan);
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
+/* The report's clamp_blocks, clamp_box, clamp_most and clamp_most_n
+ * from a run's clamp map (lbm.cmap: ny rows of (nx + WB_CLAMP_BLOCK - 1)
+ * / WB_CLAMP_BLOCK counts). Returns the map's total, which equals the
+ * run's clamped cell-steps. */
+long lbm_clamp_where(const uint32_t *map, int nx, int ny,
+		     struct wb_solve_report *rep);
+
 /* The hybrid's sub-step cap (LBM_FV_MAX_SUB) and its friction-first
  * cells into the report (fv_capped, fv_cfl, fv_friction_first,
  * fv_ff_speed) and, where they acted, warnings. */

@@ -719,6 +719,23 @@ static inline vm FVM(const struct lbm_kin *in, int n, vm cl)
 	return cl & LT(LD(in->fv + n), SPL(0.5f));
 }
 
+/* The clamp map (lbm.cmap): one count per lane set in m, at its column
+ * (cells n ..; rare: the caller tests the count first). */
+#define CMAP VN(cmap_)
+static inline void CMAP(const struct lbm_kin *in, int n, vm m)
+{
+	if (!in->cmap)
+		return;
+#if LBM_VW == 16
+	for (unsigned b = (unsigned)m; b; b &= b - 1)
+		in->cmap[(n + __builtin_ctz(b) - in->cbase) / WB_CLAMP_BLOCK]++;
+#else
+	for (int l = 0; l < LBM_VW; l++)
+		if (m[l])
+			in->cmap[(n + l - in->cbase) / WB_CLAMP_BLOCK]++;
+#endif
+}
+
 #if LBM_VW == 8
 /* Eight cells that hold no water, whose neighbours hold none and that
  * receive nothing: every input of the update is zero (bit patterns), so
@@ -776,7 +793,12 @@ block8(const struct lbm_kin *in, const struct lbm_kout *out, int n,
 		CELLF(in, n, out, n, k, &cl, &bd, 1, 0);
 	else
 		CELLG(in, n, out, n, k, &cl, &bd, k->trt);
-	*ncl += CNT(FVM(in, n, cl));
+	const vm m = FVM(in, n, cl);
+	const int q = CNT(m);
+	if (q) {
+		*ncl += q;
+		CMAP(in, n, m);
+	}
 	*nbad += CNT(bd);
 }
 #endif
@@ -830,7 +852,12 @@ static void ROW(const struct lbm_kin *inp, const struct lbm_kout *outp,
 			CELLF(in, n, out, n, k, &cl, &bd, 1, 0);
 		else
 			CELLG(in, n, out, n, k, &cl, &bd, trt);
-		c += CNT(FVM(in, n, cl));
+		const vm m = FVM(in, n, cl);
+		const int q = CNT(m);
+		if (q) {
+			c += q;
+			CMAP(in, n, m);
+		}
 		bad += CNT(bd);
 	}
 	for (int b = nu * PER; b < nb; b++) {
@@ -879,5 +906,6 @@ static void ROW(const struct lbm_kin *inp, const struct lbm_kout *outp,
 #undef STMIN
 #undef FASTK
 #undef FVM
+#undef CMAP
 #undef VM_ALL
 #undef VN

@@ -148,6 +148,21 @@ char *manifest_json(const struct wb_manifest_in *in)
 			   rep ? rep->lattice_speed : NAN);
 		e |= put_e(sol, "tau", rep ? rep->tau : NAN);
 		e |= put_int(sol, "clamped", rep ? rep->clamped : 0);
+		/* where the limiter acted during the run (LBM) */
+		e |= put_int(sol, "clamped_blocks", rep ? rep->clamp_blocks : 0);
+		if (rep && rep->clamp_blocks > 0) {
+			const double dx = in->r->dx;
+			cJSON *box = cJSON_AddArrayToObject(sol, "clamped_box_m");
+			cJSON *hot = cJSON_AddArrayToObject(sol, "clamped_most_box_m");
+			e |= !box || !hot;
+			for (int k = 0; box && hot && k < 4; k++) {
+				e |= !cJSON_AddItemToArray(box,
+					cJSON_CreateNumber(rep->clamp_box[k] * dx));
+				e |= !cJSON_AddItemToArray(hot,
+					cJSON_CreateNumber(rep->clamp_most[k] * dx));
+			}
+			e |= put_int(sol, "clamped_most", rep->clamp_most_n);
+		}
 		/* how the run ended (output.h, wb_output_assess) */
 		const struct wb_assess *a = in->assess;
 		static const char *const stops[] = { "steady", "max_steps",

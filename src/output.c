@@ -805,22 +805,35 @@ void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,
 			    "it has not reached an outlet yet: run longer, or check that the open edges, level edges or sinks can drain it" :
 			    "the scene has no open edge, level edge, ocean or sink: add one, or lower the inflow");
 	}
+	/* where, over the run (LBM: rep->clamp_*) */
+	char where[256] = "";
+	if (rep->clamped > 0 && rep->clamp_blocks > 0) {
+		const double dx = r->dx;
+		snprintf(where, sizeof where,
+			 " in %ld blocks of %d x %d cells within x %.6g..%.6g m, y %.6g..%.6g m, the most (%ld) in x %.6g..%.6g m, y %.6g..%.6g m",
+			 rep->clamp_blocks, WB_CLAMP_BLOCK, WB_CLAMP_BLOCK,
+			 rep->clamp_box[0] * dx, rep->clamp_box[1] * dx,
+			 rep->clamp_box[2] * dx, rep->clamp_box[3] * dx,
+			 rep->clamp_most_n, rep->clamp_most[0] * dx,
+			 rep->clamp_most[1] * dx, rep->clamp_most[2] * dx,
+			 rep->clamp_most[3] * dx);
+	}
 	if (rep->clamped > 0 && !(st && st->h && st->u && st->v))
 		wb_diag_add(d, WB_SEV_NOTE, file, NULL, 0, 0,
-			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps)",
+			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps)%s",
 			    rep->clamped, 100.0 * a->clamped_share, r->nx, r->ny,
-			    rep->steps);
+			    rep->steps, where);
 	else if (rep->clamped > 0 && a->limit_cells == 0)
 		wb_diag_add(d, WB_SEV_NOTE, file, NULL, 0, 0,
-			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps); at the end no cell flows at its limit (Froude 1): the clamps were transient",
+			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps)%s; at the end no cell flows at its limit (Froude 1): the clamps were transient",
 			    rep->clamped, 100.0 * a->clamped_share, r->nx, r->ny,
-			    rep->steps);
+			    rep->steps, where);
 	else if (rep->clamped > 0)
 		/* the limiter changed the physics of the result: a warning */
 		wb_diag_add(d, WB_SEV_WARNING, file, NULL, 0, 0,
-			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps); at the end it holds %ld cells at Froude 1, within x %.6g..%.6g m, y %.6g..%.6g m (the fastest at x %.6g m, y %.6g m): supercritical flow there is not resolved; the SWE solver (--solver swe) resolves it",
+			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps)%s; at the end it holds %ld cells at Froude 1, within x %.6g..%.6g m, y %.6g..%.6g m (the fastest at x %.6g m, y %.6g m): supercritical flow there is not resolved; the SWE solver (--solver swe) resolves it",
 			    rep->clamped, 100.0 * a->clamped_share, r->nx, r->ny,
-			    rep->steps, a->limit_cells, a->limit_box[0],
+			    rep->steps, where, a->limit_cells, a->limit_box[0],
 			    a->limit_box[1], a->limit_box[2], a->limit_box[3],
 			    a->limit_x, a->limit_y);
 }

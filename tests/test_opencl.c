@@ -357,6 +357,9 @@ static void test_lbm_deterministic(void **state)
 	assert_memory_equal(a.v, b.v, n);
 	assert_true(ra.vol_in == rb.vol_in && ra.vol_out == rb.vol_out);
 	assert_int_equal(ra.clamped, rb.clamped);
+	assert_int_equal(ra.clamp_blocks, rb.clamp_blocks);
+	assert_memory_equal(ra.clamp_box, rb.clamp_box, sizeof(ra.clamp_box));
+	assert_int_equal(ra.clamp_most_n, rb.clamp_most_n);
 	wb_state_free(&a);
 	wb_state_free(&b);
 	wb_raster_free(&r);

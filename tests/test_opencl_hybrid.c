@@ -140,6 +140,11 @@ static long compare(const char *name, const struct wb_raster *r,
 	assert_int_equal(ra.steps, rb.steps);
 	assert_int_equal(ra.converged, rb.converged);
 	assert_int_equal(ra.clamped, rb.clamped);
+	/* where the limiter acted: the same blocks */
+	assert_int_equal(ra.clamp_blocks, rb.clamp_blocks);
+	assert_int_equal(ra.clamp_most_n, rb.clamp_most_n);
+	assert_memory_equal(ra.clamp_box, rb.clamp_box, sizeof(ra.clamp_box));
+	assert_memory_equal(ra.clamp_most, rb.clamp_most, sizeof(ra.clamp_most));
 	assert_memory_equal(&ra.sim_time, &rb.sim_time, sizeof(double));
 	assert_memory_equal(&ra.vol_initial, &rb.vol_initial, sizeof(double));
 	assert_memory_equal(&ra.vol_final, &rb.vol_final, sizeof(double));

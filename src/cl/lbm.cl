@@ -380,7 +380,7 @@ struct lbm_kp {
 /*
  * The fused step (lbm_kernel_row) for interior cell (i, j) (of block blk
  * in the block-sparse step). Counts clamped cells into the 32-bit slot of
- * its work-group (integer atomics within the group) and marks a diverged
+ * its row and 32 columns (the clamp map) and marks a diverged
  * step in *bad (atomic_min of an integer: the earliest step,
  * deterministic).
  */
@@ -389,7 +389,7 @@ inline void lbm_cell(global const int *restrict A, global int *restrict B,
 		     global const float *restrict z, global const float *restrict c,
 		     int N, int W, int nx, int ny, struct lbm_kp kp,
 		     global uint *clamp_acc, global int *bad, int step,
-		     int sparse, int slx, global uint *wet_out, int j0, int j1,
+		     int sparse, global uint *wet_out, int j0, int j1,
 		     global const int *restrict zi, int i, int j, int blk)
 {
 	/* several processes: the rows of this band, [j0, j1) */
@@ -568,10 +568,10 @@ inline void lbm_cell(global const int *restrict A, global int *restrict B,
 			atomic_or(&wet_out[blk], 1u);
 		if (nbad)
 			atomic_min(bad, step);
-		/* an integer count per slot of slx cells of a row (the dense
-		 * launch's work-groups; integer atomics: deterministic) */
+		/* an integer count per row and 32 columns (lbm.c's clamp map,
+		 * WB_CLAMP_BLOCK; integer atomics: deterministic) */
 		if (nclamp)
-			atomic_inc(&clamp_acc[i / slx + j * ((nx + slx - 1) / slx)]);
+			atomic_inc(&clamp_acc[i / 32 + j * ((nx + 31) / 32)]);
 	}
 }
 
@@ -595,7 +595,7 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 {
 	if (!sparse) {
 		lbm_cell(A, B, hA, hB, z, c, N, W, nx, ny, kp, clamp_acc, bad,
-			 step, sparse, slx, wet_out, j0, j1, zi,
+			 step, sparse, wet_out, j0, j1, zi,
 			 (int)get_global_id(0), (int)get_global_id(1), 0);
 		return;
 	}
@@ -603,7 +603,7 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 	for (int g = (int)get_group_id(0); g < n; g += ng) {
 		const int blk = blist[g];
 		lbm_cell(A, B, hA, hB, z, c, N, W, nx, ny, kp, clamp_acc, bad,
-			 step, sparse, slx, wet_out, j0, j1, zi,
+			 step, sparse, wet_out, j0, j1, zi,
 			 (blk % nbx) * 32 + (int)get_local_id(0),
 			 (blk / nbx) * 32 + (int)get_global_id(1), blk);
 	}

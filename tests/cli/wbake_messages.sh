@@ -112,8 +112,12 @@ run 0 $W samples/river/scene.json -o "$T/river" --steps 300 --json
 clamped=$(sed -n 's/.*"clamped": \([0-9]*\),.*/\1/p' "$T/out")
 check "river: some cell-steps clamped" test "${clamped:-0}" -gt 0
 share=$(awk -v c="$clamped" 'BEGIN { printf "%.3g", 100 * c / (256 * 256 * 300) }')
-# ... and where the limiter holds the flow at the end: a box inside the map
-expect_err_re "samples/river/scene.json: (warning|note): the stability limiter clamped $clamped cell-steps, $share % of all cell-steps \\(256 x 256 cells x 300 steps\\); (at the end it holds [1-9][0-9]* cells at Froude 1, within x $N\\.\\.$N m, y $N\\.\\.$N m \\(the fastest at x $N m, y $N m\\): supercritical flow there is not resolved; the SWE solver \\(--solver swe\\) resolves it|at the end no cell flows at its limit \\(Froude 1\\): the clamps were transient)"
+# ... where it acted during the run (blocks of 32 x 32 cells) and where it
+# holds the flow at the end: boxes inside the map
+expect_err_re "samples/river/scene.json: (warning|note): the stability limiter clamped $clamped cell-steps, $share % of all cell-steps \\(256 x 256 cells x 300 steps\\) in [1-9][0-9]* blocks of 32 x 32 cells within x $N\\.\\.$N m, y $N\\.\\.$N m, the most \\([1-9][0-9]*\\) in x $N\\.\\.$N m, y $N\\.\\.$N m; (at the end it holds [1-9][0-9]* cells at Froude 1, within x $N\\.\\.$N m, y $N\\.\\.$N m \\(the fastest at x $N m, y $N m\\): supercritical flow there is not resolved; the SWE solver \\(--solver swe\\) resolves it|at the end no cell flows at its limit \\(Froude 1\\): the clamps were transient)"
+blk=$(man clamped_blocks "$T/river")
+check "river: manifest clamped_blocks counts blocks of the map" test "${blk:-0}" -ge 1 -a "${blk:-0}" -le 64
+check "river: manifest has where the limiter acted" grep -q '"clamped_box_m"' "$T/river/manifest.json"
 lim=$(man limited_cells "$T/river")
 check "river: manifest limited_cells is a count" test "${lim:-x}" -ge 0
 [ "${lim:-0}" -gt 0 ] && check "river: manifest has the box" grep -q '"limited_box_m"' "$T/river/manifest.json"
