@@ -781,9 +781,10 @@ int main(int argc, char **argv)
 	}
 	if (!o.quiet && rep->lattice_speed_reason)
 		fprintf(stderr,
-			"%s: lattice speed %.4g m/s (%s; for water %.3g m deep, flood bound %.3g m, re-chosen %ld times), tau %.4f, viscosity %g m^2/s (asked %g)\n",
+			"%s: lattice speed %.4g m/s (%s; for water %.3g m deep, flood bound %.3g m, flow down the slopes %.3g m/s, re-chosen %ld times), tau %.4f, viscosity %g m^2/s (asked %g)\n",
 			pr.what, rep->lattice_speed, rep->lattice_speed_reason,
-			rep->h_deep, rep->h_flood, rep->rescales, rep->tau,
+			rep->h_deep, rep->h_flood, rep->slope_speed,
+			rep->rescales, rep->tau,
 			rep->viscosity, rep->viscosity_requested);
 	show_diags(&o, &d, first);
 	if (o.require_steady && (!as.steady || as.filling)) {

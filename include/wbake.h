@@ -482,6 +482,9 @@ struct wb_solve_report {
 	 * (m^2/s; they differ when tau was raised to its floor) */
 	const char *lattice_speed_reason;
 	double h_deep, h_flood;
+	double slope_speed;  /* LBM: m/s, the fastest flow the start's water
+				drives down its slopes (Manning); NAN without
+				friction */
 	long rescales;
 	double viscosity, viscosity_requested;
 	int bytes_per_cell;  /* solver memory traffic per cell update */

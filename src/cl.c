@@ -2829,9 +2829,11 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	rep->rescales = L->rescales;
 	{
 		static const char *why[] = { "depth", "inflow velocity", "given",
-					     "re-chosen during the run" };
+					     "re-chosen during the run",
+					     "slope flow" };
 		rep->lattice_speed_reason = why[L->p.e_why];
 	}
+	rep->slope_speed = L->p.u_slope;
 	rep->vol_in = (double)vin * L->unit * dx2;
 	rep->vol_out = (double)vout * L->unit * dx2;
 	double scale = MAXD(MAXD(rep->vol_initial, rep->vol_final),

@@ -174,6 +174,55 @@ done:
 	return rc;
 }
 
+/* The fastest flow the start's water (r->h0, the first guess included)
+ * drives down its slopes: from each cell deeper than 10 h_dry toward each
+ * of its 8 neighbours, Manning's velocity h^(2/3) S^(1/2) / n on the fall
+ * S of the surface toward a wet neighbour, at the shallower depth, or of
+ * the bed toward a dry one, at the cell's (an upper bound where the bed
+ * drops by more than the depth: a waterfall's lip);
+ * *u the largest, *uc the largest of it plus sqrt(g h). NAN without
+ * friction (n = 0: nothing bounds it). */
+static void slope_speed(const struct wb_raster *r, double h_dry, double n,
+			double g, double *u, double *uc)
+{
+	*u = *uc = 0;
+	if (!(n > 0)) {
+		*u = *uc = NAN;
+		return;
+	}
+	if (!r->h0)
+		return;
+	const int nx = r->nx, ny = r->ny;
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			const size_t k = i + (size_t)j * nx;
+			const double h = r->h0[k];
+			if (!(h > 10 * h_dry))
+				continue;
+			const double eta = r->z[k] + h;
+			for (int a = 1; a < LBM_Q; a++) {
+				int ii = i + lbm_cx[a], jj = j + lbm_cy[a];
+				if (ii < 0 || ii >= nx || jj < 0 || jj >= ny)
+					continue;
+				const size_t q = ii + (size_t)jj * nx;
+				/* toward water its surface, at the shallower
+				 * of the two depths (a lake's outlet flows at
+				 * the channel's); toward dry land the bed, at
+				 * the cell's depth (a front runs down it) */
+				const int wet = r->h0[q] > 10 * h_dry;
+				const double hf = wet && r->h0[q] < h ? r->h0[q] : h;
+				const double fall = (wet ? eta - (r->z[q] + r->h0[q]) :
+						     r->z[k] - r->z[q]) /
+						    (r->dx * ((a & 1) ? 1.0 : M_SQRT2));
+				if (!(fall > 0))
+					continue;
+				const double v = pow(hf, 2.0 / 3.0) * sqrt(fall) / n;
+				*u = v > *u ? v : *u;
+				*uc = v + sqrt(g * hf) > *uc ? v + sqrt(g * hf) : *uc;
+			}
+		}
+}
+
 enum wb_status lbm_params_choose(const struct wb_raster *r,
 				 const struct wb_sim *sim,
 				 struct lbm_params *p, struct wb_diags *d)
@@ -233,6 +282,16 @@ enum wb_status lbm_params_choose(const struct wb_raster *r,
 
 	double e = sqrt(p->g * hd / LBM_GH_RATIO);
 	p->e_why = LBM_E_DEPTH;
+	/* the fastest flow the slopes drive: with the hybrid such flow is
+	 * the FV update's, whose sub-steps must hold it (at most
+	 * LBM_FV_MAX_SUB of LBM_FV_CFL each); the pure LBM clamps it at
+	 * Froude 1, below its velocity clamp at any e chosen for h_deep */
+	slope_speed(r, p->h_dry, p->manning, p->g, &p->u_slope, &p->uc_slope);
+	if (sim->lbm_hybrid && isfinite(p->uc_slope) &&
+	    p->uc_slope > e * LBM_FV_CFL * LBM_FV_MAX_SUB) {
+		e = p->uc_slope / (LBM_FV_CFL * LBM_FV_MAX_SUB);
+		p->e_why = LBM_E_SLOPE;
+	}
 	for (int s = 0; s < 4; s++) /* inflow velocities within the clamp */
 		if (r->edges[s].kind == WB_EDGE_INFLOW &&
 		    2.5 * r->edges[s].velocity > e) {
@@ -2624,9 +2683,11 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 	rep->rescales = L.rescales;
 	{
 		static const char *why[] = { "depth", "inflow velocity", "given",
-					     "re-chosen during the run" };
+					     "re-chosen during the run",
+					     "slope flow" };
 		rep->lattice_speed_reason = why[L.p.e_why];
 	}
+	rep->slope_speed = L.p.u_slope;
 	rep->vol_final = lbm_volume(&L);
 	rep->vol_in = (double)L.vol_in * L.unit * dx2;
 	rep->vol_out = (double)L.vol_out * L.unit * dx2;

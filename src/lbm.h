@@ -141,11 +141,16 @@ struct lbm_params {
 	int tau_limited;   /* 1 when tau was raised to LBM_TAU_MIN */
 	double nu_req;     /* viscosity asked for (m^2/s) */
 	double h_flood;    /* m: deepest water of the flood bound (flood_depth) */
+	/* m/s: the fastest flow the start's water drives down its slopes
+	 * (Manning at the start's depths, the steepest fall of the surface;
+	 * slope_speed), and that plus the wave speed there; NAN without
+	 * friction, 0 without water on a slope */
+	double u_slope, uc_slope;
 	int e_why;         /* LBM_E_*: what set e */
 };
 
 /* What chose the lattice speed (lbm_params.e_why). */
-enum { LBM_E_DEPTH, LBM_E_INFLOW, LBM_E_GIVEN, LBM_E_RESCALED };
+enum { LBM_E_DEPTH, LBM_E_INFLOW, LBM_E_GIVEN, LBM_E_RESCALED, LBM_E_SLOPE };
 
 /* Choose e, dt, tau from dx, the viscosity and the deepest water:
  * e = sqrt(g h_deep / LBM_GH_RATIO), at least 2.5 x any inflow velocity,

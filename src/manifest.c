@@ -185,6 +185,7 @@ char *manifest_json(const struct wb_manifest_in *in)
 				     rep->lattice_speed_reason);
 			e |= put_f(sol, "h_deep_m", rep->h_deep);
 			e |= put_f(sol, "flood_depth_m", rep->h_flood);
+			e |= put_f(sol, "slope_speed_m_s", rep->slope_speed);
 			e |= put_e(sol, "viscosity_m2_s", rep->viscosity);
 			e |= put_e(sol, "viscosity_requested_m2_s",
 				   rep->viscosity_requested);

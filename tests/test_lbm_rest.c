@@ -8,8 +8,11 @@
  * issue's 1e-6 m / 1e-5 m/s is met in the open water of the lake, not in
  * single-cell pockets joined to the water by one diagonal link, where one
  * unit of exchanged mass per step balances a surface offset of ~1e-4 m).
- * Also: the lattice speed from the flood bound of a deep bowl, and the
- * lattice speed re-chosen during a run whose water outgrew it.
+ * Also: the lattice speed from the flood bound of a deep bowl, the
+ * lattice speed re-chosen during a run whose water outgrew it, and the
+ * fastest flow the start's water drives down its slopes (Manning's normal
+ * velocity on a uniform slope; it sets e where the hybrid's sub-steps
+ * could not hold it).
  * The beds are generated here (fixed-seed noise, steps between cells up to
  * several times the water depth) rather than stored.
  */
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lbm.h"
 #include "solve.h"
 #include "wbake.h"
 
@@ -261,6 +265,56 @@ static void test_rechosen(void **state)
 	wb_raster_free(&r);
 }
 
+/* A uniform sheet h deep on a plane of slope S (Manning n): the slope
+ * speed is Manning's normal velocity h^(2/3) S^(1/2) / n (the surface
+ * falls as the bed does); without friction nothing bounds it (NAN). */
+static void test_slope_speed(void **state)
+{
+	(void)state;
+	const int nx = 40, ny = 10;
+	const double dx = 2.0, S = 0.05, h = 0.4;
+	struct wb_raster r;
+	assert_int_equal(wb_raster_alloc(&r, nx, ny, dx), WB_OK);
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			r.z[i + (size_t)j * nx] = (float)(10.0 - S * i * dx);
+			r.h0[i + (size_t)j * nx] = (float)h;
+		}
+	struct wb_sim sim;
+	memset(&sim, 0, sizeof(sim));
+	sim.solver = WB_SOLVER_LBM;
+	sim.viscosity = 0.5;
+	sim.manning = 0.03;
+	sim.dry_depth = 1e-3;
+	sim.lbm_hybrid = 1;
+	struct lbm_params p;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(lbm_params_choose(&r, &sim, &p, &d), WB_OK);
+	const double v = pow(h, 2.0 / 3.0) * sqrt(S) / sim.manning;
+	printf("slope: %.4f m/s (Manning %.4f), e %.3g m/s (%d)\n", p.u_slope, v,
+	       p.e, p.e_why);
+	assert_true(fabs(p.u_slope - v) < 1e-4 * v);
+	assert_int_equal(p.e_why, LBM_E_DEPTH); /* far below what sets e */
+	/* a near-frictionless steep plane: the FV sub-steps set e */
+	for (int k = 0; k < nx * ny; k++)
+		r.z[k] = (float)(100.0 - (k % nx) * dx);
+	sim.manning = 0.001;
+	assert_int_equal(lbm_params_choose(&r, &sim, &p, &d), WB_OK);
+	printf("steep: %.4g m/s, e %.4g m/s (%d)\n", p.u_slope, p.e, p.e_why);
+	assert_int_equal(p.e_why, LBM_E_SLOPE);
+	assert_true(p.e * LBM_FV_CFL * LBM_FV_MAX_SUB >= p.uc_slope * (1 - 1e-12));
+	/* the pure LBM clamps it instead (Froude 1): e from the depth */
+	sim.lbm_hybrid = 0;
+	assert_int_equal(lbm_params_choose(&r, &sim, &p, &d), WB_OK);
+	assert_int_equal(p.e_why, LBM_E_DEPTH);
+	sim.manning = 0;
+	assert_int_equal(lbm_params_choose(&r, &sim, &p, &d), WB_OK);
+	assert_true(isnan(p.u_slope));
+	wb_diags_release(&d);
+	wb_raster_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_open_sea_rough),
 		cmocka_unit_test(test_flood_bound),
 		cmocka_unit_test(test_rechosen),
+		cmocka_unit_test(test_slope_speed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
