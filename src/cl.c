@@ -789,8 +789,8 @@ struct cl_lbm {
 	cl_int *fvi;         /* FV cells' unpadded indices, values */
 	cl_float *fvv;
 	long long fv_in, fv_out; /* FV update's change at inflow/level edges */
-	long fv_unclamp;     /* device clamps in FV cells (lbm.c skips them) */
-	uint32_t *cm_un;     /* the same per clamp-map slot (ncm), and two */
+	uint32_t *cm_un;     /* per clamp-map slot (ncm): the device's clamps
+				in FV cells (lbm.c skips them), and two */
 	uint32_t *cm_a, *cm_b; /* scratch maps of the host's re-runs */
 	cl_int *spn;         /* per special item of si: its cell */
 	double fv_bytes;     /* moved between host and device for the hybrid */
@@ -2015,32 +2015,25 @@ static cl_int lbm_resid_dev(struct cl_lbm *c, cl_mem hb, int p, int q,
 
 /* Several processes: the sums of every band's (exact integers). */
 static void lbm_par_books(struct wb_par *p, long long *fi, long long *fo,
-			  long long *si, long long *so, unsigned long long *cl)
+			  long long *si, long long *so)
 {
 	*fi = wb_par_sum(p, *fi);
 	*fo = wb_par_sum(p, *fo);
 	*si = wb_par_sum(p, *si);
 	*so = wb_par_sum(p, *so);
-	*cl = (unsigned long long)wb_par_sum(p, (long long)*cl);
 }
 
 /* Sum the bookkeeping slots (integer mass units, exact). */
-static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
-			long *clamped)
+static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out)
 {
 	struct cl_env *e = c->env;
 	const struct lbm *L = &c->L;
 	size_t nf = (size_t)c->nf, ns = (size_t)L->nsp;
-	size_t nmax = MAXD(MAXD(nf, ns), c->ncm) + 1;
+	size_t nmax = MAXD(nf, ns) + 1;
 	cl_long *t = malloc(nmax * sizeof(cl_long));
-	cl_ulong *u = malloc(nmax * sizeof(cl_ulong));
-	if (!t || !u) {
-		free(t);
-		free(u);
+	if (!t)
 		return CL_OUT_OF_HOST_MEMORY;
-	}
 	long long si = 0, so = 0, fi = 0, fo = 0;
-	unsigned long long cl = 0;
 	/* several processes: the edge ghosts of this band (the others'
 	   are not computed here) */
 	cl_int err = buf_read(e, c->acc_fin, 0, nf * sizeof(cl_long), t);
@@ -2058,31 +2051,20 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out,
 		err = buf_read(e, c->acc_sout, 0, ns * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < ns; k++)
 		so += t[k];
-	if (err == CL_SUCCESS)
-		err = buf_read(e, c->acc_scl, 0, ns * sizeof(cl_ulong), u);
-	for (size_t k = 0; err == CL_SUCCESS && k < ns; k++)
-		cl += u[k];
-	cl_uint *u32 = (cl_uint *)u; /* nmax >= ncm + 1 slots of 8 B */
-	if (err == CL_SUCCESS)
-		err = buf_read(e, c->clamp_acc, 0, c->ncm * sizeof(cl_uint), u32);
-	for (size_t k = 0; err == CL_SUCCESS && k < c->ncm; k++)
-		cl += u32[k];
 	free(t);
-	free(u);
-	if (L->par) /* edges, specials, clamps: per band */
-		lbm_par_books(L->par, &fi, &fo, &si, &so, &cl);
+	if (L->par) /* edges and specials: per band */
+		lbm_par_books(L->par, &fi, &fo, &si, &so);
 	/* the hybrid's books, kept on the host (cl_fv_step) */
 	*in = fi + si + c->fv_in;
 	*out = fo + so + c->fv_out;
-	*clamped = (long)cl - c->fv_unclamp;
 	return err;
 }
 
 /* The run's clamp map into L.cmap (lbm_clamp_where reads it, as
- * lbm_solve's): the device's slots, plus each special's clamps at its
- * cell, over several processes each band's rows from its rank, less
- * what the device counted in FV cells (the host's re-runs, cl_fv_step;
- * the same on every rank). */
+ * lbm_solve's, and its total is the run's clamped cell-steps): the
+ * device's slots, plus each special's clamps at its cell, over several
+ * processes each band's rows from its rank, less what the device counted
+ * in FV cells (the host's re-runs, cl_fv_step; the same on every rank). */
 static cl_int lbm_where_books(struct cl_lbm *c)
 {
 	struct cl_env *e = c->env;
@@ -2134,7 +2116,7 @@ static cl_int lbm_where_books(struct cl_lbm *c)
  *
  * Several processes (par.h; docs/mpi.md "The hybrid on OpenCL ranks"):
  * every rank's host runs all of the above on the whole FV list, so the
- * list, the FV cells and the hybrid's books (fv_in, fv_out, fv_unclamp:
+ * list, the FV cells and the hybrid's books (fv_in, fv_out, cm_un:
  * added once, not summed over the ranks) are every rank's. The rows to
  * read are chosen as in one process (the same on every rank); a rank
  * reads from its device the padded rows it owns, where its device is
@@ -2403,11 +2385,10 @@ static cl_int cl_fv_step(struct cl_lbm *c)
 	/* the FV rows on the host: as lbm_step runs them (the FV cells'
 	 * clamps not counted), then unmasked (every clamp the device
 	 * counted); the same populations either way */
-	long masked = 0;
 	const int nfv = L->nfv, cnx = L->cnx;
 	uint32_t *const cmap = L->cmap; /* the re-runs count into scratch */
 	L->cmap = c->cm_a;
-#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 4) reduction(+ : masked)
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 4)
 	for (int j = 1; j <= L->ny; j++) {
 		if (!c->rsel[j])
 			continue;
@@ -2415,28 +2396,23 @@ static cl_int cl_fv_step(struct cl_lbm *c)
 		L->row_bad[j] = 0;
 		memset(c->cm_a + (size_t)(j - 1) * cnx, 0, cnx * sizeof(uint32_t));
 		lbm_kernel_row(L, j);
-		masked += L->row_clamp[j];
 	}
 	L->nfv = 0; /* lbm_kernel_row: no FV mask */
 	L->cmap = c->cm_b;
-	long all = 0;
-#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 4) reduction(+ : all)
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 4)
 	for (int j = 1; j <= L->ny; j++) {
 		if (!c->rsel[j])
 			continue;
-		L->row_clamp[j] = 0;
 		uint32_t *a = c->cm_a + (size_t)(j - 1) * cnx,
 			 *b = c->cm_b + (size_t)(j - 1) * cnx,
 			 *un = c->cm_un + (size_t)(j - 1) * cnx;
 		memset(b, 0, cnx * sizeof(uint32_t));
 		lbm_kernel_row(L, j);
-		all += L->row_clamp[j];
 		for (int q = 0; q < cnx; q++) /* unmasked >= masked */
 			un[q] += b[q] - a[q];
 	}
 	L->nfv = nfv;
 	L->cmap = cmap;
-	c->fv_unclamp += all - masked;
 	int64_t eadj = 0;
 	lbm_fv_update(L, &eadj);
 	if (eadj > 0)
@@ -2673,9 +2649,8 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	long long wm = 0, wio = 0;
 	if (!fixed) {
 		long long i0 = 0, o0 = 0;
-		long ncl0 = 0;
 		if ((err = lbm_mass_dev(c, &wm)) != CL_SUCCESS ||
-		    (err = lbm_books(c, &i0, &o0, &ncl0)) != CL_SUCCESS) {
+		    (err = lbm_books(c, &i0, &o0)) != CL_SUCCESS) {
 			st = cl_fail(d, err, "summing the initial volume");
 			goto done;
 		}
@@ -2742,11 +2717,10 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			/* as lbm_solve: the water stored changes by at most
 			 * tol of what passed through the window */
 			long long m1 = 0, i1 = 0, o1 = 0;
-			long ncl = 0;
 			if (err == CL_SUCCESS)
 				err = lbm_mass_dev(c, &m1);
 			if (err == CL_SUCCESS)
-				err = lbm_books(c, &i1, &o1, &ncl);
+				err = lbm_books(c, &i1, &o1);
 			int still = llabs(m1 - wm) <= tol * (double)(i1 + o1 - wio);
 			wm = m1;
 			wio = i1 + o1;
@@ -2806,9 +2780,8 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		goto done;
 	}
 	long long vin = 0, vout = 0;
-	long clamped = 0;
 	if ((err = lbm_volume_dev(c, &rep->vol_final)) != CL_SUCCESS ||
-	    (err = lbm_books(c, &vin, &vout, &clamped)) != CL_SUCCESS ||
+	    (err = lbm_books(c, &vin, &vout)) != CL_SUCCESS ||
 	    (err = lbm_where_books(c)) != CL_SUCCESS) {
 		st = cl_fail(d, err, "reading the bookkeeping");
 		goto done;
@@ -2841,8 +2814,7 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	rep->balance_error =
 		scale > 0 ? fabs(rep->vol_initial + rep->vol_in - rep->vol_out -
 				 rep->vol_final) / scale : 0;
-	rep->clamped = clamped;
-	lbm_clamp_where(L->cmap, L->nx, L->ny, rep);
+	rep->clamped = lbm_clamp_where(L->cmap, L->nx, L->ny, rep);
 	rep->bytes_per_cell = cl_lbm_bytes_per_cell(c);
 	if (L->fv_cells > 0) /* lbm_solve's note, word for word */
 		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,

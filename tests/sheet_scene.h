@@ -4,12 +4,15 @@
  * 5 m falling 8 % to the east, a rough surface (0.5 m, fixed
  * pseudo-random), a side slope toward the centre line, a 0.5 m^3/s
  * spring near the west edge; all edges open. Generated, not stored.
+ * sheet_scene_sim: its simulation settings, the LBM with or without the
+ * hybrid.
  */
 #ifndef WB_TESTS_SHEET_SCENE_H
 #define WB_TESTS_SHEET_SCENE_H
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "wbake.h"
 
@@ -37,6 +40,18 @@ static inline enum wb_status sheet_scene_make(struct wb_raster *r, int nx,
 	for (int q = 0; q < 4; q++)
 		r->edges[q].kind = WB_EDGE_OPEN;
 	return WB_OK;
+}
+
+static inline struct wb_sim sheet_scene_sim(int hybrid)
+{
+	struct wb_sim s;
+	memset(&s, 0, sizeof(s));
+	s.solver = WB_SOLVER_LBM;
+	s.viscosity = 0.05;
+	s.manning = 0.035;
+	s.dry_depth = 1e-3;
+	s.lbm_hybrid = hybrid; /* simulation.lbm_hybrid */
+	return s;
 }
 
 #endif

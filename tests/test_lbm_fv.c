@@ -39,14 +39,7 @@ static void sheet_scene(struct wb_raster *r, int nx, int ny)
 
 static struct wb_sim sheet_sim(void)
 {
-	struct wb_sim s;
-	memset(&s, 0, sizeof(s));
-	s.solver = WB_SOLVER_LBM;
-	s.viscosity = 0.05;
-	s.manning = 0.035;
-	s.dry_depth = 1e-3;
-	s.lbm_hybrid = 1; /* simulation.lbm_hybrid: true */
-	return s;
+	return sheet_scene_sim(1); /* simulation.lbm_hybrid: true */
 }
 
 static void test_sheet_exact_mass_no_clamp(void **state)

@@ -132,24 +132,13 @@ static void sheet_scene(struct wb_raster *r, int nx, int ny)
 	assert_int_equal(sheet_scene_make(r, nx, ny), WB_OK);
 }
 
-static struct wb_sim sheet_sim(int hybrid)
-{
-	struct wb_sim s;
-	memset(&s, 0, sizeof(s));
-	s.solver = WB_SOLVER_LBM;
-	s.viscosity = 0.05;
-	s.manning = 0.035;
-	s.dry_depth = 1e-3;
-	s.lbm_hybrid = hybrid;
-	return s;
-}
 
 /* kernel paths: threads, 8 lanes, general path, dense */
 static void run_sheet(const struct wb_raster *r, int threads, int simd8,
 		      int general, int dense, long steps, uint32_t **map,
 		      long *clamped)
 {
-	struct wb_sim sim = sheet_sim(0);
+	struct wb_sim sim = sheet_scene_sim(0);
 	struct wb_diags d;
 	wb_diags_init(&d);
 	struct lbm L;
@@ -214,7 +203,7 @@ static void test_solve_reports(void **state)
 	memset(&o, 0, sizeof(o));
 	o.steps = 300;
 	for (int hybrid = 0; hybrid < 2; hybrid++) {
-		struct wb_sim sim = sheet_sim(hybrid);
+		struct wb_sim sim = sheet_scene_sim(hybrid);
 		struct wb_state st;
 		struct wb_solve_report rep;
 		memset(&st, 0, sizeof(st));
