@@ -709,6 +709,10 @@ int main(int argc, char **argv)
 		mpi_by_rank(&mpi, mpi.par.row0[mpi.rank + 1] - mpi.par.row0[mpi.rank],
 			    100.0 * mpi.par.share, o.quiet,
 			    "rows by rank / their % of the expected work", 1);
+	if (mpi.size > 1 && st == WB_OK && !stop_signal && !o.quiet &&
+	    mpi.rank == 0 && mpi.par.rebalances > 0)
+		fprintf(stderr, "mpi: the bands were cut again %d times as the water spread (the rows above are the last cut)\n",
+			mpi.par.rebalances);
 	if (mpi.size > 1 && st == WB_OK && !stop_signal &&
 	    sc->sim.solver != WB_SOLVER_SWE)
 		/* how the split held up as the water spread */

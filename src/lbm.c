@@ -2532,6 +2532,110 @@ static void par_trim(struct lbm *L)
 	free(keep);
 }
 
+/* par.h. The work of a row is lbm_par_work's: 32 cells per active block
+ * of its block row, plus its fixed cost; each rank weighs the rows of its
+ * band (where its block flags are exact) and the weights are gathered,
+ * so every rank cuts the same bands. */
+int lbm_par_rebalance(struct lbm *L, float *const *rows, int nrows)
+{
+	struct wb_par *p = L->par;
+	if (!p || p->size <= 1 || p->ny != L->ny || !sb_use(L) ||
+	    !L->sb_valid)
+		return 0;
+	const int n = p->size, ny = L->ny, X = L->sbx;
+	int J0, J1;
+	wb_par_band(p, ny, &J0, &J1);
+	double *work = calloc((size_t)ny, sizeof(double));
+	int *nr = malloc(((size_t)n + 1) * sizeof(int));
+	uint8_t *sel = calloc((size_t)L->H + (size_t)ny, 1);
+	int res = 0;
+	if (!work || !nr || !sel) {
+		p->failed = 1;
+		res = -1;
+		goto out;
+	}
+	for (int j = J0; j < J1; j++) {
+		const uint8_t *a = L->sb_act + (size_t)(j / LBM_SB) * X;
+		int act = 0;
+		for (int b = 0; b < X; b++)
+			act += a[b];
+		work[j] = (double)LBM_SB * act + X + 2;
+	}
+	if (wb_par_rows(p, work, sizeof(double), 1, 0, 0) || p->failed) {
+		res = -1;
+		goto out;
+	}
+	wb_par_cut(n, ny, work, nr);
+	double om = 0, nm = 0;
+	for (int r = 0; r < n; r++) {
+		double a = 0, b = 0;
+		for (int j = p->row0[r]; j < p->row0[r + 1]; j++)
+			a += work[j];
+		for (int j = nr[r]; j < nr[r + 1]; j++)
+			b += work[j];
+		om = MAXF(om, a);
+		nm = MAXF(nm, b);
+	}
+	if (!(nm <= 0.9 * om))
+		goto out; /* not worth a move */
+	/* sel: per padded row, what moves with the populations; mv: per
+	   interior row, the rows that change hands */
+	uint8_t *mv = sel + L->H;
+	for (int r = 0; r < n; r++)
+		for (int j = nr[r]; j < nr[r + 1]; j++)
+			if (j < p->row0[r] || j >= p->row0[r + 1])
+				mv[j] = sel[j + 1] = 1;
+	for (int r = 1; r < n; r++) /* the new halo rows */
+		sel[nr[r]] = sel[nr[r] + 1] = 1;
+	if (!L->hybrid) {
+		/* the hybrid's ranks hold every row already (lbm_par_hybrid);
+		   the pure LBM's hold their band, halo and ring */
+		void *fa[LBM_Q + 4], *fb[LBM_Q + 1];
+		const uint8_t *sa[LBM_Q + 4];
+		for (int q = 0; q < LBM_Q; q++) {
+			fa[q] = L->f[L->cur][q];
+			fb[q] = L->f[!L->cur][q];
+		}
+		fa[LBM_Q] = L->h[L->cur];
+		fb[LBM_Q] = L->h[!L->cur];
+		fa[LBM_Q + 1] = L->z;
+		fa[LBM_Q + 2] = L->c;
+		fa[LBM_Q + 3] = L->zi;
+		for (int q = 0; q < LBM_Q + 4; q++)
+			sa[q] = sel;
+		if (wb_par_sel_rows(p, fa, LBM_Q + 4, L->W, sa) ||
+		    wb_par_sel_rows(p, fb, LBM_Q + 1, L->W, sa)) {
+			res = -1;
+			goto out;
+		}
+	}
+	for (int k = 0; k < nrows; k++)
+		wb_par_rows_sel(p, rows[k], sizeof(float), L->nx, mv);
+	wb_par_rows_sel(p, L->cmap, sizeof(uint32_t), L->cnx, mv);
+	if (p->failed) {
+		res = -1;
+		goto out;
+	}
+	wb_par_split(p, ny, work); /* nr, and this band's share */
+	p->rebalances++;
+	if (!L->hybrid) {
+		/* the rows outside the band and its halo: no output flags
+		   (as for rows never run), no pages */
+		wb_par_band(p, ny, &J0, &J1);
+		for (int j = 0; j < ny; j++)
+			if (j < J0 - 1 || j > J1)
+				memset(L->sb_rw + (size_t)(j + 1) * X, 0, (size_t)X);
+		par_trim(L);
+	}
+	L->sb_valid = 0; /* every block's flags from the state (sb_scan) */
+	res = 1;
+out:
+	free(work);
+	free(nr);
+	free(sel);
+	return res;
+}
+
 enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 				const struct wb_sim *sim,
 				const struct wb_solve_opts *o, struct wb_state *out,
@@ -2627,6 +2731,17 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 			    L.step >= L.ramp_steps + 2 * window) {
 				rep->converged = 1;
 				break;
+			}
+		}
+		/* several processes: the bands follow the water (after the
+		   window's means are taken, which follow the band too) */
+		if (L.par && L.step % window == 0 && L.step < cap) {
+			float *const rows[3] = { mh, up, vp };
+			if (lbm_par_rebalance(&L, rows, 3) < 0) {
+				st = wb_fail(d, WB_EIO, NULL,
+					     "lbm: step %ld: exchange between processes failed",
+					     L.step);
+				goto done;
 			}
 		}
 		if (o && o->progress && L.step % pevery == 0)

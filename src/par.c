@@ -8,10 +8,15 @@
 #include "lbm.h"
 #include "par.h"
 
-void wb_par_split(struct wb_par *p, int ny, const double *work)
+/* memcpy, storing only when the bytes differ (see wb_par_ring). */
+static void put_bytes(void *dst, const void *src, size_t n)
 {
-	const int n = p->size;
-	p->ny = ny;
+	if (memcmp(dst, src, n))
+		memcpy(dst, src, n);
+}
+
+void wb_par_cut(int n, int ny, const double *work, int *row0)
+{
 	double tot = 0;
 	for (int j = 0; j < ny; j++)
 		tot += work ? work[j] : 1.0;
@@ -22,23 +27,81 @@ void wb_par_split(struct wb_par *p, int ny, const double *work)
 	/* three rows at least per band (an OpenCL rank's least; the halos
 	 * are two rows deep) */
 	const int least = ny >= 3 * n ? 3 : ny >= 2 * n ? 2 : ny >= n ? 1 : 0;
-	p->row0[0] = 0;
+	row0[0] = 0;
 	for (int r = 1; r < n; r++) {
 		double goal = tot * r / n;
-		int lo = p->row0[r - 1] + least;
+		int lo = row0[r - 1] + least;
 		int hi = ny - (n - r) * least;
 		while (j < ny && (j < lo || acc + (work ? work[j] : 1.0) <= goal) &&
 		       j < hi) {
 			acc += work ? work[j] : 1.0;
 			j++;
 		}
-		p->row0[r] = j;
+		row0[r] = j;
 	}
-	p->row0[n] = ny;
-	double mine = 0;
+	row0[n] = ny;
+}
+
+void wb_par_split(struct wb_par *p, int ny, const double *work)
+{
+	p->ny = ny;
+	wb_par_cut(p->size, ny, work, p->row0);
+	double tot = 0, mine = 0;
+	for (int j = 0; j < ny; j++)
+		tot += work ? work[j] : 1.0;
 	for (int q = p->row0[p->rank]; q < p->row0[p->rank + 1]; q++)
 		mine += work ? work[q] : 1.0;
 	p->share = tot > 0 ? mine / tot : 0;
+}
+
+int wb_par_rows_sel(struct wb_par *p, void *base, size_t elsize,
+		    long row_elems, const uint8_t *sel)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	const int n = p->size, me = p->rank;
+	const size_t rb = (size_t)row_elems * elsize;
+	/* the selected rows in row order: rank r's are [off[r], off[r + 1]) */
+	long *off = calloc((size_t)n + 1, sizeof(long));
+	int e = !off;
+	for (int r = 0; r < n && !e; r++) {
+		long k = 0;
+		for (int j = p->row0[r]; j < p->row0[r + 1]; j++)
+			k += sel[j] != 0;
+		off[r + 1] = off[r] + k;
+	}
+	char *buf = NULL;
+	if (!e && off[n] == 0) {
+		free(off);
+		return p->failed;
+	}
+	if (!e)
+		e = !(buf = malloc((size_t)off[n] * rb));
+	if (!e) {
+		char *w = buf + (size_t)off[me] * rb;
+		for (int j = p->row0[me]; j < p->row0[me + 1]; j++)
+			if (sel[j]) {
+				memcpy(w, (char *)base + (size_t)j * rb, rb);
+				w += rb;
+			}
+		/* whole rows as elements: row_elems * elsize bytes each */
+		memcpy(p->off, off, ((size_t)n + 1) * sizeof(long));
+		e = p->allgather(p->user, buf, rb, p->off);
+	}
+	for (int r = 0; r < n && !e; r++) {
+		if (r == me)
+			continue;
+		const char *rd = buf + (size_t)off[r] * rb;
+		for (int j = p->row0[r]; j < p->row0[r + 1]; j++)
+			if (sel[j]) {
+				put_bytes((char *)base + (size_t)j * rb, rd, rb);
+				rd += rb;
+			}
+	}
+	free(buf);
+	free(off);
+	p->failed |= e != 0;
+	return e | p->failed;
 }
 
 int wb_par_rows(struct wb_par *p, void *base, size_t elsize, long row_elems,
@@ -120,12 +183,6 @@ long long wb_par_sum(struct wb_par *p, long long v)
 	return t;
 }
 
-/* memcpy, storing only when the bytes differ (see wb_par_ring). */
-static void put_bytes(void *dst, const void *src, size_t n)
-{
-	if (memcmp(dst, src, n))
-		memcpy(dst, src, n);
-}
 
 /* The padded rows (or columns) of the ring: the ghost line and the two
  * interior lines at each end (distinct, ascending); their count. */

@@ -59,6 +59,9 @@ struct wb_par {
 	 * from the end of the step kernel (gather kernel, device-to-host
 	 * copy, MPI, host-to-device copy; the scatter kernel is enqueued) */
 	double xsecs;
+	/* the bands were cut again this many times as the water spread
+	   (lbm_par_rebalance) */
+	int rebalances;
 };
 
 /* Rows [*j0, *j1) this process computes: all rows when p is NULL. */
@@ -79,6 +82,15 @@ static inline void wb_par_band(const struct wb_par *p, int ny, int *j0,
  * rank). Each band gets at least three rows when ny >= 3 size (the
  * OpenCL ranks' least), two when ny >= 2 size. */
 void wb_par_split(struct wb_par *p, int ny, const double *work);
+/* wb_par_split's cut of ny rows into size bands, into row0 (size + 1). */
+void wb_par_cut(int size, int ny, const double *work, int *row0);
+
+/* Rows j (0 .. ny - 1) with sel[j] of a row-major array (row j at base +
+ * j * row_elems elements) from the rank that owns them to every rank;
+ * the other rows are left alone, and a row is stored only where its
+ * bytes differ (untouched pages stay unbacked). No-op without p. */
+int wb_par_rows_sel(struct wb_par *p, void *base, size_t elsize,
+		    long row_elems, const uint8_t *sel);
 
 /* Exchange rows of a row-major array: row j (0 .. ny - 1 + extra)
  * starts at base + (j + first) * row_elems elements (first: padded rows
@@ -162,6 +174,17 @@ long long wb_par_sum(struct wb_par *p, long long v);
  * the per-row partials. */
 struct lbm;
 int lbm_par_exchange(struct lbm *L);
+/* The LBM's block-sparse step (lbm.c): cut the rows again by the work
+ * the next steps will do (the active blocks, as lbm_par_work weighs
+ * them), when that takes the largest band's work down by a tenth at
+ * least; the rows that change hands, and the rows next to every new band
+ * edge, move to every rank with the populations and depths of both time
+ * levels and the bed, and rows[0 .. nrows - 1] (arrays of nx floats per
+ * interior row that follow the band: the window sums and means), and
+ * the clamp map. Called by every rank at the same step, between steps.
+ * 1: the bands moved; 0: they stay; -1: an exchange failed. The bytes of
+ * the bake do not change: a row computes the same on any rank. */
+int lbm_par_rebalance(struct lbm *L, float *const *rows, int nrows);
 /* All rows of f[cur] / h[cur] to every rank (rare: a diverging step). */
 int lbm_par_full(struct lbm *L, int which);
 /* The LBM/FV hybrid (lbm_fv.c): after the kernel, the step's f and h of

@@ -15,7 +15,8 @@
 struct world {
 	int n;
 	struct wb_par p[NMAX];
-	int row0[NMAX + 1];
+	int row0[NMAX + 1];            /* the bands world_init cut */
+	int rrow0[NMAX][NMAX + 1];     /* each rank's own (they may move) */
 	long off[NMAX][NMAX + 1];
 	char *reg[NMAX];
 	const void *up[NMAX], *dn[NMAX]; /* halo buffers sent up / down */
@@ -66,7 +67,7 @@ static void world_init(struct world *w, struct link *links, int n, int ny)
 		struct wb_par *p = &w->p[r];
 		p->rank = r;
 		p->size = n;
-		p->row0 = w->row0;
+		p->row0 = w->rrow0[r];
 		p->off = w->off[r];
 		p->allgather = fake_gather;
 		p->halo = fake_halo;
@@ -75,8 +76,11 @@ static void world_init(struct world *w, struct link *links, int n, int ny)
 		p->user = &links[r];
 	}
 	wb_par_split(&w->p[0], ny, NULL);
-	for (int r = 1; r < n; r++)
+	memcpy(w->row0, w->rrow0[0], sizeof(w->row0));
+	for (int r = 1; r < n; r++) {
 		w->p[r].ny = ny;
+		memcpy(w->rrow0[r], w->row0, sizeof(w->row0));
+	}
 }
 
 #endif

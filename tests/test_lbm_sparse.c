@@ -352,7 +352,7 @@ static void test_solve_identical(void **state)
  * books summed over all ranks must be the one process's bytes. Returns
  * the ranks' cell-steps over the dense ones. */
 static double compare_ranks(int kind, int hybrid, int n, long steps,
-			    long every, const char *what)
+			    long every, const char *what, int rebal)
 {
 	struct wb_raster r;
 	scene(&r, kind);
@@ -367,7 +367,7 @@ static double compare_ranks(int kind, int hybrid, int n, long steps,
 	world_init(&w, links, n, r.ny);
 	struct lbm *R = calloc((size_t)n, sizeof(*R));
 	assert_non_null(R);
-	int rc[NMAX] = { 0 }, ran = 0;
+	int rc[NMAX] = { 0 }, ran = 0, moved[NMAX] = { 0 }, moves = 0;
 	long bad_step = -1;
 	int bad_rank = -1;
 	long bad_cell = -1;
@@ -386,11 +386,22 @@ static double compare_ranks(int kind, int hybrid, int n, long steps,
 					R[q].par = &w.p[q];
 				}
 				rc[q] |= lbm_step(&R[q], every, &dq) != WB_OK;
+				/* the bands cut again by the water, as
+				   lbm_solve does at its windows */
+				if (rebal)
+					moved[q] = lbm_par_rebalance(&R[q], NULL, 0);
 			}
 			wb_diags_release(&dq);
 		}
 		assert_int_equal(ran, n);
 		ran = 0;
+		for (int q = 0; q < n; q++) {
+			assert_true(moved[q] >= 0);
+			assert_int_equal(moved[q], moved[0]); /* a decision of all */
+			assert_memory_equal(R[q].par->row0, R[0].par->row0,
+					    ((size_t)n + 1) * sizeof(int));
+		}
+		moves += moved[0];
 		for (int q = 0; q < n; q++) {
 			assert_int_equal(rc[q], 0);
 			const struct lbm *L = &R[q];
@@ -400,7 +411,7 @@ static double compare_ranks(int kind, int hybrid, int n, long steps,
 				 (!L->nfv || !memcmp(L->fvl, one.fvl,
 						     (size_t)L->nfv * sizeof(int32_t)));
 			/* padded rows of the band and one halo row each side */
-			const int J0 = w.row0[q], J1 = w.row0[q + 1];
+			const int J0 = L->par->row0[q], J1 = L->par->row0[q + 1];
 			const size_t a = (size_t)J0 * L->W, e = (size_t)(J1 + 2) * L->W;
 			for (int t = 0; t < 2 && ok; t++) {
 				for (int x = 0; x < LBM_Q && ok; x++)
@@ -427,14 +438,16 @@ static double compare_ranks(int kind, int hybrid, int n, long steps,
 		lbm_release(&R[q]);
 	}
 	const double share = (double)cells / ((double)r.nx * r.ny * one.step);
-	printf("%s, %d ranks: %ld steps, the ranks stepped %.1f %% of the dense cell-steps (one process %.1f %%), FV cell-steps %ld\n",
+	printf("%s, %d ranks: %ld steps, the ranks stepped %.1f %% of the dense cell-steps (one process %.1f %%), FV cell-steps %ld; bands moved %d times\n",
 	       what, n, one.step, 100 * share,
 	       100.0 * one.sb_cells / ((double)r.nx * r.ny * one.step),
-	       one.fv_cells);
+	       one.fv_cells, moves);
 	if (bad_step >= 0)
 		fail_msg("%s, %d ranks: rank %d differs from one process after step %ld (first in the current buffer: padded cell %ld, %ld)",
 			 what, n, bad_rank, bad_step, bad_cell % (long)one.W,
 			 bad_cell / (long)one.W);
+	if (rebal) /* the water spreads from one band: the cut must follow */
+		assert_true(moves > 0);
 	free(R);
 	lbm_release(&one);
 	wb_diags_release(&d);
@@ -446,11 +459,22 @@ static void test_ranks(void **state)
 {
 	(void)state;
 	for (int n = 2; n <= 3; n++)
-		assert_true(compare_ranks(SC_FRONT, 0, n, 200, 10, "front") < 0.8);
-	assert_true(compare_ranks(SC_FRONT, 1, 3, 150, 25, "front, hybrid") < 0.8);
-	assert_true(compare_ranks(SC_INFLOW, 0, 3, 150, 15, "inflow edge") < 0.9);
-	compare_ranks(SC_RAIN, 1, 3, 100, 25, "rain, drain, held level, hybrid");
-	compare_ranks(SC_WRAP, 0, 2, 100, 10, "periodic edges");
+		assert_true(compare_ranks(SC_FRONT, 0, n, 200, 10, "front", 0) < 0.8);
+	assert_true(compare_ranks(SC_FRONT, 1, 3, 150, 25, "front, hybrid", 0) < 0.8);
+	assert_true(compare_ranks(SC_INFLOW, 0, 3, 150, 15, "inflow edge", 0) < 0.9);
+	compare_ranks(SC_RAIN, 1, 3, 100, 25, "rain, drain, held level, hybrid", 0);
+	compare_ranks(SC_WRAP, 0, 2, 100, 10, "periodic edges", 0);
+}
+
+/* The bands follow the water (lbm_par_rebalance between checkpoints):
+ * the rows that change hands carry the one process's bytes on. */
+static void test_ranks_rebalance(void **state)
+{
+	(void)state;
+	for (int n = 2; n <= 4; n++)
+		compare_ranks(SC_FRONT, 0, n, 300, 10, "front, bands follow", 1);
+	compare_ranks(SC_FRONT, 1, 3, 150, 10, "front, hybrid, bands follow", 1);
+	compare_ranks(SC_CORNER, 0, 3, 200, 10, "spring, bands follow", 1);
 }
 
 int main(void)
@@ -467,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_env_dense),
 		cmocka_unit_test(test_solve_identical),
 		cmocka_unit_test(test_ranks),
+		cmocka_unit_test(test_ranks_rebalance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -201,6 +201,65 @@ static float *rank_copy(const struct world *w, int r, int W, int ny)
 	return f;
 }
 
+/* wb_par_rows_sel: the selected rows from their owners to every rank, the
+ * other rows as they were; bands moved by wb_par_cut keep their rows'
+ * bytes (lbm_par_rebalance's use). */
+static void test_rows_sel(void **state)
+{
+	(void)state;
+	for (int n = 2; n <= 5; n++) {
+		const int nx = 9, ny = 23, W = nx + 2;
+		struct world w;
+		struct link links[NMAX];
+		world_init(&w, links, n, ny);
+		uint8_t sel[23];
+		for (int j = 0; j < ny; j++)
+			sel[j] = j % 3 == 1 || j == ny - 1;
+		float *f[NMAX];
+		for (int r = 0; r < n; r++)
+			f[r] = rank_copy(&w, r, W, ny);
+		int rc[NMAX] = { 0 }, ran = 0;
+#pragma omp parallel num_threads(n) reduction(+ : ran)
+		{
+			int r = omp_get_thread_num();
+			if (omp_get_num_threads() == n) {
+				ran = 1;
+				rc[r] = wb_par_rows_sel(&w.p[r], f[r] + W,
+							sizeof(float), W, sel);
+			}
+		}
+		assert_int_equal(ran, n);
+		for (int r = 0; r < n; r++) {
+			assert_int_equal(rc[r], 0);
+			for (int j = 0; j < ny; j++) {
+				int mine = j >= w.row0[r] && j < w.row0[r + 1];
+				for (int I = 0; I < W; I++) {
+					float v = f[r][(size_t)(j + 1) * W + I];
+					if (mine || sel[j])
+						assert_true(v == truth(I, j + 1));
+					else
+						assert_true(v == (float)(-r - 1));
+				}
+			}
+			free(f[r]);
+		}
+		/* a cut by other weights: the same on every rank, every row
+		   in one band, at least three rows each (ny >= 3 n) */
+		double wt[23];
+		for (int j = 0; j < ny; j++)
+			wt[j] = j < 5 ? 100.0 : 1.0;
+		int a[NMAX + 1], b[NMAX + 1];
+		wb_par_cut(n, ny, wt, a);
+		wb_par_cut(n, ny, wt, b);
+		assert_memory_equal(a, b, ((size_t)n + 1) * sizeof(int));
+		assert_int_equal(a[0], 0);
+		assert_int_equal(a[n], ny);
+		for (int r = 0; r < n; r++)
+			assert_true(a[r + 1] - a[r] >= 3);
+		assert_true(a[1] < w.row0[1]); /* the heavy rows: a short band */
+	}
+}
+
 static void test_exchanges(void **state)
 {
 	(void)state;
@@ -512,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_split_bands),
 		cmocka_unit_test(test_work_by_water),
 		cmocka_unit_test(test_exchanges),
+		cmocka_unit_test(test_rows_sel),
 		cmocka_unit_test(test_plan_exchange),
 		cmocka_unit_test(test_sel_rows),
 		cmocka_unit_test(test_one_process),

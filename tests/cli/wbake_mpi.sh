@@ -131,6 +131,37 @@ check "rows by the water: $rows (a short first band, the dry rest last)" \
 	test "${1:-0}" -lt 30 -a "${5:-0}" -gt 60 -a $(( ${1:-0} + ${3:-0} + ${5:-0} )) -eq 120
 expect_err_has "mpi: million cell-steps stepped by rank: "
 
+# 2d. the bands follow the water (lbm_par_rebalance): a spring in the
+#     north of a 72 x 192 staircase (0.78 m down every 16 rows), from
+#     dry land ("initial": "scene"), run in windows of 50 steps; the
+#     water runs south through the bands, which are cut again as it
+#     does. Pure LBM and the hybrid, 2 and 3 ranks: the same bytes as one
+#     process, and the bands moved
+for k in 0 1 2 3 4 5 6 7 8 9 10 11; do
+	head -c $((72 * 16 * 2)) /dev/zero | tr '\0' "$(printf '\\%03o' $((250 - 20 * k)))"
+done >"$T/flat/long.r16"
+cat >"$T/flat/long.json" <<'EOF'
+{ "name": "long", "version": 1,
+  "terrain": { "heightmap": "long.r16", "format": "r16", "size": [72, 192],
+               "metres_per_pixel": 1, "height_scale": 10 },
+  "boundaries": { "west": "wall", "east": "wall", "north": "wall", "south": "open" },
+  "initial_water": "dry",
+  "materials": [ { "id": 1, "name": "w", "kind": "river" } ],
+  "sources": [ { "type": "spring", "name": "s", "point": [36, 6], "radius": 3, "discharge": 20, "material": "w" } ],
+  "simulation": { "solver": "lbm", "lbm_hybrid": false, "initial": "scene", "max_steps": 1000, "window": 50 } }
+EOF
+sed 's/"lbm_hybrid": false/"lbm_hybrid": true/' "$T/flat/long.json" >"$T/flat/longh.json"
+for v in long longh; do
+	run 0 "$BIN/wbake" "$T/flat/$v.json" -o "$T/$v-1" --threads 1 --quiet
+	for n in 2 3; do
+		run 0 mpi $n "$T/flat/$v.json" -o "$T/$v-m$n" --threads 1
+		same "bands that follow the water ($v), $n ranks" "$T/$v-1" "$T/$v-m$n"
+		moved=$(sed -n 's|^mpi: the bands were cut again \([0-9]*\) times.*|\1|p' "$T/err")
+		check "the bands moved as the water spread ($v, $n ranks: ${moved:-no line})" \
+			test "${moved:-0}" -gt 0
+	done
+done
+
 # 3. ranks that differ are refused at start, every rank with exit 2
 sed 's/"discharge": 0.4/"discharge": 0.5/' "$F" >"$T/flat/other.json"
 run 2 timeout 120 mpirun $ROOT --oversubscribe -np 1 "$MB" $F -o "$T/x" --quiet : \
