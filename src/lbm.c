@@ -2532,10 +2532,12 @@ static void par_trim(struct lbm *L)
 	free(keep);
 }
 
-/* par.h. The work of a row is lbm_par_work's: 32 cells per active block
- * of its block row, plus its fixed cost; each rank weighs the rows of its
- * band (where its block flags are exact) and the weights are gathered,
- * so every rank cuts the same bands. */
+/* par.h. The work of a row: 32 cells per active block of its block row
+ * (what the CPU's sparse step steps), and one for the row itself
+ * (lbm_par_work, the first cut, counts a row as a cell per block column:
+ * an OpenCL rank's row costs more than a CPU rank's); each rank weighs
+ * the rows of its band, where its block flags are exact, and the weights
+ * are gathered, so every rank cuts the same bands. */
 int lbm_par_rebalance(struct lbm *L, float *const *rows, int nrows)
 {
 	struct wb_par *p = L->par;
@@ -2559,7 +2561,9 @@ int lbm_par_rebalance(struct lbm *L, float *const *rows, int nrows)
 		int act = 0;
 		for (int b = 0; b < X; b++)
 			act += a[b];
-		work[j] = (double)LBM_SB * act + X + 2;
+		/* a dry row costs the step a few flag reads per block,
+		   next to some hundred operations per stepped cell */
+		work[j] = (double)LBM_SB * act + 1;
 	}
 	if (wb_par_rows(p, work, sizeof(double), 1, 0, 0) || p->failed) {
 		res = -1;
@@ -2576,7 +2580,7 @@ int lbm_par_rebalance(struct lbm *L, float *const *rows, int nrows)
 		om = MAXF(om, a);
 		nm = MAXF(nm, b);
 	}
-	if (!(nm <= 0.9 * om))
+	if (!(nm <= (1 - LBM_PAR_GAIN) * om))
 		goto out; /* not worth a move */
 	/* sel: per padded row, what moves with the populations; mv: per
 	   interior row, the rows that change hands */
@@ -2675,6 +2679,7 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 	double tol = sim->tolerance > 0 ? sim->tolerance : 1e-4;
 	long every = sample_every(window);
 	long pevery = window < 100 ? window : 100, nsamp = 0, windows = 0;
+	const long rebal = every * ((LBM_PAR_REBAL + every - 1) / every);
 	double res = INFINITY;
 	const float hthin = (float)(LBM_THIN * L.p.h_dry);
 	/* water stored and passed through at the start of the window */
@@ -2733,11 +2738,12 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 				break;
 			}
 		}
-		/* several processes: the bands follow the water (after the
-		   window's means are taken, which follow the band too) */
-		if (L.par && L.step % window == 0 && L.step < cap) {
-			float *const rows[3] = { mh, up, vp };
-			if (lbm_par_rebalance(&L, rows, 3) < 0) {
+		/* several processes: the bands follow the water, every
+		   rebal steps (at a sample: the window's sums and the last
+		   window's means, which follow the band, move with it) */
+		if (L.par && L.step % rebal == 0 && L.step < cap) {
+			float *const rows[6] = { sh, su, sv, mh, up, vp };
+			if (lbm_par_rebalance(&L, rows, 6) < 0) {
 				st = wb_fail(d, WB_EIO, NULL,
 					     "lbm: step %ld: exchange between processes failed",
 					     L.step);

@@ -95,6 +95,11 @@
  * with grid-scale chatter converges as 1/sqrt(samples). */
 #define LBM_SAMPLES 64
 #define LBM_SAMPLE_MIN 5    /* but not more often than every 5 steps */
+/* several processes (lbm_par_rebalance): the bands are cut again every
+ * LBM_PAR_REBAL steps or so (a multiple of the sampling interval), when
+ * that takes the largest band's work down by LBM_PAR_GAIN at least */
+#define LBM_PAR_REBAL 250
+#define LBM_PAR_GAIN 0.05
 #define LBM_H_LIMIT 6.0     /* OpenCL: depth above 6 h_deep: diverged */
 /* CPU: water deeper than LBM_H_RESCALE h_deep (g h > 0.48 e^2) re-chooses
  * the lattice speed (lbm_rescale); deeper than LBM_H_RANGE times the

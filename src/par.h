@@ -176,12 +176,13 @@ struct lbm;
 int lbm_par_exchange(struct lbm *L);
 /* The LBM's block-sparse step (lbm.c): cut the rows again by the work
  * the next steps will do (the active blocks, as lbm_par_work weighs
- * them), when that takes the largest band's work down by a tenth at
- * least; the rows that change hands, and the rows next to every new band
+ * them), when that takes the largest band's work down by LBM_PAR_GAIN
+ * at least (lbm.h); the rows that change hands, and the rows next to every new band
  * edge, move to every rank with the populations and depths of both time
  * levels and the bed, and rows[0 .. nrows - 1] (arrays of nx floats per
  * interior row that follow the band: the window sums and means), and
- * the clamp map. Called by every rank at the same step, between steps.
+ * the clamp map. Called by every rank at the same step, between steps
+ * (lbm_solve: every LBM_PAR_REBAL steps or so).
  * 1: the bands moved; 0: they stay; -1: an exchange failed. The bytes of
  * the bake do not change: a row computes the same on any rank. */
 int lbm_par_rebalance(struct lbm *L, float *const *rows, int nrows);
