@@ -719,6 +719,95 @@ static void extrap_bed(struct lbm *L, int32_t *const *A, const float *hb,
 	}
 }
 
+static int sb_use(const struct lbm *L);
+
+/* The interior block beside segment q of edge s (lbm.h sb_gs). */
+static int gseg_block(const struct lbm *L, int s, int q)
+{
+	switch (s) {
+	case WB_WEST:
+		return q * L->sbx;
+	case WB_EAST:
+		return q * L->sbx + L->sbx - 1;
+	case WB_NORTH:
+		return q;
+	default:
+		return (L->sby - 1) * L->sbx + q;
+	}
+}
+
+/* Whether the rows of the block beside segment q of edge s lie in this
+ * process's band (where its block flags are its own step's). */
+static int gseg_mine(const struct lbm *L, int s, int q, int J0, int J1)
+{
+	const int by = gseg_block(L, s, q) / L->sbx;
+	const int r0 = by * LBM_SB,
+		  r1 = r0 + LBM_SB < L->ny ? r0 + LBM_SB : L->ny;
+	return r0 >= J0 && r1 <= J1;
+}
+
+/* The block-sparse step: which ghost segments the passes of
+ * lbm_fill_ghosts would leave as they are, so that it skips them. A
+ * segment of walls (mirror ghosts) copies the interior cells beside it:
+ * if its ghosts hold +0 bits (sb_gz) and the block beside it does
+ * (sb_zero), it copies zeros onto zeros. An open-edge segment's ghosts
+ * copy the same cells and then add bed transfers, which read the depths
+ * hb of the cells within one cell of its ghosts and of the cells beside
+ * them (lbm.c extrap_bed): with those depths +0 too (the blocks beside
+ * the segment and its two neighbours, and their ghosts, in the buffer of
+ * hb) every transfer is 0 (lbm_bi with no depth; a closed link gives 0).
+ * Inflow, level and periodic ghosts, and their neighbours, which the
+ * closures write into, are never skipped. Several processes: only beside
+ * blocks of this band (the flags of other rows are not this process's). */
+static void gseg_skips(struct lbm *L)
+{
+	int J0, J1;
+	wb_par_band(L->par, L->ny, &J0, &J1);
+	const int c = L->cur, hb = L->bed_lvl ? !L->cur : L->cur;
+	for (int s = 0; s < 4; s++) {
+		const int q0 = L->sb_gs[s], nq = L->sb_gs[s + 1] - q0;
+		for (int q = 0; q < nq; q++) {
+			int ok = L->sb_gk[q0 + q] < 2 && L->sb_gz[c][q0 + q] &&
+				 gseg_mine(L, s, q, J0, J1) &&
+				 L->sb_zero[c][gseg_block(L, s, q)];
+			for (int t = q - 1; ok && L->sb_gk[q0 + q] == 1 && t <= q + 1;
+			     t++)
+				if (t >= 0 && t < nq)
+					ok = gseg_mine(L, s, t, J0, J1) &&
+					     L->sb_zero[hb][gseg_block(L, s, t)] &&
+					     L->sb_gz[hb][q0 + t];
+			L->sb_gsk[q0 + q] = (uint8_t)ok;
+		}
+	}
+}
+
+/* After the passes: which segments' ghosts hold only +0 bits now (those
+ * skipped still do). */
+static void gseg_zero(struct lbm *L)
+{
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+	for (int s = 0; s < 4; s++)
+		for (int q = L->sb_gs[s]; q < L->sb_gs[s + 1]; q++) {
+			if (L->sb_gsk[q])
+				continue;
+			const int k0 = (q - L->sb_gs[s]) * LBM_SB;
+			const int k1 = k0 + LBM_SB < edge_len(L, s) ?
+				k0 + LBM_SB : edge_len(L, s);
+			uint32_t acc = 0;
+			for (int k = k0; k < k1; k++) {
+				int g, p, nxn, nyn;
+				lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+				for (int a = 0; a < LBM_Q; a++)
+					acc |= (uint32_t)A[a][g];
+				uint32_t b;
+				memcpy(&b, &hA[g], 4);
+				acc |= b;
+			}
+			L->sb_gz[L->cur][q] = (uint8_t)(acc == 0);
+		}
+}
+
 void lbm_fill_ghosts(struct lbm *L)
 {
 	int32_t *const *A = L->f[L->cur];
@@ -728,9 +817,19 @@ void lbm_fill_ghosts(struct lbm *L)
 	const float e = (float)L->p.e;
 	/* the depths of the bed transfers in f[cur] (lbm.h bed_lvl) */
 	const float *hb = L->h[L->bed_lvl ? !L->cur : L->cur];
+	/* the block-sparse step: segments whose passes would store nothing */
+	const uint8_t *skip = NULL;
+	if (sb_use(L) && L->sb_valid && L->sb_gsk) {
+		gseg_skips(L);
+		skip = L->sb_gsk;
+	}
 	/* pass 1: copies, mirrors and ghost depths */
 	for (int s = 0; s < 4; s++) {
 		for (int k = 0; k < edge_len(L, s); k++) {
+			if (skip && skip[L->sb_gs[s] + k / LBM_SB]) {
+				k |= LBM_SB - 1; /* the segment's last */
+				continue;
+			}
 			int g, p, nxn, nyn;
 			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
 			int part = L->gpart[g];
@@ -787,6 +886,10 @@ void lbm_fill_ghosts(struct lbm *L)
 	 * the corners, which copied them as they were) */
 	for (int s = 0; s < 4; s++) {
 		for (int k = 0; k < edge_len(L, s); k++) {
+			if (skip && skip[L->sb_gs[s] + k / LBM_SB]) {
+				k |= LBM_SB - 1;
+				continue;
+			}
 			int g, p, nxn, nyn;
 			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
 			if (L->gkind[g] == LBM_G_EXTRAP)
@@ -858,6 +961,8 @@ void lbm_fill_ghosts(struct lbm *L)
 			put32(&A[dnmt][g2], fx_round((fmnt + (ft - fmt) / 2 + Q / 6) * inv));
 		}
 	}
+	if (skip)
+		gseg_zero(L);
 }
 
 /* Integer bed-slope transfer of the link from x to y in direction a, as
@@ -1561,6 +1666,10 @@ static void sb_free(struct lbm *L)
 	free(L->sb_zero[0]);
 	free(L->sb_zero[1]);
 	free(L->sb_rw);
+	free(L->sb_gk);
+	free(L->sb_gz[0]);
+	free(L->sb_gz[1]);
+	free(L->sb_gsk);
 	for (int k = 0; k < 2; k++) {
 		free(L->sb_span[k]);
 		free(L->sb_nspan[k]);
@@ -1618,6 +1727,40 @@ static int sb_alloc(struct lbm *L)
 		int i = L->sp[q].n % L->W - 1, j = L->sp[q].n / L->W - 1;
 		L->sb_keep[(j / LBM_SB) * L->sbx + i / LBM_SB] = 1;
 	}
+	/* the edges' ghost segments and what their ghosts do */
+	int ns = 0;
+	for (int s = 0; s < 4; s++) {
+		L->sb_gs[s] = ns;
+		ns += (edge_len(L, s) + LBM_SB - 1) / LBM_SB;
+	}
+	L->sb_gs[4] = ns;
+	L->sb_gk = calloc((size_t)ns, 1);
+	L->sb_gz[0] = calloc((size_t)ns, 1);
+	L->sb_gz[1] = calloc((size_t)ns, 1);
+	L->sb_gsk = calloc((size_t)ns, 1);
+	if (!L->sb_gk || !L->sb_gz[0] || !L->sb_gz[1] || !L->sb_gsk)
+		return -1;
+	for (int s = 0; s < 4; s++)
+		for (int k = 0; k < edge_len(L, s); k++) {
+			int g, p, nxn, nyn;
+			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+			const int kd = L->gkind[g];
+			uint8_t *t = &L->sb_gk[L->sb_gs[s] + k / LBM_SB];
+			if (kd == LBM_G_ZOU || kd == LBM_G_PERIODIC)
+				*t = 2;
+			else if (kd == LBM_G_EXTRAP && *t < 1)
+				*t = 1;
+		}
+	/* a closure writes the ghosts next to its own (g1, g2) */
+	for (int s = 0; s < 4; s++)
+		for (int q = L->sb_gs[s]; q < L->sb_gs[s + 1]; q++)
+			if (L->sb_gk[q] == 2)
+				for (int t = q - 1; t <= q + 1; t += 2)
+					if (t >= L->sb_gs[s] && t < L->sb_gs[s + 1] &&
+					    L->sb_gk[t] < 2)
+						L->sb_gk[t] = 3; /* 2, not spread */
+	for (int q = 0; q < ns; q++)
+		L->sb_gk[q] = L->sb_gk[q] == 3 ? 2 : L->sb_gk[q];
 	L->sb_valid = 0;
 	return 0;
 }
@@ -1725,6 +1868,9 @@ static void sb_scan(struct lbm *L)
 			L->sb_zero[!L->cur][by * X + bx] = 0;
 			L->sb_was[by * X + bx] = 1;
 		}
+	/* the ghosts: not known (a rescale, rows moved between ranks) */
+	memset(L->sb_gz[0], 0, (size_t)L->sb_gs[4]);
+	memset(L->sb_gz[1], 0, (size_t)L->sb_gs[4]);
 	sb_dilate(L);
 	L->sb_valid = 1;
 }
@@ -1738,10 +1884,16 @@ static void sb_run_set(struct lbm *L)
 	memcpy(L->sb_run, L->sb_act, nb);
 	int32_t *const *A = L->f[L->cur];
 	const float *hA = L->h[L->cur];
+	const uint8_t *gz = L->sb_gz[L->cur]; /* segments known +0 */
 	for (int gj = 0; gj <= ny + 1; gj++) {
 		const int edge = gj == 0 || gj == ny + 1;
 		for (int gi = 0; gi <= nx + 1; gi += edge ? 1 : nx + 1) {
-			if (!seg_nonzero(A, hA, (size_t)gi + (size_t)gj * W, 1))
+			const int corner = (gi == 0 || gi == nx + 1) && edge;
+			const int q = corner ? -1 :
+				edge ? L->sb_gs[gj ? WB_SOUTH : WB_NORTH] + (gi - 1) / LBM_SB :
+				       L->sb_gs[gi ? WB_EAST : WB_WEST] + (gj - 1) / LBM_SB;
+			if ((q >= 0 && gz[q]) ||
+			    !seg_nonzero(A, hA, (size_t)gi + (size_t)gj * W, 1))
 				continue;
 			for (int j = gj - 1; j <= gj + 1; j++)
 				for (int i = gi - 1; i <= gi + 1; i++)

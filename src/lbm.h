@@ -382,6 +382,14 @@ struct lbm {
 	int *sb_nspan[2];   /* per block row: the runs in sb_span */
 	int32_t sb_full[2]; /* the whole row: 1, nx */
 	long sb_cells;      /* interior cell-steps the kernel stepped */
+	/* the ghost passes (lbm_fill_ghosts) by segments of LBM_SB ghosts
+	   along an edge (edge s: segments sb_gs[s] .. sb_gs[s + 1] - 1,
+	   beside the interior blocks of that edge): sb_gk 0 walls only,
+	   1 with open-edge ghosts, 2 never skipped (inflow, level or
+	   periodic ghosts, or next to them); sb_gz[b]: the segment's ghosts
+	   in f[b], h[b] hold only +0 bits; sb_gsk: this fill skips it */
+	uint8_t *sb_gk, *sb_gz[2], *sb_gsk;
+	int sb_gs[5];
 };
 
 /* The integer bed transfer (units) of the link x -> y in direction a at

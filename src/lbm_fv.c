@@ -462,6 +462,8 @@ static void cand_row(const uint32_t *const *A, int o,
 /* Mark the FV cells for the next step from the current state. */
 void lbm_fv_mark(struct lbm *L)
 {
+	if (!L->hybrid) /* the next step fills the ghosts first */
+		return;
 	lbm_fill_ghosts(L); /* the closures the next step pulls from */
 	lbm_fv_mark_rows(L, NULL);
 }
