@@ -7,7 +7,9 @@
  *
  * Decomposition: the interior rows 0 .. ny - 1 are cut into size bands,
  * band r = rows [row0[r], row0[r + 1]), chosen by wb_par_split() from a
- * per-row work estimate (the predicted water of the first guess). Every
+ * per-row work estimate (the predicted water of the first guess), and on
+ * CPU ranks of the LBM cut again as the water spreads
+ * (lbm_par_rebalance: every rank moves its row0 the same way). Every
  * process has the whole grid's arrays, backed by memory where it writes
  * (its band, halo and ring; src/lbm.c field_alloc). In each phase of a step that computes rows
  * (the solvers' row kernels, which read their neighbours), a process
