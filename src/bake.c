@@ -246,6 +246,9 @@ static enum wb_status coarse_to_fine(struct wb_bake *b, int levels,
 			sim.dt *= k;
 		struct wb_solve_opts co = *o;
 		co.steps = 0;
+		/* several processes: each solves the small coarse grid alone,
+		   the same bytes on every rank (the bands cut the full grid) */
+		co.par = NULL;
 		struct wb_solve_report rep;
 		struct wb_diags cd;
 		wb_diags_init(&cd);

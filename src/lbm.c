@@ -2192,7 +2192,13 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 		int bad = 0;
 		int64_t in = ein + (eadj > 0 ? eadj : 0),
 			out = eout + (eadj < 0 ? -eadj : 0);
-		for (int jj = 1; jj < H - 1; jj++) {
+		if (L->par) { /* every band's, summed (lbm_par_exchange) */
+			L->clamped += L->par_sum[0];
+			in += L->par_sum[1];
+			out += L->par_sum[2];
+			bad = L->par_sum[3] != 0;
+		}
+		for (int jj = 1; jj < H - 1 && !L->par; jj++) {
 			L->clamped += L->row_clamp[jj];
 			bad |= L->row_bad[jj] != 0;
 			in += L->row_in[jj];

@@ -327,6 +327,10 @@ struct lbm {
 	int cnx;
 	int *row_bad;
 	int64_t *row_in, *row_out;
+	/* several processes: the step's totals of row_clamp, row_in,
+	   row_out and of the rows flagged bad, over every band
+	   (lbm_par_exchange) */
+	int64_t par_sum[4];
 	/* bookkeeping */
 	long step;
 	double time;          /* simulated seconds (dt changes on a rescale) */

@@ -163,6 +163,30 @@ int wb_par_halo(struct wb_par *p, void *const *fields, int nf,
 	return e;
 }
 
+int wb_par_sums(struct wb_par *p, long long *v, int n)
+{
+	if (!p || p->size <= 1)
+		return 0;
+	long long *all = calloc((size_t)p->size * (size_t)n, sizeof(*all));
+	if (!all) {
+		p->failed = 1;
+		return -1;
+	}
+	memcpy(all + (size_t)p->rank * n, v, (size_t)n * sizeof(*all));
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = r;
+	int e = p->allgather(p->user, all, (size_t)n * sizeof(*all), p->off);
+	for (int k = 0; k < n && !e; k++) {
+		long long t = 0;
+		for (int r = 0; r < p->size; r++)
+			t += all[(size_t)r * n + k];
+		v[k] = t;
+	}
+	free(all);
+	p->failed |= e != 0;
+	return e;
+}
+
 long long wb_par_sum(struct wb_par *p, long long v)
 {
 	if (!p || p->size <= 1)
@@ -275,15 +299,25 @@ int lbm_par_exchange(struct lbm *L)
 	struct wb_par *p = L->par;
 	const int nb = !L->cur;
 	int e = 0;
-	e |= wb_par_rows(p, L->row_clamp, sizeof(long), 1, 1, 0);
-	e |= wb_par_rows(p, L->row_bad, sizeof(int), 1, 1, 0);
-	e |= wb_par_rows(p, L->row_in, sizeof(int64_t), 1, 1, 0);
-	e |= wb_par_rows(p, L->row_out, sizeof(int64_t), 1, 1, 0);
-	int bad = 0;
-	for (int j = 1; j <= L->ny; j++)
-		bad |= L->row_bad[j] != 0;
-	if (bad)
+	/* the books: this band's rows, then every band's in rank order
+	   (integers: the one process's sums); the rows flagged bad only
+	   when there are some (depth_range, locate_bad read them) */
+	int J0, J1;
+	wb_par_band(p, L->ny, &J0, &J1);
+	long long v[4] = { 0, 0, 0, 0 };
+	for (int j = J0 + 1; j <= J1; j++) {
+		v[0] += L->row_clamp[j];
+		v[1] += L->row_in[j];
+		v[2] += L->row_out[j];
+		v[3] += L->row_bad[j] != 0;
+	}
+	e |= wb_par_sums(p, v, 4);
+	for (int k = 0; k < 4; k++)
+		L->par_sum[k] = v[k];
+	if (!e && v[3]) {
+		e |= wb_par_rows(p, L->row_bad, sizeof(int), 1, 1, 0);
 		return e | lbm_par_full(L, nb);
+	}
 	/* one halo and one ring exchange for the 9 populations and h */
 	void *f[LBM_Q + 1];
 	for (int a = 0; a < LBM_Q; a++)

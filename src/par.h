@@ -169,11 +169,15 @@ int wb_par_owns_cell(const struct wb_par *p, int n, long W, int ny);
 /* The smallest of every rank's v. */
 int wb_par_min(struct wb_par *p, int v);
 
+/* v[0 .. n - 1] := the sums of every rank's, added in rank order. */
+int wb_par_sums(struct wb_par *p, long long *v, int n);
+
 /* The sum of every rank's v, added in rank order (exact for integers). */
 long long wb_par_sum(struct wb_par *p, long long v);
 
 /* The LBM step's exchange (lbm_step): f and h of the step just computed,
- * the per-row partials. */
+ * the totals of the per-row partials (lbm.par_sum; every row's only when
+ * a row went out of range). */
 struct lbm;
 int lbm_par_exchange(struct lbm *L);
 /* The LBM's block-sparse step (lbm.c): cut the rows again by the work

@@ -163,6 +163,19 @@ for v in long longh; do
 	done
 done
 
+# 2e. coarse levels (simulation.coarse_levels) over several ranks: every
+#     rank solves the small coarse grids alone, then the bands step the
+#     full grid; the same bytes as one process, both solvers (the bands
+#     of the full grid were applied to the coarse ones before: a crash)
+sed 's/"initial": "scene", "max_steps": 1000/"coarse_levels": 2, "max_steps": 400/' \
+	"$T/flat/long.json" >"$T/flat/coarse.json"
+for s in lbm swe; do
+	run 0 "$BIN/wbake" "$T/flat/coarse.json" -o "$T/co$s-1" --solver $s --threads 1
+	expect_err_has "coarse level 2x"
+	run 0 mpi 2 "$T/flat/coarse.json" -o "$T/co$s-m2" --solver $s --threads 1 --quiet
+	same "coarse levels ($s), 2 ranks" "$T/co$s-1" "$T/co$s-m2"
+done
+
 # 3. ranks that differ are refused at start, every rank with exit 2
 sed 's/"discharge": 0.4/"discharge": 0.5/' "$F" >"$T/flat/other.json"
 run 2 timeout 120 mpirun $ROOT --oversubscribe -np 1 "$MB" $F -o "$T/x" --quiet : \
