@@ -176,6 +176,35 @@ for s in lbm swe; do
 	same "coarse levels ($s), 2 ranks" "$T/co$s-1" "$T/co$s-m2"
 done
 
+# 2f. water that outgrows its lattice speed during the run (re-chosen at
+#     step 4), and water that then leaves the fixed-point range (a
+#     divergence, exit 3): the rows flagged out of range travel between
+#     ranks only then; 2 and 3 ranks give the one process's bytes, and
+#     the same error naming the same cell and step
+head -c $((48 * 48 * 2)) /dev/zero >"$T/flat/rc.r16"
+cat >"$T/flat/rc.json" <<'EOF'
+{ "name": "rc", "version": 1,
+  "terrain": { "heightmap": "rc.r16", "format": "r16", "size": [48, 48],
+               "metres_per_pixel": 1, "height_scale": 10 },
+  "boundaries": { "west": "wall", "east": "wall", "north": "wall", "south": "wall" },
+  "initial_water": { "level": 0.1 },
+  "materials": [ { "id": 1, "name": "w", "kind": "lake" } ],
+  "sources": [ { "type": "spring", "name": "s", "point": [24, 10], "radius": 3, "discharge": 12, "material": "w" } ],
+  "simulation": { "solver": "lbm", "lbm_hybrid": false, "lattice_speed": 3, "viscosity": 0.5 } }
+EOF
+sed 's/"discharge": 12,/"discharge": 40,/' "$T/flat/rc.json" >"$T/flat/rcx.json"
+run 0 "$BIN/wbake" "$T/flat/rc.json" -o "$T/rc-1" --steps 300 --threads 1
+expect_err_has "outgrew the lattice speed 3 m/s"
+run 3 "$BIN/wbake" "$T/flat/rcx.json" -o "$T/rcx-1" --steps 300 --threads 1
+grep "error: lbm: diverged" "$T/err" >"$T/rcx-err1"
+for n in 2 3; do
+	run 0 mpi $n "$T/flat/rc.json" -o "$T/rc-m$n" --steps 300 --threads 1 --quiet
+	same "lattice speed re-chosen during the run, $n ranks" "$T/rc-1" "$T/rc-m$n"
+	run 3 mpi $n "$T/flat/rcx.json" -o "$T/rcx-m$n" --steps 300 --threads 1
+	check "a divergence over $n ranks names the one process's cell and step" \
+		sh -c "grep 'error: lbm: diverged' '$T/err' | sort -u | cmp -s - '$T/rcx-err1'"
+done
+
 # 3. ranks that differ are refused at start, every rank with exit 2
 sed 's/"discharge": 0.4/"discharge": 0.5/' "$F" >"$T/flat/other.json"
 run 2 timeout 120 mpirun $ROOT --oversubscribe -np 1 "$MB" $F -o "$T/x" --quiet : \
