@@ -773,7 +773,11 @@ void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,
 		     a->storage_m3 > 0.5 * rep->vol_in;
 	double cs = (double)r->nx * r->ny * (double)rep->steps;
 	a->clamped_share = cs > 0 ? (double)rep->clamped / cs : 0;
-	if (rep->clamped > 0 && st && st->h && st->u && st->v)
+	/* the Froude limit is the LBM's; the SWE's clamp is a bound on the
+	   face velocity (swe.c clamp_face), which supercritical flow does
+	   not reach */
+	const int swe = sc->sim.solver == WB_SOLVER_SWE;
+	if (rep->clamped > 0 && st && st->h && st->u && st->v && !swe)
 		clamp_where(sc, st, a);
 	if (!d)
 		return;
@@ -818,7 +822,12 @@ void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,
 			 rep->clamp_most[1] * dx, rep->clamp_most[2] * dx,
 			 rep->clamp_most[3] * dx);
 	}
-	if (rep->clamped > 0 && !(st && st->h && st->u && st->v))
+	if (rep->clamped > 0 && swe)
+		wb_diag_add(d, WB_SEV_WARNING, file, NULL, 0, 0,
+			    "the SWE's velocity clamp (|u| <= alpha dx / dt at a face) changed %ld face-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps): there the flow was held below the speed the step computed",
+			    rep->clamped, 100.0 * a->clamped_share, r->nx, r->ny,
+			    rep->steps);
+	else if (rep->clamped > 0 && !(st && st->h && st->u && st->v))
 		wb_diag_add(d, WB_SEV_NOTE, file, NULL, 0, 0,
 			    "the stability limiter clamped %ld cell-steps, %.3g %% of all cell-steps (%d x %d cells x %ld steps)%s",
 			    rep->clamped, 100.0 * a->clamped_share, r->nx, r->ny,

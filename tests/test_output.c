@@ -572,6 +572,23 @@ static void test_clamp_where(void **state)
 	assert_int_equal(d.warnings, 0);
 	assert_true(has_diag(&d, "no cell flows at its limit (Froude 1): the clamps were transient"));
 	wb_diags_release(&d);
+
+	/* the SWE: its clamp bounds face velocities; the Froude-1 cells
+	 * (supercritical flow, which it resolves) are not a limit, and it
+	 * is not told to use itself */
+	for (int j = 7; j <= 8; j++)
+		for (int i = 3; i <= 5; i++)
+			u[i + 10 * j] = c;
+	sc.sim.solver = WB_SOLVER_SWE;
+	memset(&a, 0, sizeof a);
+	wb_diags_init(&d);
+	wb_output_assess(&sc, &r, &rep, &st, 0, &a, &d);
+	assert_int_equal(a.limit_cells, 0);
+	assert_int_equal(d.warnings, 1);
+	assert_true(has_diag(&d, "the SWE's velocity clamp (|u| <= alpha dx / dt at a face) changed 5000 face-steps, 2.5 % of all cell-steps (10 x 20 cells x 1000 steps)"));
+	assert_false(has_diag(&d, "--solver swe"));
+	assert_false(has_diag(&d, "Froude"));
+	wb_diags_release(&d);
 }
 
 int main(void)
