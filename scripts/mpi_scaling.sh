@@ -14,8 +14,9 @@
 # BUNDLE: scripts/mpi_bundle.sh BUNDLE bin-cl-mpi/wbake bin-cl/mkterrain
 # JOBs (default: all, in this order): s16n4 s16n1 s16n2 w8n1 w11n2 s16n1sparse
 #   (tag: s = strong, w = weak; n = ranks; sparse: the default step,
-#   e.g. s16n2sparse; a trailing cma: Open MPI's single-copy transport,
-#   e.g. w8n2sparsecma)
+#   e.g. s16n2sparse; cma: Open MPI's single-copy transport,
+#   e.g. w8n2sparsecma; old: the bundle's bin/wbake-old instead of
+#   bin/wbake, the build to compare against, e.g. s16n4sparsecmaold)
 # Restartable: worlds and finished bakes are kept in $S (/tmp/wbscale) and
 # skipped, a bake that would not end within LIMIT seconds of the start is
 # not begun (call it again to go on); the lines to read are in
@@ -64,12 +65,13 @@ bake() { # bake JOB: one bake, its wall time and the mpi: lines
 	dense=1; case $j in *sparse*) dense=0 ;; esac
 	# a job ending in "cma": Open MPI's single-copy transport (Linux
 	# cross-memory attach) instead of the bundle's copy in, copy out
-	mech=none; case $j in *cma) mech=cma ;; esac
+	mech=none; case $j in *cma*) mech=cma ;; esac
+	wb=$W; case $j in *old) wb=$D/bin/wbake-old ;; esac
 	rm -rf "$S/o_$j"
 	t=$(date +%s)
 	OMPI_MCA_btl_vader_single_copy_mechanism=$mech WB_LBM_DENSE=$dense timeout $(( LIMIT - $(el) )) mpirun $RR $([ "$np" -gt "$(nproc)" ] && echo --oversubscribe) -x WB_LBM_DENSE ${WB_CL_OVERLAP:+-x WB_CL_OVERLAP} -np "$np" \
 		sh -c 'POCL_CACHE_DIR="$0/pocl.$OMPI_COMM_WORLD_RANK" exec "$@"' "$S" \
-		"$W" "$S/w$n/pure.json" -o "$S/o_$j" --solver lbm --device opencl \
+		"$wb" "$S/w$n/pure.json" -o "$S/o_$j" --solver lbm --device opencl \
 		--steps "$STEPS" >"$S/$j.err" 2>&1
 	rc=$?; w=$(( $(date +%s) - t ))
 	cp "$S/$j.err" "$O/"

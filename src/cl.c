@@ -804,7 +804,12 @@ struct cl_lbm {
 	struct wb_par_plan plan;
 	uint8_t *fown;       /* per flux ghost: in this band (its books) */
 	cl_mem pg, ps, pbuf;
-	cl_kernel k_pack, k_unpack;
+	cl_kernel k_pack, k_unpack, k_zpack;
+	/* the gathered records (par.h): this rank's ring cells (zo / 10 of
+	 * them), the chunks' count at word zo of pbuf, their numbers, the
+	 * slots; the read brings the first kread slots with the count (the
+	 * rest, when more came, in a second read) */
+	long zo, kread;
 	/* the exchange behind the band's interior rows (lbm_par_setup):
 	 * ovl set when it runs so; the step kernel's first and last
 	 * LBM_PAR_EDGE rows and the specials there (si[0 .. nsp_e)) run
@@ -858,7 +863,7 @@ void cl_lbm_free(struct cl_lbm *c)
 	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
 			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid,
 			   c->k_brun, c->k_bzero, c->k_bcnt, c->k_pack,
-			   c->k_unpack };
+			   c->k_unpack, c->k_zpack };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
@@ -1626,56 +1631,128 @@ static cl_int lbm_enq_special(struct cl_lbm *c, cl_float hd, int from, int to)
 	return err;
 }
 
-/* wb_par_cells on f[cur] and h[cur] (src/cl/par.cl): the cells of the
- * plan's gather or scatter list, with one copy. */
+/* The fetch of the plan's records from f and h into pbuf (par.h's
+ * layout: this rank's ring cells, the count and numbers of the halo's
+ * nonzero chunks, their slots) and the read of its first part into pin
+ * without waiting (event prd): the ring, the count, the numbers and the
+ * first kread slots. */
+static cl_int lbm_par_fetch(struct cl_lbm *c, cl_mem f, cl_mem h)
+{
+	struct cl_env *e = c->env;
+	const struct wb_par_plan *q = &c->plan;
+	const cl_int N = c->N, nh = (cl_int)q->nh, nch = (cl_int)q->nch,
+		     zo = (cl_int)c->zo, m = (cl_int)(c->zo / 10), o = 2 * nh;
+	const cl_uint zero = 0;
+	cl_int err = CL_SUCCESS;
+	if (m > 0) { /* the ring cells */
+		cl_kernel k = c->k_pack;
+		err |= ARG(k, 0, f);
+		err |= ARG(k, 1, h);
+		err |= ARG(k, 2, N);
+		err |= ARG(k, 3, c->pg);
+		err |= ARG(k, 4, o);
+		err |= ARG(k, 5, m);
+		err |= ARG(k, 6, c->pbuf);
+		if (err == CL_SUCCESS)
+			err = run1d(e, k, (size_t)m);
+	}
+	if (err == CL_SUCCESS)
+		err = clEnqueueFillBuffer(e->q, c->pbuf, &zero, sizeof(zero),
+					  (size_t)zo * 4, sizeof(zero), 0, NULL,
+					  NULL);
+	cl_kernel k = c->k_zpack;
+	err |= ARG(k, 0, f);
+	err |= ARG(k, 1, h);
+	err |= ARG(k, 2, N);
+	err |= ARG(k, 3, c->pg);
+	err |= ARG(k, 4, nh);
+	err |= ARG(k, 5, nch);
+	err |= ARG(k, 6, c->pbuf);
+	err |= ARG(k, 7, zo);
+	if (err == CL_SUCCESS) {
+		size_t g = (size_t)(2 * nch) * WB_PAR_CHUNK, l = WB_PAR_CHUNK;
+		err = clEnqueueNDRangeKernel(e->q, k, 1, NULL, &g, &l, 0, NULL,
+					     NULL);
+	}
+	const size_t head = ((size_t)zo + 2 + 2 * (size_t)nch) * 4,
+		     crec = WB_PAR_CHUNK * (LBM_Q + 1) * 4;
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(e->q, c->pbuf, CL_FALSE, 0,
+					  head + (size_t)c->kread * crec, c->pin,
+					  0, NULL, &c->prd);
+	return err;
+}
+
+/* wb_par_cells on f[cur] and h[cur] (src/cl/par.cl): the plan's records
+ * (par.h's layouts), with one copy each way while the halo's chunks fit
+ * in kread slots. */
 static int lbm_par_cells(void *user, int write, const int *cells, long n,
-			 void *buf)
+			 void *buf, size_t bytes)
 {
 	struct cl_lbm *c = user;
 	struct cl_env *e = c->env;
-	const size_t bytes = (size_t)n * (LBM_Q + 1) * 4;
+	const struct wb_par_plan *q = &c->plan;
+	const long nch = q->nch;
+	const size_t head = ((size_t)c->zo + 2 + 2 * (size_t)nch) * 4,
+		     crec = WB_PAR_CHUNK * (LBM_Q + 1) * 4;
 	cl_int err = CL_SUCCESS, ni = (cl_int)n;
-	cl_kernel k = write ? c->k_unpack : c->k_pack;
-	cl_mem list = write ? c->ps : c->pg;
-	if (c->ovl && !write) {
-		/* gathered and read behind the edge rows (lbm_enq_step) */
-		err = c->prd ? clWaitForEvents(1, &c->prd) : CL_INVALID_EVENT;
+	(void)cells; /* the plan's lists, uploaded by lbm_par_setup */
+	if (!write) {
+		/* gathered and read behind the edge rows (lbm_enq_step), or
+		   now */
+		if (!c->ovl)
+			err = lbm_par_fetch(c, c->f[c->cur], c->h[c->cur]);
+		if (err == CL_SUCCESS)
+			err = c->prd ? clWaitForEvents(1, &c->prd) : CL_INVALID_EVENT;
 		if (c->prd)
 			clReleaseEvent(c->prd);
 		c->prd = NULL;
-		if (err != CL_SUCCESS)
+		if (err != CL_SUCCESS || buf != c->pin)
 			return -1;
-		if (buf != c->pin) /* plan.buf: read there already */
-			memcpy(buf, c->pin, bytes);
-		return 0;
+		uint32_t cnt;
+		memcpy(&cnt, (char *)buf + (size_t)c->zo * 4, 4);
+		if (cnt > 2 * (uint32_t)nch || head + cnt * crec > bytes)
+			return -1;
+		if (cnt > (uint32_t)c->kread) /* the rest of the slots */
+			err = buf_read(e, c->pbuf, head + (size_t)c->kread * crec,
+				       (cnt - (size_t)c->kread) * crec,
+				       (char *)buf + head + (size_t)c->kread * crec);
+		/* the next read: twice this step's chunks, 64 at least */
+		long kr = 2 * (long)cnt > 64 ? 2 * (long)cnt : 64;
+		c->kread = kr < 2 * nch ? kr : 2 * nch;
+		return err == CL_SUCCESS ? 0 : -1;
 	}
 	/* not waited for: buf (plan.buf) is written again only after the
 	   next step's read or clFinish, which the queue runs after this
 	   copy */
-	if (write && bytes)
+	const int me = c->L.par->rank;
+	const cl_int np = (me > 0) + (me + 1 < c->L.par->size),
+		     nh = (cl_int)q->nh, ch = (cl_int)nch,
+		     mo = (cl_int)((q->ns - np * q->nh) * (LBM_Q + 1));
+	cl_kernel k = c->k_unpack;
+	if (bytes)
 		err = clEnqueueWriteBuffer(e->q, c->pbuf, CL_FALSE, 0, bytes, buf,
 					   0, NULL, NULL);
+	cl_int sp = c->sp, W = c->L.W, nx = c->L.nx, ny = c->L.ny,
+	       nbx = c->nbx;
 	err |= ARG(k, 0, c->f[c->cur]);
 	err |= ARG(k, 1, c->h[c->cur]);
 	err |= ARG(k, 2, c->N);
-	err |= ARG(k, 3, list);
+	err |= ARG(k, 3, c->ps);
 	err |= ARG(k, 4, ni);
 	err |= ARG(k, 5, c->pbuf);
-	if (write) { /* the sparse step's flags of the cells received */
-		cl_int sp = c->sp, W = c->L.W, nx = c->L.nx, ny = c->L.ny,
-		       nbx = c->nbx;
-		err |= ARG(k, 6, c->b_wet[c->cur]);
-		err |= ARG(k, 7, sp);
-		err |= ARG(k, 8, W);
-		err |= ARG(k, 9, nx);
-		err |= ARG(k, 10, ny);
-		err |= ARG(k, 11, nbx);
-	}
+	err |= ARG(k, 6, nh);
+	err |= ARG(k, 7, np);
+	err |= ARG(k, 8, ch);
+	err |= ARG(k, 9, mo);
+	err |= ARG(k, 10, c->b_wet[c->cur]);
+	err |= ARG(k, 11, sp);
+	err |= ARG(k, 12, W);
+	err |= ARG(k, 13, nx);
+	err |= ARG(k, 14, ny);
+	err |= ARG(k, 15, nbx);
 	if (err == CL_SUCCESS && n > 0)
 		err = run1d(e, k, (size_t)n);
-	if (err == CL_SUCCESS && !write)
-		err = buf_read(e, c->pbuf, 0, bytes, buf);
-	(void)cells; /* the plan's lists, uploaded by lbm_par_setup */
 	return err == CL_SUCCESS ? 0 : -1;
 }
 
@@ -1696,14 +1773,20 @@ static int lbm_par_setup(struct cl_lbm *c)
 		per |= c->L.gkind[x] == LBM_G_PERIODIC;
 	if (wb_par_plan_make(p, c->L.nx, c->L.ny, per, q))
 		return -1;
+	/* pbuf: the gathered records or those to scatter (par.h) */
+	const size_t rec = (LBM_Q + 1) * 4, crec = WB_PAR_CHUNK * rec,
+		     zs = 2 * (size_t)q->nch * (4 + crec) + 8;
+	c->zo = (q->ng - 2 * q->nh) * (LBM_Q + 1);
+	c->kread = 64 < 2 * q->nch ? 64 : 2 * q->nch;
 	long most = q->ng > q->ns ? q->ng : q->ns;
 	if (!(c->k_pack = clCreateKernel(e->prog, "par_cells_gather", &err)) ||
 	    !(c->k_unpack = clCreateKernel(e->prog, "par_cells_scatter", &err)) ||
+	    !(c->k_zpack = clCreateKernel(e->prog, "par_chunks_gather", &err)) ||
 	    !(c->pg = buf_new(e, (size_t)q->ng * sizeof(int), &err)) ||
 	    !(c->ps = buf_new(e, (size_t)(q->ns + 1) * sizeof(int), &err)) ||
 	    buf_write(e, c->pg, 0, (size_t)q->ng * sizeof(int), q->gather) ||
 	    buf_write(e, c->ps, 0, (size_t)q->ns * sizeof(int), q->scatter) ||
-	    !(c->pbuf = buf_new(e, (size_t)(most + 1) * (LBM_Q + 1) * 4, &err)))
+	    !(c->pbuf = buf_new(e, (size_t)most * rec + zs, &err)))
 		return -1;
 	/* the exchange behind the interior rows: when every cell it sends
 	 * lies in the band's first or last LBM_PAR_EDGE rows and there are
@@ -1741,26 +1824,11 @@ static int lbm_par_setup(struct cl_lbm *c)
 	return 0;
 }
 
-/* The gather of lbm_par_cells behind the edge rows (lbm_enq_step): into
- * pbuf on the device, read into pin without waiting (event prd). */
+/* The gather of lbm_par_cells behind the edge rows (lbm_enq_step), from
+ * the step's output. */
 static cl_int lbm_par_gather_early(struct cl_lbm *c)
 {
-	struct cl_env *e = c->env;
-	cl_kernel k = c->k_pack;
-	const cl_int n = (cl_int)c->plan.ng;
-	cl_int err = ARG(k, 0, c->f[!c->cur]);
-	err |= ARG(k, 1, c->h[!c->cur]);
-	err |= ARG(k, 2, c->N);
-	err |= ARG(k, 3, c->pg);
-	err |= ARG(k, 4, n);
-	err |= ARG(k, 5, c->pbuf);
-	if (err == CL_SUCCESS)
-		err = run1d(e, k, (size_t)n);
-	if (err == CL_SUCCESS)
-		err = clEnqueueReadBuffer(e->q, c->pbuf, CL_FALSE, 0,
-					  (size_t)n * (LBM_Q + 1) * 4, c->pin,
-					  0, NULL, &c->prd);
-	return err;
+	return lbm_par_fetch(c, c->f[!c->cur], c->h[!c->cur]);
 }
 
 /* Several processes: after a step, the exchange of the plan. */

@@ -387,6 +387,7 @@ int wb_par_plan_make(const struct wb_par *p, int nx, int ny, int rows,
 		plan->roff[r + 1] = 0;
 	const long all = plan->roff[n], mine = plan->roff[me + 1] - plan->roff[me];
 	plan->nh = W + 2L * nc;
+	plan->nch = (plan->nh + WB_PAR_CHUNK - 1) / WB_PAR_CHUNK;
 	plan->ng = 2 * plan->nh + mine;
 	plan->ns = (up + dn) * plan->nh + all - mine;
 	plan->gather = malloc((size_t)plan->ng * sizeof(int));
@@ -427,13 +428,91 @@ void wb_par_plan_release(struct wb_par_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
+/* wb_par_plan_exchange's regions at plan->buf, in bytes (see par.h for
+ * the gathered and scattered layouts): g the gathered records, out[2]
+ * and in[2] the messages to and from the neighbours (up, down: the word
+ * n, n chunk numbers, n chunks), ring the whole ring list, s the records
+ * to scatter. */
+struct zlay {
+	size_t rec, crec, g, gbytes, msg, out[2], in[2], ring, s, end;
+};
+
+static void zlay(const struct wb_par *p, const struct wb_par_plan *plan,
+		 int nf, size_t elsize, struct zlay *z)
+{
+	const long all = plan->roff[p->size],
+		   mine = plan->roff[p->rank + 1] - plan->roff[p->rank];
+	const size_t nch = (size_t)plan->nch;
+	z->rec = (size_t)nf * elsize;
+	z->crec = WB_PAR_CHUNK * z->rec;
+	z->g = 0;
+	z->gbytes = (size_t)mine * z->rec + (2 + 2 * nch) * 4 + 2 * nch * z->crec;
+	z->msg = (1 + nch) * 4 + nch * z->crec;
+	z->out[0] = z->gbytes;
+	z->out[1] = z->out[0] + z->msg;
+	z->in[0] = z->out[1] + z->msg;
+	z->in[1] = z->in[0] + z->msg;
+	z->ring = z->in[1] + z->msg;
+	z->s = z->ring + (size_t)all * z->rec;
+	z->end = z->s + (size_t)all * z->rec + 2 * nch * 4 + 2 * nch * z->crec;
+}
+
 size_t wb_par_plan_bytes(const struct wb_par *p,
 			 const struct wb_par_plan *plan, int nf, size_t elsize)
 {
 	if (!p || p->size <= 1 || !plan->roff)
 		return 0;
-	return ((size_t)plan->ng + 2 * (size_t)plan->nh +
-		(size_t)plan->roff[p->size]) * (size_t)nf * elsize;
+	struct zlay z;
+	zlay(p, plan, nf, elsize, &z);
+	return z.end;
+}
+
+/* The message of part d (0: to up, 1: to down) from the gathered chunks:
+ * their count, their numbers, their records. Its bytes. */
+static size_t zmsg(const struct zlay *z, long nch, const char *g, long mine,
+		   int d, char *out)
+{
+	const uint32_t *hdr = (const uint32_t *)(g + (size_t)mine * z->rec);
+	const uint32_t cnt = hdr[0], *tag = hdr + 2;
+	const char *slot = (const char *)(tag + 2 * nch);
+	uint32_t n = 0, *num = (uint32_t *)out + 1;
+	for (uint32_t k = 0; k < cnt; k++)
+		if ((long)tag[k] / nch == d)
+			num[n++] = (uint32_t)(tag[k] % (uint32_t)nch);
+	char *dat = out + (1 + (size_t)n) * 4;
+	n = 0;
+	for (uint32_t k = 0; k < cnt; k++)
+		if ((long)tag[k] / nch == d)
+			memcpy(dat + (size_t)n++ * z->crec,
+			       slot + (size_t)k * z->crec, z->crec);
+	((uint32_t *)out)[0] = n;
+	return (1 + (size_t)n) * 4 + (size_t)n * z->crec;
+}
+
+/* A received message of got bytes into part p's map entries and slots
+ * from *ns on; -1 when it is not a well-formed message. */
+static int zput(const struct zlay *z, long nch, const char *in, size_t got,
+		int32_t *map, char *slots, long *ns)
+{
+	if (got < 4)
+		return -1;
+	uint32_t n;
+	memcpy(&n, in, 4);
+	if (n > (uint32_t)nch || got != (1 + (size_t)n) * 4 + n * z->crec)
+		return -1;
+	const uint32_t *num = (const uint32_t *)in + 1;
+	const char *dat = in + (1 + (size_t)n) * 4;
+	for (long c = 0; c < nch; c++)
+		map[c] = -1;
+	for (uint32_t k = 0; k < n; k++) {
+		if (num[k] >= (uint32_t)nch || map[num[k]] >= 0)
+			return -1;
+		map[num[k]] = (int32_t)*ns;
+		memcpy(slots + (size_t)*ns * z->crec, dat + (size_t)k * z->crec,
+		       z->crec);
+		++*ns;
+	}
+	return 0;
 }
 
 int wb_par_plan_exchange(struct wb_par *p, struct wb_par_plan *plan,
@@ -442,48 +521,64 @@ int wb_par_plan_exchange(struct wb_par *p, struct wb_par_plan *plan,
 	if (!p || p->size <= 1)
 		return 0;
 	const int me = p->rank, up = me > 0, dn = me + 1 < p->size;
-	const size_t rec = (size_t)nf * elsize, nh = (size_t)plan->nh;
-	const long all = plan->roff[p->size];
-	/* gathered: halo up, halo down, my ring; received: from up, from
-	   down, then the whole ring list (mine in its place) */
-	const size_t need = wb_par_plan_bytes(p, plan, nf, elsize);
-	if (plan->cap < need) {
-		void *nb = plan->ext ? NULL : realloc(plan->buf, need);
+	const long all = plan->roff[p->size], nch = plan->nch,
+		   mine = plan->roff[me + 1] - plan->roff[me];
+	struct zlay z;
+	zlay(p, plan, nf, elsize, &z);
+	if (plan->cap < z.end) {
+		void *nb = plan->ext ? NULL : realloc(plan->buf, z.end);
 		if (!nb) {
 			p->failed = 1;
 			return -1;
 		}
 		plan->buf = nb;
-		plan->cap = need;
+		plan->cap = z.end;
 	}
-	char *g = plan->buf;
-	char *from = g + (size_t)plan->ng * rec, *ring = from + 2 * nh * rec;
-	int e = io(user, 0, plan->gather, plan->ng, g);
-	if (!e)
-		e = p->halo(p->user, g, g + nh * rec, from, from + nh * rec,
-			    nh * rec);
+	char *b = plan->buf, *g = b + z.g, *ring = b + z.ring, *s = b + z.s;
+	int e = io(user, 0, plan->gather, plan->ng, g, z.gbytes);
+	if (!e) {
+		const uint32_t *hdr = (const uint32_t *)(g + (size_t)mine * z.rec);
+		e = hdr[0] > 2 * (uint32_t)nch ? -1 : 0;
+		for (uint32_t k = 0; !e && k < hdr[0]; k++)
+			e = hdr[2 + k] >= 2 * (uint32_t)nch ? -1 : 0;
+	}
+	size_t got[2] = { 0, 0 };
+	if (!e) {
+		size_t len[2];
+		for (int d = 0; d < 2; d++)
+			len[d] = zmsg(&z, nch, g, mine, d, b + z.out[d]);
+		e = p->halov(p->user, b + z.out[0], len[0], b + z.out[1], len[1],
+			     b + z.in[0], b + z.in[1], z.msg, got);
+	}
 	if (!e && all > 0) { /* the same on every rank */
-		memcpy(ring + (size_t)plan->roff[me] * rec, g + 2 * nh * rec,
-		       (size_t)(plan->roff[me + 1] - plan->roff[me]) * rec);
-		e = p->allgather(p->user, ring, rec, plan->roff);
+		memcpy(ring + (size_t)plan->roff[me] * z.rec, g,
+		       (size_t)mine * z.rec);
+		e = p->allgather(p->user, ring, z.rec, plan->roff);
 	}
 	if (!e) {
-		/* the scatter list's order: [from up] [from down] other
-		   ranks' ring cells; close the gaps in place */
-		char *s = g; /* in place: every record moves left */
+		/* the other ranks' ring records in rank order, the map of
+		   the parts received (from up, from down), their slots */
 		size_t k = 0;
-		if (up)
-			memmove(s, from, nh * rec), k += nh;
-		if (dn)
-			memmove(s + k * rec, from + nh * rec, nh * rec), k += nh;
 		for (int r = 0; r < p->size; r++) {
 			if (r == me)
 				continue;
 			size_t c = (size_t)(plan->roff[r + 1] - plan->roff[r]);
-			memmove(s + k * rec, ring + (size_t)plan->roff[r] * rec, c * rec);
+			memcpy(s + k * z.rec, ring + (size_t)plan->roff[r] * z.rec,
+			       c * z.rec);
 			k += c;
 		}
-		e = io(user, 1, plan->scatter, plan->ns, s);
+		const int np = up + dn;
+		int32_t *map = (int32_t *)(s + k * z.rec);
+		char *slots = (char *)(map + np * nch);
+		long ns = 0;
+		int part = 0;
+		for (int d = 0; d < 2 && !e; d++)
+			if (d ? dn : up)
+				e = zput(&z, nch, b + z.in[d], got[d],
+					 map + part++ * nch, slots, &ns);
+		if (!e)
+			e = io(user, 1, plan->scatter, plan->ns, s,
+			       (size_t)(slots - s) + (size_t)ns * z.crec);
 	}
 	p->failed |= e != 0;
 	return e;

@@ -48,6 +48,13 @@ struct wb_par {
 	 * (where those ranks exist; else the buffer is left alone). */
 	int (*halo)(void *user, const void *to_up, const void *to_dn,
 		    void *from_up, void *from_dn, size_t bytes);
+	/* Halo of a size each message carries: n_up bytes at to_up to
+	 * rank r - 1, n_dn at to_dn to r + 1; from_up and from_dn hold up
+	 * to cap bytes, got[0] and got[1] are set to the bytes received
+	 * from r - 1 and from r + 1 (0 where there is no such rank). */
+	int (*halov)(void *user, const void *to_up, size_t n_up,
+		     const void *to_dn, size_t n_dn, void *from_up,
+		     void *from_dn, size_t cap, size_t *got);
 	void *user;
 	int failed;    /* an exchange failed (the solver stops with WB_EIO) */
 	/* scratch for off (size + 1), owned by whoever made the struct */
@@ -135,6 +142,7 @@ struct wb_par_plan {
 	int *gather;    /* ng cells: to up (nh), to down (nh), this rank's
 			   ring rows */
 	long ng, nh;
+	long nch;       /* chunks of WB_PAR_CHUNK cells in nh (below) */
 	int *scatter;   /* ns cells: from up (if any), from down (if any),
 			   every other rank's ring rows in rank order */
 	long ns;
@@ -157,10 +165,34 @@ size_t wb_par_plan_bytes(const struct wb_par *p,
 int wb_par_plan_make(const struct wb_par *p, int nx, int ny, int rows,
 		     struct wb_par_plan *plan);
 void wb_par_plan_release(struct wb_par_plan *plan);
-/* io reads (write = 0) the records of cells[0 .. n - 1] (nf elements of
- * elsize bytes each, per cell) into buf, or writes them from buf. */
+/* The halo parts travel in chunks of WB_PAR_CHUNK consecutive cells of a
+ * part's list (nch chunks: the last one holds nh - (nch - 1) CH cells),
+ * and only the chunks with a nonzero bit: a chunk not sent is zero. A
+ * band edge that is mostly dry land sends a few chunks instead of a
+ * whole row (docs/mpi.md "The halo's wet chunks"). A record is nf
+ * elements of elsize bytes, the bytes of one cell; rec (= nf elsize) is
+ * a multiple of 4.
+ *
+ * io with write = 0 gathers into buf (laid out as below from word
+ * offset 0; words are uint32_t):
+ *   - the records of the gather list's entries from 2 nh on (this rank's
+ *     ring cells: m = ng - 2 nh records), in list order;
+ *   - at byte m rec: the word count, a word 0, then 2 nch words tag;
+ *   - then 2 nch chunk slots of CH records each: slot k < count holds
+ *     the records of chunk tag[k] = d nch + c (part d: 0 the list's
+ *     first nh entries, 1 the next nh; chunk c: their entries c CH ..
+ *     c CH + CH - 1, zero past nh), every chunk of both parts with a
+ *     nonzero bit once, in any order.
+ * io with write = 1 scatters the records of cells[0 .. n - 1] from buf:
+ *   - the records of the list's entries from np nh on (the other ranks'
+ *     ring cells), np = the parts received (1 or 2: from up, from down);
+ *   - then np nch words map (int32_t): entry p nch + c is the slot of
+ *     part p's chunk c, or -1 where the chunk is zero;
+ *   - then the slots, CH records each.
+ * bytes: what of buf is meant (with write = 0: room for all slots). */
+#define WB_PAR_CHUNK 32
 typedef int (*wb_par_cells)(void *user, int write, const int *cells, long n,
-			    void *buf);
+			    void *buf, size_t bytes);
 int wb_par_plan_exchange(struct wb_par *p, struct wb_par_plan *plan,
 			 int nf, size_t elsize, wb_par_cells io, void *user);
 /* Whether padded cell n lies in rank p->rank's rows (ghost rows with the

@@ -20,6 +20,7 @@ struct world {
 	long off[NMAX][NMAX + 1];
 	char *reg[NMAX];
 	const void *up[NMAX], *dn[NMAX]; /* halo buffers sent up / down */
+	size_t nup[NMAX], ndn[NMAX];     /* and their bytes (halov) */
 };
 
 struct link {
@@ -59,6 +60,36 @@ static int fake_halo(void *user, const void *to_up, const void *to_dn,
 	return 0;
 }
 
+static int fake_halov(void *user, const void *to_up, size_t n_up,
+		      const void *to_dn, size_t n_dn, void *from_up,
+		      void *from_dn, size_t cap, size_t *got)
+{
+	struct link *l = user;
+	struct world *w = l->w;
+	const int r = l->rank;
+	w->up[r] = to_up;
+	w->dn[r] = to_dn;
+	w->nup[r] = n_up;
+	w->ndn[r] = n_dn;
+	got[0] = got[1] = 0;
+#pragma omp barrier
+	int e = 0;
+	if (r > 0) {
+		got[0] = w->ndn[r - 1];
+		e |= got[0] > cap;
+		if (got[0] <= cap)
+			memcpy(from_up, w->dn[r - 1], got[0]);
+	}
+	if (r + 1 < w->n) {
+		got[1] = w->nup[r + 1];
+		e |= got[1] > cap;
+		if (got[1] <= cap)
+			memcpy(from_dn, w->up[r + 1], got[1]);
+	}
+#pragma omp barrier
+	return e ? -1 : 0;
+}
+
 static void world_init(struct world *w, struct link *links, int n, int ny)
 {
 	memset(w, 0, sizeof(*w));
@@ -71,6 +102,7 @@ static void world_init(struct world *w, struct link *links, int n, int ny)
 		p->off = w->off[r];
 		p->allgather = fake_gather;
 		p->halo = fake_halo;
+		p->halov = fake_halov;
 		links[r].w = w;
 		links[r].rank = r;
 		p->user = &links[r];

@@ -346,24 +346,75 @@ static void test_exchanges(void **state)
 
 /* ---- wb_par_plan_exchange (the OpenCL path's exchange) ------------------ */
 
-/* Two padded fields of one rank, read and written by cell (wb_par_cells):
- * the second holds the first's values negated. */
+/* Two padded fields of one rank, read and written by cell (wb_par_cells,
+ * par.h's layouts, as src/cl/par.cl does them on a device): the second
+ * holds the first's values negated (zero where it is zero). */
 struct cells_user {
 	float *f[2];
+	const struct wb_par_plan *plan;
+	int np;         /* halo parts received: 1 or 2 */
+	long chunks;    /* nonzero chunks gathered, summed */
+	long slots;     /* chunks gathered from, summed */
 };
 
 static int cells_io(void *user, int write, const int *cells, long n,
-		    void *buf)
+		    void *buf, size_t bytes)
 {
 	struct cells_user *u = user;
+	const long nh = u->plan->nh, nch = u->plan->nch, CH = WB_PAR_CHUNK;
 	float *b = buf;
-	for (long k = 0; k < n; k++)
-		for (int q = 0; q < 2; q++) {
-			if (write)
-				u->f[q][cells[k]] = b[2 * k + q];
-			else
-				b[2 * k + q] = u->f[q][cells[k]];
+	if (!write) {
+		/* the ring cells, then the count, the numbers, the slots:
+		   the chunks in reverse order (the device's is any) */
+		const long m = n - 2 * nh;
+		for (long k = 0; k < m; k++)
+			for (int q = 0; q < 2; q++)
+				b[2 * k + q] = u->f[q][cells[2 * nh + k]];
+		uint32_t *hdr = (uint32_t *)(b + 2 * m), cnt = 0;
+		float *slot = (float *)(hdr + 2 + 2 * nch);
+		for (long g = 2 * nch - 1; g >= 0; g--) {
+			const long d = g / nch, c = g % nch;
+			float v[2 * WB_PAR_CHUNK] = { 0 };
+			int any = 0;
+			for (long l = 0; l < CH && c * CH + l < nh; l++)
+				for (int q = 0; q < 2; q++) {
+					v[2 * l + q] = u->f[q][cells[d * nh + c * CH + l]];
+					uint32_t bits;
+					memcpy(&bits, &v[2 * l + q], 4);
+					any |= bits != 0;
+				}
+			if (!any)
+				continue;
+			hdr[2 + cnt] = (uint32_t)g;
+			memcpy(slot + 2 * CH * cnt++, v, sizeof(v));
 		}
+		hdr[0] = cnt;
+		hdr[1] = 0;
+		u->chunks += cnt;
+		u->slots += 2 * nch;
+		assert_true((char *)(slot + 2 * CH * cnt) <= (char *)buf + bytes);
+		return 0;
+	}
+	const long hp = u->np * nh, o = n - hp;
+	const int32_t *map = (const int32_t *)(b + 2 * o);
+	const float *slot = (const float *)(map + u->np * nch);
+	for (long k = 0; k < n; k++) {
+		float v[2] = { 0, 0 };
+		if (k < hp) {
+			int32_t sl = map[(k / nh) * nch + (k % nh) / CH];
+			if (sl >= 0) {
+				const float *r = slot + 2 * (sl * CH + (k % nh) % CH);
+				assert_true((const char *)(r + 2) <= (char *)buf + bytes);
+				v[0] = r[0];
+				v[1] = r[1];
+			}
+		} else {
+			v[0] = b[2 * (k - hp)];
+			v[1] = b[2 * (k - hp) + 1];
+		}
+		for (int q = 0; q < 2; q++)
+			u->f[q][cells[k]] = v[q];
+	}
 	return 0;
 }
 
@@ -380,6 +431,8 @@ static int plan_exchange(struct world *w, struct cells_user *u, int nx,
 			struct wb_par_plan plan;
 			ran = 1;
 			rc[r] = wb_par_plan_make(&w->p[r], nx, ny, rows, &plan);
+			u[r].plan = &plan;
+			u[r].np = (r > 0) + (r + 1 < w->n);
 #pragma omp barrier
 			if (!rc[r])
 				rc[r] = wb_par_plan_exchange(&w->p[r], &plan, 2,
@@ -396,12 +449,24 @@ static int plan_exchange(struct world *w, struct cells_user *u, int nx,
 	return e;
 }
 
+/* The plan test's true value: truth, zero in whole 32-cell chunks of
+ * some rows (dry: not sent, and the receiver's other values must become
+ * zero) and in single cells of chunks that are sent. */
+static float ztruth(int I, int J)
+{
+	return ((I / 32 + J) % 3 == 0 && I < 64) || I % 7 == 3 ?
+		0.0f : truth(I, J);
+}
+
 static void test_plan_exchange(void **state)
 {
 	(void)state;
-	/* narrow grids too: their ring columns overlap */
-	const int sizes[][2] = { { 9, 23 }, { 3, 11 }, { 4, 12 }, { 1, 15 } };
-	for (int s = 0; s < 4; s++)
+	/* narrow grids too: their ring columns overlap; wide ones: rows of
+	   several chunks */
+	const int sizes[][2] = { { 9, 23 }, { 3, 11 }, { 4, 12 }, { 1, 15 },
+				 { 70, 23 }, { 140, 16 } };
+	long sent = 0, all = 0;
+	for (int s = 0; s < 6; s++)
 		for (int n = 2; n <= 5; n++)
 			for (int rows = 0; rows <= 1; rows++) {
 				const int nx = sizes[s][0], ny = sizes[s][1], W = nx + 2;
@@ -410,11 +475,16 @@ static void test_plan_exchange(void **state)
 				struct cells_user u[NMAX];
 				int mins[NMAX];
 				world_init(&w, links, n, ny);
+				memset(u, 0, sizeof(u));
 				for (int r = 0; r < n; r++) {
 					u[r].f[0] = rank_copy(&w, r, W, ny);
 					u[r].f[1] = rank_copy(&w, r, W, ny);
-					for (int c = 0; c < W * (ny + 2); c++)
-						u[r].f[1][c] = -u[r].f[1][c];
+					for (int c = 0; c < W * (ny + 2); c++) {
+						float t = u[r].f[0][c] == (float)(-r - 1) ?
+							u[r].f[0][c] : ztruth(c % W, c / W);
+						u[r].f[0][c] = t;
+						u[r].f[1][c] = t != 0.0f ? -t : 0.0f;
+					}
 				}
 				int rc = plan_exchange(&w, u, nx, ny, rows, mins);
 				if (ny < 3 * n) { /* bands of two rows: refused */
@@ -445,14 +515,18 @@ static void test_plan_exchange(void **state)
 								   (rows && (J <= 2 || J >= ny - 1));
 							float v = u[r].f[0][(size_t)J * W + I],
 							      m = u[r].f[1][(size_t)J * W + I];
-							float t = want ? truth(I, J) : (float)(-r - 1);
+							float t = want ? ztruth(I, J) : (float)(-r - 1);
 							assert_true(v == t);
-							assert_true(m == -t);
+							assert_true(m == (t != 0.0f ? -t : 0.0f));
 						}
 					free(u[r].f[0]);
 					free(u[r].f[1]);
+					sent += u[r].chunks;
+					all += u[r].slots;
 				}
 			}
+	/* zero chunks were left out, and not all of them */
+	assert_true(sent > 0 && sent < all);
 }
 
 /* ---- wb_par_sel_rows, wb_par_or_rows (the hybrid on OpenCL ranks) ---- */
