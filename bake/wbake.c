@@ -743,6 +743,10 @@ int main(int argc, char **argv)
 			    o.opencl ? 1e3 * mpi.par.xsecs / ns : NAN, o.quiet,
 			    o.opencl ? "per step, by rank: MB received / ms of the halo exchange (device copies included)" :
 				       "per step, by rank: MB received", 0);
+		/* of them the halo rows' (the rest: rows, rings, books,
+		 * the result gathered at the end) */
+		mpi_by_rank(&mpi, mpi.par.hbytes / 1e6 / ns, NAN, o.quiet,
+			    "per step, by rank: MB of halo rows received", 0);
 	}
 	if (!writer && st == WB_OK && !stop_signal)
 		goto done; /* rank 0 writes */

@@ -72,6 +72,8 @@ static int halo(void *user, const void *to_up, const void *to_dn,
 		rc = MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
 	m->par.bytes += (double)cnt * ((up != MPI_PROC_NULL) +
 				       (dn != MPI_PROC_NULL));
+	m->par.hbytes += (double)cnt * ((up != MPI_PROC_NULL) +
+					(dn != MPI_PROC_NULL));
 	m->par.calls++;
 	m->par.secs += MPI_Wtime() - t0;
 	return rc == MPI_SUCCESS ? 0 : -1;
@@ -116,6 +118,7 @@ static int halov(void *user, const void *to_up, size_t n_up,
 		got[0] = rc == MPI_SUCCESS && c > 0 ? (size_t)c : 0;
 	}
 	m->par.bytes += (double)(got[0] + got[1]);
+	m->par.hbytes += (double)(got[0] + got[1]);
 	m->par.calls++;
 	m->par.secs += MPI_Wtime() - t0;
 	return rc == MPI_SUCCESS ? 0 : -1;

@@ -64,6 +64,7 @@ struct wb_par {
 	double bytes;
 	long calls;
 	double secs;
+	double hbytes;  /* of bytes: those of the halo exchanges */
 	/* OpenCL ranks: wall time (s) of the steps' halo exchanges whole,
 	 * from the end of the step kernel (gather kernel, device-to-host
 	 * copy, MPI, host-to-device copy; the scatter kernel is enqueued) */

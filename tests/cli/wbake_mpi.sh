@@ -130,6 +130,13 @@ set -- $(echo "$rows" | tr '/ ' '  ')
 check "rows by the water: $rows (a short first band, the dry rest last)" \
 	test "${1:-0}" -lt 30 -a "${5:-0}" -gt 60 -a $(( ${1:-0} + ${3:-0} + ${5:-0} )) -eq 120
 expect_err_has "mpi: million cell-steps stepped by rank: "
+# the halo rows' share of what each rank received, apart: a part of it
+tot=$(sed -n 's|^mpi: per step, by rank: MB received: ||p' "$T/err")
+hal=$(sed -n 's|^mpi: per step, by rank: MB of halo rows received: ||p' "$T/err")
+check "halo MB by rank ($hal) within the MB received ($tot), nonzero" \
+	awk -v t="$tot" -v h="$hal" 'BEGIN { nt = split(t, a, " "); nh = split(h, b, " ");
+		ok = nt == 3 && nh == 3; for (i = 1; i <= 3 && ok; i++) ok = b[i] > 0 && b[i] <= a[i];
+		exit !ok }'
 
 # 2d. the bands follow the water (lbm_par_rebalance): a spring in the
 #     north of a 72 x 192 staircase (0.78 m down every 16 rows), from
