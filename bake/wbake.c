@@ -753,6 +753,10 @@ int main(int argc, char **argv)
 #endif
 	if (pr.shown)
 		fputc('\n', stderr);
+	if (!o.quiet && st == WB_OK && b.rep.host_enqueue_s + b.rep.host_wait_s > 0)
+		/* where a device bake's step is bound (docs/opencl.md) */
+		fprintf(stderr, "opencl: of the solve's %.3g s the host spent %.3g s enqueueing the steps and %.3g s waiting for the device\n",
+			b.rep.seconds, b.rep.host_enqueue_s, b.rep.host_wait_s);
 	show_diags(&o, &d, first);
 	if (st == WB_ECANCEL || stop_signal) {
 		exit_code = stopped(&o, existed);

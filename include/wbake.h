@@ -493,6 +493,11 @@ struct wb_solve_report {
 	 * step skips dry blocks; over several processes its band's: how the
 	 * split by water held up; not in the manifest) */
 	long long cells_stepped;
+	/* LBM on OpenCL: the host's seconds in the solve enqueueing the
+	 * steps (the halo exchanges not counted) and waiting for the device
+	 * at its checks (not in the manifest): a host that waits little is
+	 * what bounds the step, not the device */
+	double host_enqueue_s, host_wait_s;
 	/* how the bake started (filled by wb_bake_solve, src/bake.c, after
 	   the solver; the solvers leave them zero) */
 	int start;           /* enum wb_start */

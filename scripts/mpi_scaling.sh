@@ -76,7 +76,7 @@ bake() { # bake JOB: one bake, its wall time and the mpi: lines
 	rc=$?; w=$(( $(date +%s) - t ))
 	cp "$S/$j.err" "$O/"
 	log "$j: $n^2, $np rank(s), dense=$dense: rc=$rc, $w s wall"
-	grep -E '^mpi:|^lbm|baking|error|failed' "$S/$j.err" | grep -v '^mpi: resident' | cut -c1-400 | tee -a "$O/summary.txt"
+	grep -E '^mpi:|^opencl:|^lbm|baking|error|failed' "$S/$j.err" | grep -v '^mpi: resident' | cut -c1-400 | tee -a "$O/summary.txt"
 	[ $rc = 0 ] || return
 	echo $w >"$S/wall_$n"
 	touch "$S/ok_$j"

@@ -2743,9 +2743,13 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		long k = fixed ? 100 : every - L->step % every;
 		if (cap - L->step < k)
 			k = cap - L->step;
+		const double q0 = now_s(), x0 = L->par ? L->par->xsecs : 0;
 		st = cl_lbm_enqueue(c, k, d);
+		const double q1 = now_s();
+		rep->host_enqueue_s += q1 - q0 - (L->par ? L->par->xsecs - x0 : 0);
 		if (st == WB_OK)
 			st = cl_lbm_sync(c, d);
+		rep->host_wait_s += now_s() - q1;
 		if (st != WB_OK)
 			break;
 		err = CL_SUCCESS;
