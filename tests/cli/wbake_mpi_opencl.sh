@@ -186,6 +186,12 @@ for n in 2 3; do
 	run 0 mpi $n "$T/front/drain.json" -o "$T/drm$n" --steps 300 --threads 1 --quiet
 	same "wet band edges drained to zero, sparse LBM on OpenCL, $n ranks" "$T/dr1" "$T/drm$n"
 done
+# the host's time in a device solve, enqueueing and waiting: both
+# measured, together within the solve's seconds
+run 0 "$CLW" "$T/front/drain.json" -o "$T/drc" --steps 100 --threads 1 --device opencl
+ocl=$(sed -n 's|^opencl: of the solve.s \([0-9.e+-]*\) s the host spent \([0-9.e+-]*\) s enqueueing the steps and \([0-9.e+-]*\) s waiting for the device$|\1 \2 \3|p' "$T/err")
+check "the host's enqueueing and waiting ($ocl: solve, enqueue, wait) within the solve" \
+	awk -v l="$ocl" 'BEGIN { n = split(l, a, " "); exit !(n == 3 && a[2] > 0 && a[3] > 0 && a[2] + a[3] <= a[1] * 1.001) }'
 
 # 6. the LBM/FV hybrid (the default of a scene that does not say) on
 #    1, 2 and 3 OpenCL ranks = one CPU process, every file. The river:
