@@ -1666,6 +1666,7 @@ static void sb_free(struct lbm *L)
 	free(L->sb_zero[0]);
 	free(L->sb_zero[1]);
 	free(L->sb_rw);
+	free(L->sb_idle);
 	free(L->sb_gk);
 	free(L->sb_gz[0]);
 	free(L->sb_gz[1]);
@@ -1713,8 +1714,10 @@ static int sb_alloc(struct lbm *L)
 	L->sb_zero[0] = calloc(nb, 1);
 	L->sb_zero[1] = calloc(nb, 1);
 	L->sb_rw = calloc((size_t)L->H * L->sbx, 1);
+	L->sb_idle = calloc((size_t)L->sby, 1);
 	int fail = !L->sb_wet || !L->sb_keep || !L->sb_act || !L->sb_run ||
-		   !L->sb_was || !L->sb_zero[0] || !L->sb_zero[1] || !L->sb_rw;
+		   !L->sb_was || !L->sb_zero[0] || !L->sb_zero[1] || !L->sb_rw ||
+		   !L->sb_idle;
 	for (int k = 0; k < 2; k++) {
 		L->sb_span[k] = malloc((size_t)L->sby * 2 * LBM_SB_MAXSPAN(L) *
 				       sizeof(int32_t));
@@ -1919,9 +1922,47 @@ int lbm_mark_spans(const struct lbm *L, int jj, const int32_t **sp)
 /* The sparse step of padded row jj: the kernel on the runs of sb_run,
  * which blocks' output has a nonzero bit (sb_rw), and zeros in the
  * sleeping blocks whose output buffer may hold something else. */
+/* Whether sb_after reads the output flags (sb_rw) of block row by for
+ * blocks it did not step: several processes, the block rows that rows
+ * came in to by the exchange (see there). */
+static int sb_recv_row(const struct lbm *L, int by, int J0, int J1)
+{
+	if (!L->par)
+		return 0;
+	if (L->hybrid)
+		return by * LBM_SB < J0 || (by + 1) * LBM_SB > J1;
+	return (J0 > 0 && by == (J0 - 1) / LBM_SB) ||
+	       (J1 < L->ny && by == J1 / LBM_SB);
+}
+
+/* sb_idle for this step (after sb_run_set): a block row with no block
+ * to step, none whose output may hold a nonzero bit (sb_zero), and no
+ * flags that sb_after reads. sb_row's loop over its blocks would then
+ * store only output flags that nothing reads before the row is stepped
+ * again (and then each is stored anew), so it is skipped: on a world
+ * that is mostly dry land that loop, over every row and every block of
+ * it, was a cost of the whole map each step. */
+static void sb_idle_set(struct lbm *L)
+{
+	const int X = L->sbx;
+	int J0, J1;
+	wb_par_band(L->par, L->ny, &J0, &J1);
+	const uint8_t *zb = L->sb_zero[!L->cur];
+	for (int by = 0; by < L->sby; by++) {
+		int busy = L->sb_nspan[0][by] > 0 || sb_recv_row(L, by, J0, J1);
+		const uint8_t *run = L->sb_run + (size_t)by * X,
+			      *z = zb + (size_t)by * X;
+		for (int bx = 0; bx < X && !busy; bx++)
+			busy = run[bx] || !z[bx];
+		L->sb_idle[by] = (uint8_t)!busy;
+	}
+}
+
 static void sb_row(struct lbm *L, int jj)
 {
 	const int by = (jj - 1) / LBM_SB, X = L->sbx;
+	if (L->sb_idle[by])
+		return;
 	const int32_t *sp = L->sb_span[0] + (size_t)by * 2 * LBM_SB_MAXSPAN(L);
 	for (int s = 0; s < L->sb_nspan[0][by]; s++)
 		kernel_cols(L, jj, sp[2 * s] - 1, sp[2 * s + 1]);
@@ -1961,17 +2002,11 @@ static void sb_after(struct lbm *L)
 	 * not this one ran their blocks: such blocks take their flags from
 	 * sb_rw too (sb_rw_halo, lbm_sb_row_recv; zero in the rows of this
 	 * band that were not run) */
-	int J0, J1, h0 = -1, h1 = -1;
+	int J0, J1;
 	wb_par_band(L->par, L->ny, &J0, &J1);
-	if (J0 > 0)
-		h0 = (J0 - 1) / LBM_SB;
-	if (J1 < L->ny)
-		h1 = J1 / LBM_SB;
 	for (int b = 0; b < nb; b++) {
 		const int by0 = b / X;
-		const int recv = L->par &&
-			(L->hybrid ? by0 * LBM_SB < J0 || (by0 + 1) * LBM_SB > J1 :
-				     by0 == h0 || by0 == h1);
+		const int recv = sb_recv_row(L, by0, J0, J1);
 		if (!L->sb_run[b] && !recv) {
 			L->sb_wet[b] = 0;
 			zb[b] = 1;
@@ -2141,6 +2176,7 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 			if (!L->sb_valid)
 				sb_scan(L);
 			sb_run_set(L);
+			sb_idle_set(L);
 			for (int by = 0; by < L->sby; by++) {
 				const int32_t *sp = L->sb_span[0] +
 					(size_t)by * 2 * LBM_SB_MAXSPAN(L);

@@ -384,6 +384,9 @@ struct lbm {
 				sb_act [1] blocks as first, last padded
 				column; LBM_SB_MAXSPAN pairs a row */
 	int *sb_nspan[2];   /* per block row: the runs in sb_span */
+	uint8_t *sb_idle;   /* per block row, this step: no block stepped,
+			       none to clear, no flags read (sb_idle_set):
+			       sb_row does nothing there */
 	int32_t sb_full[2]; /* the whole row: 1, nx */
 	long sb_cells;      /* interior cell-steps the kernel stepped */
 	/* the ghost passes (lbm_fill_ghosts) by segments of LBM_SB ghosts
