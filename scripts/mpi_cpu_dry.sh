@@ -19,7 +19,6 @@ sed 's/"solver": "swe",/"solver": "lbm", "lbm_hybrid": false, "initial": "scene"
 ROOT=""; [ "$(id -u)" = 0 ] && ROOT=--allow-run-as-root
 for n in $R; do
 	for b in $OTHER wbake; do
-		[ "$n" = 1 ] && [ "$b" != wbake ] && continue
 		mpirun $ROOT -np "$n" "$B/bin/$b" w/dry.json -o "o-$b-$n" --steps "$N" --threads 1 >log 2>&1
 		grep "^mpi: [0-9]* ranks*: steps\|stepped by rank\|cut again\|rows by\|error:" log | sed "s/^/$b, $n: /"
 	done
