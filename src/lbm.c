@@ -1919,9 +1919,6 @@ int lbm_mark_spans(const struct lbm *L, int jj, const int32_t **sp)
 	return L->sb_nspan[1][by];
 }
 
-/* The sparse step of padded row jj: the kernel on the runs of sb_run,
- * which blocks' output has a nonzero bit (sb_rw), and zeros in the
- * sleeping blocks whose output buffer may hold something else. */
 /* Whether sb_after reads the output flags (sb_rw) of block row by for
  * blocks it did not step: several processes, the block rows that rows
  * came in to by the exchange (see there). */
@@ -1958,6 +1955,9 @@ static void sb_idle_set(struct lbm *L)
 	}
 }
 
+/* The sparse step of padded row jj: the kernel on the runs of sb_run,
+ * which blocks' output has a nonzero bit (sb_rw), and zeros in the
+ * sleeping blocks whose output buffer may hold something else. */
 static void sb_row(struct lbm *L, int jj)
 {
 	const int by = (jj - 1) / LBM_SB, X = L->sbx;
