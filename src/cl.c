@@ -774,6 +774,10 @@ struct cl_lbm {
 	cl_mem b_acc;        /* (ulong) the cells of the lists stepped so far,
 				but the last */
 	cl_kernel k_brun, k_bzero, k_bcnt;
+	/* the window's samples on the blocks the next step runs
+	 * (lbm_enq_sample): their list and its count */
+	cl_mem b_slist, b_scnt;
+	cl_kernel k_bsmp, k_macb, k_accb;
 	int bgroups;         /* work-groups of a block-sparse launch (each
 				on every bgroups-th block of its list) */
 	long long sp_cells;  /* interior cell-steps stepped densely */
@@ -856,14 +860,15 @@ void cl_lbm_free(struct cl_lbm *c)
 			&c->mv[0], &c->mv[1], &c->rows, &c->rnum, &c->rden,
 			&c->rwet, &c->sh, &c->su, &c->sv, &c->mm, &c->b_wet[0],
 			&c->b_wet[1], &c->b_keep, &c->b_list, &c->b_elist,
-			&c->b_cnt, &c->b_acc,
+			&c->b_cnt, &c->b_acc, &c->b_slist, &c->b_scnt,
 			&c->pg, &c->ps, &c->pbuf };
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
 	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
 			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid,
 			   c->k_brun, c->k_bzero, c->k_bcnt, c->k_pack,
-			   c->k_unpack, c->k_zpack };
+			   c->k_unpack, c->k_zpack, c->k_bsmp, c->k_macb,
+			   c->k_accb };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
@@ -1284,6 +1289,12 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 		return cl_fail(d, err, "lbm_blk_zero");
 	if (!(c->k_bcnt = clCreateKernel(e->prog, "lbm_blk_cnt", &err)))
 		return cl_fail(d, err, "lbm_blk_cnt");
+	if (!(c->k_bsmp = clCreateKernel(e->prog, "lbm_blk_sample", &err)))
+		return cl_fail(d, err, "lbm_blk_sample");
+	if (!(c->k_macb = clCreateKernel(e->prog, "lbm_macro_blk", &err)))
+		return cl_fail(d, err, "lbm_macro_blk");
+	if (!(c->k_accb = clCreateKernel(e->prog, "lbm_accum_blk", &err)))
+		return cl_fail(d, err, "lbm_accum_blk");
 	/* enough groups to fill the device several times over; the rest
 	 * of a short list's groups return at once */
 	cl_uint cu = 1;
@@ -1304,7 +1315,9 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 	    !(c->b_list = buf_new(e, nb * sizeof(cl_int), &err)) ||
 	    !(c->b_elist = buf_new(e, nb * sizeof(cl_int), &err)) ||
 	    !(c->b_cnt = buf_new(e, 4 * sizeof(cl_int), &err)) ||
-	    !(c->b_acc = buf_new(e, sizeof(cl_ulong), &err)))
+	    !(c->b_acc = buf_new(e, sizeof(cl_ulong), &err)) ||
+	    !(c->b_slist = buf_new(e, nb * sizeof(cl_int), &err)) ||
+	    !(c->b_scnt = buf_new(e, sizeof(cl_int), &err)))
 		goto out;
 	err = buf_write(e, c->b_keep, 0, nb * sizeof(cl_uint), keep);
 	if (err == CL_SUCCESS)
@@ -1875,17 +1888,14 @@ enum wb_status cl_lbm_enqueue(struct cl_lbm *c, long n, struct wb_diags *d)
 	return WB_OK;
 }
 
-/* Macroscopic fields into the device buffers mh, mu[slot], mv[slot]. */
-static cl_int lbm_enq_macro(struct cl_lbm *c, int slot)
+/* lbm_macro's arguments 0 .. 17 of kernel k (lbm_macro, lbm_macro_blk):
+ * the state f[cur], h[cur] into mh, mu[slot], mv[slot]. */
+static cl_int lbm_macro_args(struct cl_lbm *c, cl_kernel k, int slot)
 {
-	cl_int err = lbm_enq_ghosts(c);
-	if (err != CL_SUCCESS)
-		return err;
 	const struct lbm *L = &c->L;
-	cl_kernel k = c->k_macro;
 	cl_int W = L->W, nx = L->nx, ny = L->ny;
 	cl_float ev = (cl_float)L->p.e;
-	err |= ARG(k, 0, c->f[c->cur]);
+	cl_int err = ARG(k, 0, c->f[c->cur]);
 	err |= ARG(k, 1, c->h[c->cur]);
 	err |= ARG(k, 2, c->z);
 	err |= ARG(k, 3, c->c);
@@ -1903,18 +1913,17 @@ static cl_int lbm_enq_macro(struct cl_lbm *c, int slot)
 	err |= ARG(k, 15, c->mh);
 	err |= ARG(k, 16, c->mu[slot]);
 	err |= ARG(k, 17, c->mv[slot]);
-	if (err != CL_SUCCESS)
-		return err;
-	size_t gs[2] = { round_up((size_t)nx, 16), round_up((size_t)ny, 4) };
-	size_t ls[2] = { 16, 4 };
-	err = clEnqueueNDRangeKernel(c->env->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
-	/* the hybrid's FV cells show their own state (lbm_macro) */
-	if (err == CL_SUCCESS && L->hybrid)
-		err = cl_fv_macro(c, slot);
-	if (err != CL_SUCCESS || !c->nsp)
-		return err;
-	k = c->k_mfix;
-	err |= ARG(k, 0, c->si);
+	return err;
+}
+
+/* The held levels and drains' own values over lbm_macro's (lbm_macro_fix). */
+static cl_int lbm_enq_mfix(struct cl_lbm *c, int slot)
+{
+	if (!c->nsp)
+		return CL_SUCCESS;
+	cl_kernel k = c->k_mfix;
+	cl_int W = c->L.W, nx = c->L.nx;
+	cl_int err = ARG(k, 0, c->si);
 	err |= ARG(k, 1, c->sf);
 	err |= ARG(k, 2, c->nsp);
 	err |= ARG(k, 3, W);
@@ -1924,6 +1933,118 @@ static cl_int lbm_enq_macro(struct cl_lbm *c, int slot)
 	err |= ARG(k, 7, c->mv[slot]);
 	if (err == CL_SUCCESS)
 		err = run1d(c->env, k, (size_t)c->nsp);
+	return err;
+}
+
+/* Macroscopic fields into the device buffers mh, mu[slot], mv[slot]. */
+static cl_int lbm_enq_macro(struct cl_lbm *c, int slot)
+{
+	cl_int err = lbm_enq_ghosts(c);
+	if (err != CL_SUCCESS)
+		return err;
+	const struct lbm *L = &c->L;
+	cl_kernel k = c->k_macro;
+	if ((err = lbm_macro_args(c, k, slot)) != CL_SUCCESS)
+		return err;
+	size_t gs[2] = { round_up((size_t)L->nx, 16), round_up((size_t)L->ny, 4) };
+	size_t ls[2] = { 16, 4 };
+	err = clEnqueueNDRangeKernel(c->env->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+	/* the hybrid's FV cells show their own state (lbm_macro) */
+	if (err == CL_SUCCESS && L->hybrid)
+		err = cl_fv_macro(c, slot);
+	if (err == CL_SUCCESS)
+		err = lbm_enq_mfix(c, slot);
+	return err;
+}
+
+/*
+ * One sample of the window mean (lbm_solve's sample_add): the macroscopic
+ * fields into mh, mu[slot], mv[slot], added to sh, su, sv. Block-sparse
+ * (the pure LBM): only on the blocks of this band that the next step runs
+ * (lbm_blk_sample); everywhere else lbm_macro gives +0 (every population
+ * it pulls is 0: h = max(+0, +0), u = 0 (+0 U) e), and adding +0 to a sum
+ * that started at +0 leaves it as it is, so the sums are the dense sums
+ * bit for bit; mh, mu[slot], mv[slot] keep stale values there, which only
+ * this sample reads (lbm_wmean writes every cell). Several processes:
+ * the other bands' rows of the sums are replaced by their owners' at the
+ * end (lbm_par_gather, lbm_resid_dev). Dense (and with the hybrid, whose
+ * FV cells lbm_enq_macro writes from the host's list): kacc over every
+ * cell.
+ */
+static cl_int lbm_enq_sample(struct cl_lbm *c, int slot, cl_kernel kacc)
+{
+	struct cl_env *e = c->env;
+	const struct lbm *L = &c->L;
+	cl_int err;
+	if (!c->sp || L->hybrid) {
+		const cl_int nni = (cl_int)((size_t)L->nx * L->ny);
+		err = lbm_enq_macro(c, slot);
+		err |= ARG(kacc, 0, c->mh);
+		err |= ARG(kacc, 1, c->mu[slot]);
+		err |= ARG(kacc, 2, c->mv[slot]);
+		err |= ARG(kacc, 3, c->sh);
+		err |= ARG(kacc, 4, c->su);
+		err |= ARG(kacc, 5, c->sv);
+		err |= ARG(kacc, 6, nni);
+		if (err == CL_SUCCESS)
+			err = run1d(e, kacc, (size_t)nni);
+		return err;
+	}
+	if ((err = lbm_enq_ghosts(c)) != CL_SUCCESS)
+		return err;
+	const cl_int W = L->W, nx = L->nx, ny = L->ny, nbx = c->nbx,
+		     nby = c->nby;
+	cl_int J0, J1; /* several processes: this band's rows (par.h) */
+	wb_par_band(L->par, ny, &J0, &J1);
+	cl_kernel k = c->k_bsmp;
+	err = buf_zero(e, c->b_scnt, sizeof(cl_int));
+	err |= ARG(k, 0, c->b_wet[c->cur]);
+	err |= ARG(k, 1, c->b_keep);
+	err |= ARG(k, 2, c->f[c->cur]);
+	err |= ARG(k, 3, c->h[c->cur]);
+	err |= ARG(k, 4, c->N);
+	err |= ARG(k, 5, W);
+	err |= ARG(k, 6, nx);
+	err |= ARG(k, 7, ny);
+	err |= ARG(k, 8, nbx);
+	err |= ARG(k, 9, nby);
+	err |= ARG(k, 10, J0);
+	err |= ARG(k, 11, J1);
+	err |= ARG(k, 12, c->b_slist);
+	err |= ARG(k, 13, c->b_scnt);
+	if (err == CL_SUCCESS)
+		err = run1d(e, k, (size_t)nbx * nby);
+	/* whole blocks, as the step's block-sparse launch */
+	size_t gs[2] = { 32 * (size_t)c->bgroups, 32 }, ls[2] = { 32, 1 };
+	k = c->k_macb;
+	err |= lbm_macro_args(c, k, slot);
+	err |= ARG(k, 18, c->b_slist);
+	err |= ARG(k, 19, c->b_scnt);
+	err |= ARG(k, 20, nbx);
+	err |= ARG(k, 21, J0);
+	err |= ARG(k, 22, J1);
+	if (err == CL_SUCCESS)
+		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL,
+					     NULL);
+	if (err == CL_SUCCESS)
+		err = lbm_enq_mfix(c, slot);
+	k = c->k_accb;
+	err |= ARG(k, 0, c->mh);
+	err |= ARG(k, 1, c->mu[slot]);
+	err |= ARG(k, 2, c->mv[slot]);
+	err |= ARG(k, 3, c->sh);
+	err |= ARG(k, 4, c->su);
+	err |= ARG(k, 5, c->sv);
+	err |= ARG(k, 6, nx);
+	err |= ARG(k, 7, ny);
+	err |= ARG(k, 8, c->b_slist);
+	err |= ARG(k, 9, c->b_scnt);
+	err |= ARG(k, 10, nbx);
+	err |= ARG(k, 11, J0);
+	err |= ARG(k, 12, J1);
+	if (err == CL_SUCCESS)
+		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL,
+					     NULL);
 	return err;
 }
 
@@ -2757,16 +2878,7 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		if (!fixed && L->step % every == 0) {
 			/* sample for the window mean (per cell: deterministic) */
 			c->mcur = q;
-			err = lbm_enq_macro(c, q);
-			err |= ARG(kacc, 0, c->mh);
-			err |= ARG(kacc, 1, c->mu[q]);
-			err |= ARG(kacc, 2, c->mv[q]);
-			err |= ARG(kacc, 3, c->sh);
-			err |= ARG(kacc, 4, c->su);
-			err |= ARG(kacc, 5, c->sv);
-			err |= ARG(kacc, 6, nni);
-			if (err == CL_SUCCESS)
-				err = run1d(e, kacc, nn);
+			err = lbm_enq_sample(c, q, kacc);
 			nsamp++;
 		}
 		if (err == CL_SUCCESS && !fixed && L->step % window == 0 && nsamp > 0) {

@@ -632,25 +632,14 @@ kernel void lbm_blk_cnt(global int *cnt, global ulong *acc)
  * order within the lists does not matter:
  * every cell is written by one item, the clamp slots are integer).
  */
-kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
-			global const uint *keep, global const int *A,
-			global const float *hA, int N, int W, int nx, int ny,
-			int nbx, int nby, global int *blist, global int *cnt,
-			int j0, int j1, global int *elist, int edge)
+/* Whether block b = (bx, by) runs (lbm_blk_run): it or one of its 8
+ * neighbours holds a nonzero bit (wet_in), it holds a special (keep), or,
+ * on the grid's edge, a ghost cell within one cell of it holds one. */
+inline int lbm_blk_live(global const uint *wet_in, global const uint *keep,
+			global const int *A, global const float *hA, int N,
+			int W, int nx, int ny, int nbx, int nby, int bx, int by)
 {
-	const int b = get_global_id(0);
-	if (b >= nbx * nby)
-		return;
-	const int bx = b % nbx, by = b / nbx;
-	/* several processes: blocks without a row of this band [j0, j1)
-	 * are neither stepped nor cleared here; their flags are those the
-	 * exchange's scatter sets (par_cells_scatter) */
-	const int r0 = max(by * 32, j0), r1 = min(min(ny, by * 32 + 32), j1);
-	if (r1 <= r0) {
-		wet_out[b] = 0;
-		return;
-	}
-	uint run = keep[b];
+	uint run = keep[bx + by * nbx];
 	for (int dy = -1; dy <= 1; dy++)
 		for (int dx = -1; dx <= 1; dx++) {
 			const int x = bx + dx, y = by + dy;
@@ -672,7 +661,28 @@ kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
 				run |= acc != 0;
 			}
 	}
-	if (run) {
+	return run != 0;
+}
+
+kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
+			global const uint *keep, global const int *A,
+			global const float *hA, int N, int W, int nx, int ny,
+			int nbx, int nby, global int *blist, global int *cnt,
+			int j0, int j1, global int *elist, int edge)
+{
+	const int b = get_global_id(0);
+	if (b >= nbx * nby)
+		return;
+	const int bx = b % nbx, by = b / nbx;
+	/* several processes: blocks without a row of this band [j0, j1)
+	 * are neither stepped nor cleared here; their flags are those the
+	 * exchange's scatter sets (par_cells_scatter) */
+	const int r0 = max(by * 32, j0), r1 = min(min(ny, by * 32 + 32), j1);
+	if (r1 <= r0) {
+		wet_out[b] = 0;
+		return;
+	}
+	if (lbm_blk_live(wet_in, keep, A, hA, N, W, nx, ny, nbx, nby, bx, by)) {
 		/* edge > 0 (the exchange behind the interior, cl.c): a block
 		 * with a row among the band's first or last edge rows goes
 		 * to elist, stepped first */
@@ -687,6 +697,28 @@ kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
 			blist[nbx * nby - 1 - atomic_inc(&cnt[1])] = b;
 		wet_out[b] = 0;
 	}
+}
+
+/*
+ * The blocks of a window sample (cl.c lbm_enq_sample): those with a row
+ * of the band [j0, j1) that the next step would run (lbm_blk_live, the
+ * ghosts filled), listed in list[0 .. cnt[0]) (cnt[0] zeroed before).
+ * Elsewhere every population that lbm_macro pulls is 0, so it would give
+ * +0 depth and velocity, and adding +0 leaves a window sum as it is.
+ */
+kernel void lbm_blk_sample(global const uint *wet_in, global const uint *keep,
+			   global const int *A, global const float *hA, int N,
+			   int W, int nx, int ny, int nbx, int nby, int j0,
+			   int j1, global int *list, global int *cnt)
+{
+	const int b = get_global_id(0);
+	if (b >= nbx * nby)
+		return;
+	const int bx = b % nbx, by = b / nbx;
+	const int r0 = max(by * 32, j0), r1 = min(min(ny, by * 32 + 32), j1);
+	if (r1 > r0 &&
+	    lbm_blk_live(wet_in, keep, A, hA, N, W, nx, ny, nbx, nby, bx, by))
+		list[atomic_inc(&cnt[0])] = b;
 }
 
 /* Zeros in f, h of the blocks blist[nb - 1 - g], g < cnt[1]
@@ -863,15 +895,13 @@ kernel void lbm_special(global int *B, global const int2 *si,
 
 /* lbm_macro of lbm.c: depth and velocity (m, m/s) of interior cell (i, j)
  * into unpadded nx*ny arrays. */
-kernel void lbm_macro(global const int *A, global const float *hA,
-		      global const float *z, global const float *c, int N,
-		      int W, int nx, int ny, float hd, float hthin, float un,
-		      float e, float ghk, float umax2, float fr2, global float *ho,
-		      global float *uo, global float *vo)
+inline void lbm_macro_at(global const int *A, global const float *hA,
+			 global const float *z, global const float *c, int N,
+			 int W, int nx, float hd, float hthin, float un,
+			 float e, float ghk, float umax2, float fr2,
+			 global float *ho, global float *uo, global float *vo,
+			 int i, int j)
 {
-	const int i = get_global_id(0), j = get_global_id(1);
-	if (i >= nx || j >= ny)
-		return;
 	const int n = (i + 1) + (j + 1) * W;
 	/* exact integer moments, each rounded once (lbm.c macro_cols) */
 	long hi = 0, xi = 0, yi = 0;
@@ -902,6 +932,40 @@ kernel void lbm_macro(global const int *A, global const float *hA,
 	ho[k] = MAXF(h, 0.0f);
 	uo[k] = sc * U * e;
 	vo[k] = sc * V * e;
+}
+
+kernel void lbm_macro(global const int *A, global const float *hA,
+		      global const float *z, global const float *c, int N,
+		      int W, int nx, int ny, float hd, float hthin, float un,
+		      float e, float ghk, float umax2, float fr2, global float *ho,
+		      global float *uo, global float *vo)
+{
+	const int i = get_global_id(0), j = get_global_id(1);
+	if (i < nx && j < ny)
+		lbm_macro_at(A, hA, z, c, N, W, nx, hd, hthin, un, e, ghk,
+			     umax2, fr2, ho, uo, vo, i, j);
+}
+
+/* lbm_macro on the cells of the band's rows [j0, j1) of the blocks
+ * list[0 .. cnt[0]) (lbm_blk_sample; work-groups (32, 1) as lbm_step's
+ * block-sparse launch). */
+kernel void lbm_macro_blk(global const int *A, global const float *hA,
+			  global const float *z, global const float *c, int N,
+			  int W, int nx, int ny, float hd, float hthin,
+			  float un, float e, float ghk, float umax2, float fr2,
+			  global float *ho, global float *uo, global float *vo,
+			  global const int *list, global const int *cnt,
+			  int nbx, int j0, int j1)
+{
+	const int m = cnt[0], ng = (int)get_num_groups(0);
+	for (int g = (int)get_group_id(0); g < m; g += ng) {
+		const int blk = list[g];
+		const int i = (blk % nbx) * 32 + (int)get_local_id(0);
+		const int j = (blk / nbx) * 32 + (int)get_global_id(1);
+		if (i < nx && j < ny && j >= j0 && j < j1)
+			lbm_macro_at(A, hA, z, c, N, W, nx, hd, hthin, un, e,
+				     ghk, umax2, fr2, ho, uo, vo, i, j);
+	}
 }
 
 /* The end of lbm_macro: held levels and drains show their state after the
@@ -952,6 +1016,27 @@ kernel void lbm_accum(global const float *h, global const float *u,
 	sh[q] += h[q];
 	su[q] += u[q];
 	sv[q] += v[q];
+}
+
+/* lbm_accum on the cells lbm_macro_blk wrote (the same list and rows). */
+kernel void lbm_accum_blk(global const float *h, global const float *u,
+			  global const float *v, global float *sh,
+			  global float *su, global float *sv, int nx, int ny,
+			  global const int *list, global const int *cnt,
+			  int nbx, int j0, int j1)
+{
+	const int m = cnt[0], ng = (int)get_num_groups(0);
+	for (int g = (int)get_group_id(0); g < m; g += ng) {
+		const int blk = list[g];
+		const int i = (blk % nbx) * 32 + (int)get_local_id(0);
+		const int j = (blk / nbx) * 32 + (int)get_global_id(1);
+		if (i < nx && j < ny && j >= j0 && j < j1) {
+			const int q = i + j * nx;
+			sh[q] += h[q];
+			su[q] += u[q];
+			sv[q] += v[q];
+		}
+	}
 }
 
 /* ... and the means of a window (films produce no velocity); the sums are
