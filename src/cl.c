@@ -265,6 +265,9 @@ int cl_default_device(void)
 
 /* ---- environment: context, queue, program ------------------------------- */
 
+#define CL_PROF_MAX 48     /* kernels told apart by the profile */
+#define CL_PROF_BATCH 4096 /* launches read at once */
+
 struct cl_env {
 	cl_platform_id plat;
 	cl_device_id dev;
@@ -279,6 +282,15 @@ struct cl_env {
 	size_t lx;         /* requested work-group width, 0 = default */
 	char *log;         /* compiler log */
 	char name[512];
+	/* WB_CL_PROFILE=1: the queue records each kernel's device time
+	 * (enq_nd, prof_harvest, cl_env_profile) */
+	int prof;
+	cl_event *pev;     /* launches not yet read, their kernels */
+	cl_kernel *pek;
+	size_t nev;
+	struct cl_prof { char name[48]; long n; double ns; } pt[CL_PROF_MAX];
+	int npt;
+	double pfirst, plast; /* device clock of the first start, last end (ns) */
 };
 
 const char *cl_env_name(const struct cl_env *e)
@@ -301,10 +313,17 @@ const char *cl_env_build_log(const struct cl_env *e)
 	return e->log ? e->log : "";
 }
 
+static void prof_harvest(struct cl_env *e);
+static cl_int enq_nd(struct cl_env *e, cl_kernel k, cl_uint dim,
+		     const size_t *go, const size_t *gs, const size_t *ls);
+
 void cl_env_free(struct cl_env *e)
 {
 	if (!e)
 		return;
+	prof_harvest(e);
+	free(e->pev);
+	free(e->pek);
 	free(e->log);
 	if (e->k_fill)
 		clReleaseKernel(e->k_fill);
@@ -423,7 +442,14 @@ static enum wb_status cl_env_open_raw(int index, const char *extra,
 		cl_env_free(e);
 		return cl_fail(d, err, "clCreateContext");
 	}
-	e->q = clCreateCommandQueue(e->ctx, e->dev, 0, &err);
+	const char *pe = getenv("WB_CL_PROFILE");
+	e->prof = pe && pe[0] == '1';
+	if (e->prof && (!(e->pev = malloc(CL_PROF_BATCH * sizeof(cl_event))) ||
+			!(e->pek = malloc(CL_PROF_BATCH * sizeof(cl_kernel)))))
+		e->prof = 0;
+	e->q = clCreateCommandQueue(e->ctx, e->dev,
+				    e->prof ? CL_QUEUE_PROFILING_ENABLE : 0,
+				    &err);
 	if (!e->q) {
 		cl_env_free(e);
 		return cl_fail(d, err, "clCreateCommandQueue");
@@ -499,8 +525,7 @@ static cl_int buf_fill32(struct cl_env *e, cl_mem m, size_t bytes, cl_uint v)
 		err |= clSetKernelArg(e->k_fill, 2, sizeof(cnt), &cnt);
 		err |= clSetKernelArg(e->k_fill, 3, sizeof(v), &v);
 		if (err == CL_SUCCESS)
-			err = clEnqueueNDRangeKernel(e->q, e->k_fill, 1, NULL, &g,
-						     NULL, 0, NULL, NULL);
+			err = enq_nd(e, e->k_fill, 1, NULL, &g, NULL);
 	}
 	return err;
 }
@@ -527,8 +552,7 @@ static cl_int buf_copy32(struct cl_env *e, cl_mem a, cl_mem b, size_t bytes)
 		err |= clSetKernelArg(e->k_copy, 2, sizeof(base), &base);
 		err |= clSetKernelArg(e->k_copy, 3, sizeof(cnt), &cnt);
 		if (err == CL_SUCCESS)
-			err = clEnqueueNDRangeKernel(e->q, e->k_copy, 1, NULL, &g,
-						     NULL, 0, NULL, NULL);
+			err = enq_nd(e, e->k_copy, 1, NULL, &g, NULL);
 	}
 	return err;
 }
@@ -583,12 +607,111 @@ static size_t round_up(size_t n, size_t m)
 	return (n + m - 1) / m * m;
 }
 
+/*
+ * Profile (WB_CL_PROFILE=1, docs/opencl.md "Profile"): each launch keeps
+ * its event; after a wait (cl_env_profile_read) or CL_PROF_BATCH launches
+ * the events are read and released, and each kernel's launches and
+ * device time (start to end) are added to e->pt by its name. The
+ * device's idle time is what is left of the span from the first start
+ * to the last end.
+ */
+static void prof_harvest(struct cl_env *e)
+{
+	if (!e->prof || !e->nev)
+		return;
+	clFinish(e->q);
+	for (size_t k = 0; k < e->nev; k++) {
+		cl_ulong t0 = 0, t1 = 0;
+		char nm[48] = "?";
+		clGetEventProfilingInfo(e->pev[k], CL_PROFILING_COMMAND_START,
+					sizeof(t0), &t0, NULL);
+		clGetEventProfilingInfo(e->pev[k], CL_PROFILING_COMMAND_END,
+					sizeof(t1), &t1, NULL);
+		clReleaseEvent(e->pev[k]);
+		clGetKernelInfo(e->pek[k], CL_KERNEL_FUNCTION_NAME, sizeof(nm),
+				nm, NULL);
+		nm[sizeof(nm) - 1] = 0;
+		clReleaseKernel(e->pek[k]);
+		if (e->pfirst == 0 || (double)t0 < e->pfirst)
+			e->pfirst = (double)t0;
+		if ((double)t1 > e->plast)
+			e->plast = (double)t1;
+		int i = 0;
+		while (i < e->npt && strcmp(e->pt[i].name, nm))
+			i++;
+		if (i == e->npt) {
+			if (e->npt == CL_PROF_MAX)
+				i = CL_PROF_MAX - 1; /* the rest, together */
+			else
+				snprintf(e->pt[e->npt++].name, sizeof(nm), "%s", nm);
+		}
+		e->pt[i].n++;
+		e->pt[i].ns += t1 > t0 ? (double)(t1 - t0) : 0;
+	}
+	e->nev = 0;
+}
+
+/* clEnqueueNDRangeKernel on e's queue, the launch's event kept when
+ * profiling. */
+static cl_int enq_nd(struct cl_env *e, cl_kernel k, cl_uint dim,
+		     const size_t *go, const size_t *gs, const size_t *ls)
+{
+	if (!e->prof)
+		return clEnqueueNDRangeKernel(e->q, k, dim, go, gs, ls, 0, NULL,
+					      NULL);
+	if (e->nev == CL_PROF_BATCH)
+		prof_harvest(e);
+	cl_event ev;
+	cl_int err = clEnqueueNDRangeKernel(e->q, k, dim, go, gs, ls, 0, NULL,
+					    &ev);
+	if (err == CL_SUCCESS) {
+		clRetainKernel(k);
+		e->pek[e->nev] = k;
+		e->pev[e->nev++] = ev;
+	}
+	return err;
+}
+
+/* The profile as a note (nothing when not profiling): each kernel's
+ * launches and device time, the largest first, and the device's idle
+ * time within the span. */
+void cl_env_profile(struct cl_env *e, const char *what, struct wb_diags *d)
+{
+	if (!e || !e->prof)
+		return;
+	prof_harvest(e);
+	char buf[4096];
+	double busy = 0;
+	for (int i = 0; i < e->npt; i++)
+		busy += e->pt[i].ns;
+	const double span = e->plast > e->pfirst ? e->plast - e->pfirst : 0;
+	int o = snprintf(buf, sizeof(buf),
+			 "opencl profile (%s): %.4g ms of kernels in a span of %.4g ms (idle %.4g ms):",
+			 what, busy * 1e-6, span * 1e-6,
+			 span > busy ? (span - busy) * 1e-6 : 0);
+	uint8_t done[CL_PROF_MAX] = { 0 };
+	for (int r = 0; r < e->npt && o < (int)sizeof(buf); r++) {
+		int b = -1;
+		for (int i = 0; i < e->npt; i++)
+			if (!done[i] && (b < 0 || e->pt[i].ns > e->pt[b].ns))
+				b = i;
+		done[b] = 1;
+		o += snprintf(buf + o, sizeof(buf) - (size_t)o,
+			      " %s %ld x %.4g us = %.4g ms;", e->pt[b].name,
+			      e->pt[b].n, e->pt[b].ns * 1e-3 / (double)e->pt[b].n,
+			      e->pt[b].ns * 1e-6);
+	}
+	wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0, "%s", buf);
+	e->npt = 0;
+	e->pfirst = e->plast = 0;
+}
+
 static cl_int run1d(struct cl_env *e, cl_kernel k, size_t n)
 {
 	if (n == 0)
 		return CL_SUCCESS;
 	size_t g = round_up(n, 64);
-	return clEnqueueNDRangeKernel(e->q, k, 1, NULL, &g, NULL, 0, NULL, NULL);
+	return enq_nd(e, k, 1, NULL, &g, NULL);
 }
 
 /* Local size along x for 2D grid kernels. */
@@ -628,7 +751,7 @@ enum wb_status cl_copy_bandwidth(struct cl_env *e, size_t bytes, int reps,
 	for (int r = 0; r <= reps; r++) {
 		clFinish(e->q);
 		double t0 = now_s();
-		err = clEnqueueNDRangeKernel(e->q, k, 1, NULL, &n, NULL, 0, NULL, NULL);
+		err = enq_nd(e, k, 1, NULL, &n, NULL);
 		if (err != CL_SUCCESS) {
 			st = cl_fail(d, err, "running the copy kernel");
 			goto out;
@@ -711,8 +834,7 @@ enum wb_status cl_slice_probe(struct cl_env *e, const int *a, const int *n,
 	err |= ARG(k, 4, bo);
 	size_t g = (size_t)(cnt > 0 ? cnt : 1);
 	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel(e->q, k, 1, NULL, &g, NULL, 0, NULL,
-					     NULL);
+		err = enq_nd(e, k, 1, NULL, &g, NULL);
 	if (err == CL_SUCCESS && cnt > 0)
 		err = buf_read(e, bo, 0, (size_t)cnt * sizeof(cl_long), out);
 	if (err != CL_SUCCESS)
@@ -1390,8 +1512,7 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c)
 	err |= ARG(k, 11, c->b_cnt);
 	size_t gs[2] = { 32 * (size_t)c->bgroups, 32 }, ls[2] = { 32, 1 };
 	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL,
-					     NULL);
+		err = enq_nd(e, k, 2, NULL, gs, ls);
 	return err;
 }
 
@@ -1540,8 +1661,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 			err = ARG(k, 14, c->b_elist);
 			err |= ARG(k, 23, edge_list);
 			if (err == CL_SUCCESS)
-				err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls,
-							     0, NULL, NULL);
+				err = enq_nd(e, k, 2, NULL, gs, ls);
 		} else {
 			err = lbm_enq_rows(c, k, J0, J0 + E);
 			if (err == CL_SUCCESS)
@@ -1555,8 +1675,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 			err = ARG(k, 14, c->b_list);
 			err |= ARG(k, 23, which);
 			if (err == CL_SUCCESS)
-				err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls,
-							     0, NULL, NULL);
+				err = enq_nd(e, k, 2, NULL, gs, ls);
 		} else if (err == CL_SUCCESS) {
 			err = lbm_enq_rows(c, k, J0 + E, J1 - E);
 		}
@@ -1569,8 +1688,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		goto swap;
 	}
 	if (gs[0] > 0)
-		err = clEnqueueNDRangeKernel(e->q, k, 2, J0 && !sparse ? go : NULL,
-					     gs, ls, 0, NULL, NULL);
+		err = enq_nd(e, k, 2, J0 && !sparse ? go : NULL, gs, ls);
 	if (err != CL_SUCCESS)
 		return err;
 	/* the hybrid: its FV update replaces the kernel's result in the FV
@@ -1599,8 +1717,7 @@ static cl_int lbm_enq_rows(struct cl_lbm *c, cl_kernel k, int j0, int j1)
 	       ls[2] = { c->lx, 1 }, go[2] = { 0, (size_t)j0 };
 	if (j1 <= j0 || gs[0] == 0)
 		return CL_SUCCESS;
-	return clEnqueueNDRangeKernel(c->env->q, k, 2,
-				      j0 ? go : NULL, gs, ls, 0, NULL, NULL);
+	return enq_nd(c->env, k, 2, j0 ? go : NULL, gs, ls);
 }
 
 /* The sources, held levels and drains si[from .. to) after the step
@@ -1638,8 +1755,7 @@ static cl_int lbm_enq_special(struct cl_lbm *c, cl_float hd, int from, int to)
 		err |= ARG(k, 22, c->ks.kinv);
 		size_t off = (size_t)from, g = round_up((size_t)(to - from), 64);
 		if (err == CL_SUCCESS)
-			err = clEnqueueNDRangeKernel(e->q, k, 1, from ? &off : NULL,
-						     &g, NULL, 0, NULL, NULL);
+			err = enq_nd(e, k, 1, from ? &off : NULL, &g, NULL);
 	}
 	return err;
 }
@@ -1684,8 +1800,7 @@ static cl_int lbm_par_fetch(struct cl_lbm *c, cl_mem f, cl_mem h)
 	err |= ARG(k, 7, zo);
 	if (err == CL_SUCCESS) {
 		size_t g = (size_t)(2 * nch) * WB_PAR_CHUNK, l = WB_PAR_CHUNK;
-		err = clEnqueueNDRangeKernel(e->q, k, 1, NULL, &g, &l, 0, NULL,
-					     NULL);
+		err = enq_nd(e, k, 1, NULL, &g, &l);
 	}
 	const size_t head = ((size_t)zo + 2 + 2 * (size_t)nch) * 4,
 		     crec = WB_PAR_CHUNK * (LBM_Q + 1) * 4;
@@ -1948,7 +2063,7 @@ static cl_int lbm_enq_macro(struct cl_lbm *c, int slot)
 		return err;
 	size_t gs[2] = { round_up((size_t)L->nx, 16), round_up((size_t)L->ny, 4) };
 	size_t ls[2] = { 16, 4 };
-	err = clEnqueueNDRangeKernel(c->env->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+	err = enq_nd(c->env, k, 2, NULL, gs, ls);
 	/* the hybrid's FV cells show their own state (lbm_macro) */
 	if (err == CL_SUCCESS && L->hybrid)
 		err = cl_fv_macro(c, slot);
@@ -2024,8 +2139,7 @@ static cl_int lbm_enq_sample(struct cl_lbm *c, int slot, cl_kernel kacc)
 	err |= ARG(k, 21, J0);
 	err |= ARG(k, 22, J1);
 	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL,
-					     NULL);
+		err = enq_nd(e, k, 2, NULL, gs, ls);
 	if (err == CL_SUCCESS)
 		err = lbm_enq_mfix(c, slot);
 	k = c->k_accb;
@@ -2043,8 +2157,7 @@ static cl_int lbm_enq_sample(struct cl_lbm *c, int slot, cl_kernel kacc)
 	err |= ARG(k, 11, J0);
 	err |= ARG(k, 12, J1);
 	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL,
-					     NULL);
+		err = enq_nd(e, k, 2, NULL, gs, ls);
 	return err;
 }
 
@@ -2673,8 +2786,7 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 	wb_par_band(L->par, ny, &J0, &J1);
 	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)(J1 - J0) },
 	       ls[2] = { c->lx, 1 }, go[2] = { 0, (size_t)J0 };
-	err = clEnqueueNDRangeKernel(e->q, k, 2, J0 ? go : NULL, gs, ls, 0,
-				     NULL, NULL);
+	err = enq_nd(e, k, 2, J0 ? go : NULL, gs, ls);
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->fvrows, 0, (size_t)L->H * sizeof(cl_int),
 			       c->rowflag);
@@ -3032,6 +3144,7 @@ done:
 		int on;
 		rep->cells_stepped = cl_lbm_cells(c, &on);
 	}
+	cl_env_profile(e, "lbm", d);
 	cl_lbm_free(c);
 	cl_env_free(e);
 	return st;
@@ -3423,7 +3536,7 @@ static cl_int run_groups(struct cl_env *e, cl_kernel k, size_t ngroups)
 	if (ngroups == 0)
 		return CL_SUCCESS;
 	size_t g = ngroups * 128, l = 128;
-	return clEnqueueNDRangeKernel(e->q, k, 1, NULL, &g, &l, 0, NULL, NULL);
+	return enq_nd(e, k, 1, NULL, &g, &l);
 }
 
 /* A per-cell 2D kernel over n listed blocks: work-groups (32, 4). */
@@ -3432,7 +3545,7 @@ static cl_int run_blocks(struct cl_env *e, cl_kernel k, long n)
 	if (n <= 0)
 		return CL_SUCCESS;
 	size_t gs[2] = { 32 * (size_t)n, 32 }, ls[2] = { 32, 4 };
-	return clEnqueueNDRangeKernel(e->q, k, 2, NULL, gs, ls, 0, NULL, NULL);
+	return enq_nd(e, k, 2, NULL, gs, ls);
 }
 
 /* The activity pass, first half: wet blocks (every block on the first
@@ -3967,7 +4080,7 @@ static cl_int run2d(struct cl_swe *c, cl_kernel k)
 	size_t gs[2] = { round_up((size_t)c->s.nx, c->lx), (size_t)(J1 - J0) };
 	size_t go[2] = { 0, (size_t)J0 };
 	size_t ls[2] = { c->lx, 1 };
-	return clEnqueueNDRangeKernel(c->env->q, k, 2, go, gs, ls, 0, NULL, NULL);
+	return enq_nd(c->env, k, 2, go, gs, ls);
 }
 
 /* Several processes (par.h), after a row pass: the interior rows of
@@ -5002,6 +5115,7 @@ done:
 		rep->steps = c->s.step;
 		rep->sim_time = c->s.t;
 	}
+	cl_env_profile(e, "swe", d);
 	cl_swe_free(c);
 	cl_env_free(e);
 	return st;

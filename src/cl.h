@@ -70,6 +70,11 @@ int cl_env_is_gpu(const struct cl_env *e);
 /* Work-group width of the per-cell kernels (0: the default, 128 on GPUs,
  * 64 otherwise); for tuning with bench_opencl --lx. */
 void cl_env_set_lx(struct cl_env *e, size_t lx);
+/* With WB_CL_PROFILE=1 in the environment when e was opened, the queue
+ * times every kernel launch; this adds a note to d with each kernel's
+ * launches and device time since the last call (the largest first) and
+ * the device's idle time in that span. Nothing without it. */
+void cl_env_profile(struct cl_env *e, const char *what, struct wb_diags *d);
 /* Device-to-device copy bandwidth (GB/s, read + written bytes / time) of a
  * plain float4 copy kernel over two buffers of 'bytes' each, best of
  * 'reps' runs. */

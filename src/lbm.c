@@ -1033,6 +1033,8 @@ static void init_state(struct lbm *L, const struct wb_raster *r)
 	const float inv = (float)(1.0 / L->unit);
 	const float ghk = (float)(L->p.g / (L->p.e * L->p.e));
 	const float K = L->kp.K, kinv = L->kp.kinv;
+	/* each cell writes its own populations: rows in any order */
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 16)
 	for (int j = 0; j < L->ny; j++)
 		for (int i = 0; i < L->nx; i++) {
 			int n = PIX(L, i, j);
@@ -1157,7 +1159,17 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 			       "lbm: out of memory for a %dx%d grid", r->nx, r->ny);
 	}
 	const float hd = (float)L->p.h_dry;
+	/* per cell and independent: rows in parallel (a row notes its first
+	 * bad cell, the first row with one is reported, as a scan in order
+	 * would); nsp is an integer sum */
 	int nsp = 0;
+	int *bad = calloc((size_t)r->ny, sizeof(int));
+	if (!bad) {
+		lbm_release(L);
+		return wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
+	}
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 16) \
+	reduction(+ : nsp)
 	for (int j = 0; j < r->ny; j++)
 		for (int i = 0; i < r->nx; i++) {
 			size_t k = i + (size_t)j * r->nx;
@@ -1166,9 +1178,8 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 			float h = init_depth(r, k);
 			uint8_t fl = r->flags ? r->flags[k] : 0;
 			if (!(h >= 0) || !isfinite(z)) {
-				lbm_release(L);
-				return wb_fail(d, WB_EINPUT, NULL,
-					       "lbm: cell (%d, %d) has a non-finite terrain or depth", i, j);
+				bad[j] = i + 1;
+				break;
 			}
 			float bot = r->block_bot ? r->block_bot[k] : INFINITY;
 			float c = LBM_BIG;
@@ -1198,6 +1209,15 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 			    mk > 0)
 				nsp++;
 		}
+	for (int j = 0; j < r->ny; j++)
+		if (bad[j]) {
+			int i = bad[j] - 1;
+			free(bad);
+			lbm_release(L);
+			return wb_fail(d, WB_EINPUT, NULL,
+				       "lbm: cell (%d, %d) has a non-finite terrain or depth", i, j);
+		}
+	free(bad);
 	L->sp = calloc((size_t)nsp + 1, sizeof(*L->sp));
 	if (!L->sp) {
 		lbm_release(L);
@@ -1238,11 +1258,14 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 		lbm_release(L);
 		return wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
 	}
-	float zmax = 0;
+	float zmax = 0; /* a maximum: the same in any order */
+#pragma omp parallel for num_threads(L->threads) reduction(max : zmax)
 	for (size_t q = 0; q < L->ncell; q++)
 		zmax = MAXF(zmax, fabsf(L->z[q]));
-	for (int jj = 1; jj <= L->ny && zmax < 8192; jj++)
-		for (int b = 0; b * 8 + 8 <= L->nx; b++) {
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 16) \
+	if (zmax < 8192)
+	for (int jj = 1; jj <= L->ny; jj++)
+		for (int b = 0; zmax < 8192 && b * 8 + 8 <= L->nx; b++) {
 			int ok = 1, flat = 1;
 			float dzm = 0;
 			for (int dj = -1; dj <= 1; dj++)

@@ -692,6 +692,36 @@ static void test_divergence_reported(void **state)
 	wb_raster_free(&r);
 }
 
+/* A terrain or start with a non-finite cell is refused naming the first
+ * such cell in row order, whichever thread reached which row first
+ * (lbm_init_layout sets the rows up in parallel). */
+static void test_bad_cell_named(void **state)
+{
+	(void)state;
+	const int nx = 300, ny = 240; /* > 64k cells: two threads */
+	struct wb_raster r;
+	river_scene(&r, nx, ny);
+	r.z[3 + (size_t)200 * nx] = NAN;
+	r.h0[250 + (size_t)151 * nx] = NAN;
+	r.z[17 + (size_t)150 * nx] = INFINITY;
+	struct wb_sim sim = sim_default();
+	struct wb_solve_opts o = { .threads = 2, .steps = 1 };
+	struct wb_state st;
+	struct wb_solve_report rep;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(lbm_solve(&r, &sim, &o, &st, &rep, &d), WB_EINPUT);
+	int found = 0;
+	for (int i = 0; i < d.n; i++)
+		found |= d.v[i].sev == WB_SEV_ERROR &&
+			 strstr(d.v[i].msg, "cell (17, 150) has a non-finite") != NULL;
+	print_diags(&d);
+	assert_true(found);
+	wb_state_free(&st);
+	wb_diags_release(&d);
+	wb_raster_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1) /* run only the tests matching a pattern */
@@ -709,6 +739,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_wetdry_dam_break),
 		cmocka_unit_test(test_sources_sinks),
 		cmocka_unit_test(test_divergence_reported),
+		cmocka_unit_test(test_bad_cell_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
