@@ -419,7 +419,8 @@ static void print_json(const struct opts *o, const struct wb_scene *sc,
 		       const struct wb_raster *r, enum wb_status st,
 		       const struct wb_diags *d, const struct wb_solve_report *rep,
 		       const struct wb_assess *as,
-		       const struct wb_output_summary *sum, int solved)
+		       const struct wb_output_summary *sum, int solved,
+		       const double *tm, double total)
 {
 	static const char *const stops[] = { "steady", "max_steps", "steps" };
 	char buf[2048];
@@ -456,6 +457,16 @@ static void print_json(const struct opts *o, const struct wb_scene *sc,
 		       sum->pages_data, sum->pages_flat, sum->pages_empty);
 		printf(",\n  \"pack_bytes\": %lld", sum->pack_bytes);
 	}
+	/* wall seconds by stage (never in the manifest: it must not
+	 * depend on the machine) */
+	printf(",\n  \"timings\": {\"total_s\": %.3f, \"load_s\": %.3f",
+	       total, tm[0]);
+	if (solved)
+		printf(", \"before_solver_s\": %.3f, \"solver_s\": %.3f, "
+		       "\"solver_setup_s\": %.3f",
+		       tm[1] > rep->seconds ? tm[1] - rep->seconds : 0,
+		       rep->seconds, rep->setup_s);
+	printf(", \"outputs_s\": %.3f, \"state_s\": %.3f}", tm[2], tm[3]);
 	printf(",\n  \"diagnostics\": [");
 	for (int i = 0; i < d->n; i++) {
 		wb_diag_format(&d->v[i], buf, sizeof(buf));
@@ -599,7 +610,12 @@ int main(int argc, char **argv)
 	memset(&as, 0, sizeof(as));
 	wb_diags_init(&d);
 
+	/* the stages' wall seconds (--json "timings", the "time:" line):
+	 * load, bake solve (first guess, coarse levels, solver), outputs,
+	 * state file */
+	double tm[4] = { 0 }, tz = now_s();
 	enum wb_status st = wb_bake_load(&b, o.scene, &d);
+	tm[0] = now_s() - tz;
 	const struct wb_scene *sc = &b.sc;
 	const struct wb_raster *r = &b.r;
 	if (!st && o.solver >= 0)
@@ -702,7 +718,9 @@ int main(int argc, char **argv)
 #ifdef WB_MPI
 	const double rss_solve = wb_mpi_vm("VmRSS:");
 #endif
+	double tq = now_s();
 	st = wb_bake_solve(&b, &so, &d);
+	tm[1] = now_s() - tq;
 #ifdef WB_MPI
 	if (mpi.size > 1 && st == WB_OK && !stop_signal)
 		/* the bands (docs/mpi.md "How the work is split") */
@@ -827,7 +845,9 @@ int main(int argc, char **argv)
 		oo.heightmap_sha256 = b.hm.sha256;
 		oo.fixed_steps = o.steps;
 		oo.cancel = &stop_signal;
+		tq = now_s();
 		st = wb_output_write(sc, r, &b.st, rep, &oo, &sum, &d);
+		tm[2] = now_s() - tq;
 	}
 	if (st == WB_ECANCEL || (!st && stop_signal)) {
 		show_diags(&o, &d, first);
@@ -837,9 +857,11 @@ int main(int argc, char **argv)
 	if (!st) {
 		/* the state a later bake can start from (--from) */
 		char *sp = wb_path_join(od.staging, WB_STATE_FILE);
+		double ts = now_s();
 		st = sp ? wb_state_save(sp, r, sc->sim.solver, &b.st,
 					b.guess_h, rep, &d) :
 			  wb_fail(&d, WB_EIO, NULL, "out of memory");
+		tm[3] = now_s() - ts;
 		free(sp);
 	}
 	if (!st && o.report) {
@@ -873,6 +895,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "wrote %s (%lld bytes; pages: %ld data, %ld flat, %ld empty) and %s\n",
 			sum.pack_path, sum.pack_bytes, sum.pages_data,
 			sum.pages_flat, sum.pages_empty, sum.manifest_path);
+	if (!st && !o.quiet && b.solved)
+		fprintf(stderr, "time: %.3g s in all: load %.3g s, first guess and coarse levels %.3g s, solver %.3g s (its set-up %.3g s), outputs %.3g s, state file %.3g s\n",
+			now_s() - tz, tm[0], tm[1] > b.rep.seconds ? tm[1] - b.rep.seconds : 0.0,
+			b.rep.seconds, b.rep.setup_s, tm[2], tm[3]);
 	if (!st && o.report && !o.quiet)
 		fprintf(stderr, "report: %s/report.html\n", o.out);
 
@@ -884,7 +910,7 @@ done:
 	if (o.json)
 		print_json(&o, &b.sc, &b.r,
 			   exit_code >= 0 ? (enum wb_status)exit_code : st, &d,
-			   &b.rep, &as, &sum, b.solved);
+			   &b.rep, &as, &sum, b.solved, tm, now_s() - tz);
 	int rc_end = exit_code >= 0 ? exit_code : (int)st;
 #ifdef WB_MPI
 	if (mpi.size > 1 && rc_end && started) {

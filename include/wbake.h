@@ -498,6 +498,10 @@ struct wb_solve_report {
 	 * at its checks (not in the manifest): a host that waits little is
 	 * what bounds the step, not the device */
 	double host_enqueue_s, host_wait_s;
+	/* the solver's seconds before its first step (its own set-up:
+	 * lattice or grids, initial state, device uploads), a part of
+	 * 'seconds' (not in the manifest) */
+	double setup_s;
 	/* how the bake started (filled by wb_bake_solve, src/bake.c, after
 	   the solver; the solvers leave them zero) */
 	int start;           /* enum wb_start */

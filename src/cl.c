@@ -2965,6 +2965,7 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			clReleaseKernel(kacc);
 		goto done;
 	}
+	rep->setup_s = now_s() - t0;
 	while (L->step < cap) {
 		if (o && o->cancel && *o->cancel) {
 			st = wb_fail(d, WB_ECANCEL, NULL,
@@ -5015,6 +5016,7 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		st = cl_fail(d, err, "SWE snapshot");
 		goto done;
 	}
+	rep->setup_s = now_s() - t0;
 	while (s->step < max) {
 		if (o && o->cancel && *o->cancel) {
 			st = wb_fail(d, WB_ECANCEL, NULL,

@@ -2901,6 +2901,7 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 	const float hthin = (float)(LBM_THIN * L.p.h_dry);
 	/* water stored and passed through at the start of the window */
 	int64_t wm = lbm_mass(&L), wio = L.vol_in + L.vol_out;
+	rep->setup_s = now_s() - t0;
 	while (L.step < cap) {
 		if (o && o->cancel && *o->cancel) {
 			st = wb_fail(d, WB_ECANCEL, NULL,

@@ -2941,6 +2941,7 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	int acc = means && sim->mass_scale > 0;
 	double acc_v = acc ? swe_grid_volume(&s) : 0.0, acc_in = s.vol_in,
 	       acc_out = s.vol_out;
+	rep->setup_s = omp_get_wtime() - t0;
 	while (s.step < max) {
 		if (o->cancel && *o->cancel) {
 			st = wb_fail(d, WB_ECANCEL, NULL,

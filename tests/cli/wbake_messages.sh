@@ -71,6 +71,8 @@ EOS
 run 0 $W "$T/rest.json" -o "$T/rest" --require-steady
 expect_err_re "lbm: steady after $N steps \\($N s simulated, $N s\\): residual $N \\(tolerance 0.0001\\), volume 65536 m\\^3 \\(in 0, out 0\\), balance error 0, clamped 0 % of cell-steps"
 check "steady: no warning" sh -c "! grep -q warning '$T/err'"
+# where the wall time went, by stage (--json has them as "timings")
+expect_err_re "time: $N s in all: load $N s, first guess and coarse levels $N s, solver $N s \\(its set-up $N s\\), outputs $N s, state file $N s"
 expect_man "$T/rest" stop '"steady"'
 expect_man "$T/rest" steady true
 expect_man "$T/rest" filling false

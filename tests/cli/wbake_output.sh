@@ -11,6 +11,9 @@ check "manifest written" test -s "$T/o/manifest.json"
 expect_out_has '"status": 0'
 expect_out_has '"pack": "'
 check "quiet means no progress" test ! -s "$T/err"
+# the stages' wall times: in --json only, never in the manifest
+check "json: timings of every stage" grep -Eq '"timings": \{"total_s": [0-9.]+, "load_s": [0-9.]+, "before_solver_s": [0-9.]+, "solver_s": [0-9.]+, "solver_setup_s": [0-9.]+, "outputs_s": [0-9.]+, "state_s": [0-9.]+\}' "$T/out"
+check "manifest: no timings" sh -c "! grep -q timings '$T/o/manifest.json'"
 run 0 $BIN/wtile verify "$T/o/lake.wtp"
 check "manifest names the scene" grep -q '"lake"' "$T/o/manifest.json"
 cp "$T/o/lake.wtp" "$T/before.wtp"
