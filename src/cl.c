@@ -609,7 +609,7 @@ static size_t round_up(size_t n, size_t m)
 
 /*
  * Profile (WB_CL_PROFILE=1, docs/opencl.md "Profile"): each launch keeps
- * its event; after a wait (cl_env_profile_read) or CL_PROF_BATCH launches
+ * its event; at cl_env_profile, cl_env_free or every CL_PROF_BATCH launches
  * the events are read and released, and each kernel's launches and
  * device time (start to end) are added to e->pt by its name. The
  * device's idle time is what is left of the span from the first start
@@ -640,10 +640,12 @@ static void prof_harvest(struct cl_env *e)
 		while (i < e->npt && strcmp(e->pt[i].name, nm))
 			i++;
 		if (i == e->npt) {
-			if (e->npt == CL_PROF_MAX)
-				i = CL_PROF_MAX - 1; /* the rest, together */
-			else
+			if (e->npt == CL_PROF_MAX) { /* the rest, together */
+				i = CL_PROF_MAX - 1;
+				snprintf(e->pt[i].name, sizeof(nm), "(others)");
+			} else {
 				snprintf(e->pt[e->npt++].name, sizeof(nm), "%s", nm);
+			}
 		}
 		e->pt[i].n++;
 		e->pt[i].ns += t1 > t0 ? (double)(t1 - t0) : 0;

@@ -647,19 +647,28 @@ inline int lbm_blk_live(global const uint *wet_in, global const uint *keep,
 				run |= wet_in[x + y * nbx];
 		}
 	if (!run && (bx == 0 || by == 0 || bx == nbx - 1 || by == nby - 1)) {
-		/* padded box of the block and its one-cell ring */
+		/* the ghost cells of the block's padded box (the block and
+		 * its one-cell ring): a column where the box touches the west
+		 * or east ghost column, a row where it touches the north or
+		 * south ghost row (corners twice: an OR) */
 		const int i0 = bx * 32, j0 = by * 32;
 		const int i1 = min(nx, i0 + 32) + 1, j1 = min(ny, j0 + 32) + 1;
-		for (int gj = j0; gj <= j1 && !run; gj++)
-			for (int gi = i0; gi <= i1; gi++) {
-				if (gi != 0 && gi != nx + 1 && gj != 0 && gj != ny + 1)
-					continue;
-				const int n = gi + gj * W;
-				uint acc = as_uint(hA[n]);
+		uint acc = 0;
+		for (int side = 0; side < 4; side++) {
+			const int col = side < 2;
+			const int g = side == 0 ? 0 : side == 1 ? nx + 1 :
+				      side == 2 ? 0 : ny + 1;
+			if (col ? (g < i0 || g > i1) : (g < j0 || g > j1))
+				continue;
+			const int k0 = col ? j0 : i0, k1 = col ? j1 : i1;
+			for (int k = k0; k <= k1; k++) {
+				const int n = col ? g + k * W : k + g * W;
+				acc |= as_uint(hA[n]);
 				for (int a = 0; a < 9; a++)
 					acc |= (uint)A[WB_SLICE(a, N, n)];
-				run |= acc != 0;
 			}
+		}
+		run |= acc != 0;
 	}
 	return run != 0;
 }
