@@ -1090,6 +1090,34 @@ enum wb_status lbm_init(struct lbm *L, const struct wb_raster *r,
 	return lbm_init_layout(L, r, sim, threads, 1, d);
 }
 
+/* The kernel's fast-path blocks (lbm.h blk, bdz) of every interior row,
+ * rows in parallel (each block is written by one item). */
+static void fast_blocks(struct lbm *L)
+{
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 16)
+	for (int jj = 1; jj <= L->ny; jj++)
+		for (int b = 0; b * 8 + 8 <= L->nx; b++) {
+			int ok = 1, flat = 1;
+			float dzm = 0;
+			for (int dj = -1; dj <= 1; dj++)
+				for (int di = 0; di < 10; di++)
+					ok &= L->c[(size_t)(jj + dj) * L->W + b * 8 + di] >=
+					      LBM_BIG;
+			const float hpos = (float)(LBM_POS * L->p.h_dry);
+			for (int di = 1; di <= 8; di++) {
+				size_t n = (size_t)jj * L->W + b * 8 + di;
+				for (int a = 1; a < LBM_Q; a++) {
+					float dz = L->z[n + lbm_cx[a] + lbm_cy[a] * L->W] -
+						   L->z[n];
+					flat &= dz <= hpos && -dz <= hpos;
+					dzm = MAXF(dzm, MAXF(dz, -dz));
+				}
+			}
+			L->blk[(size_t)jj * L->nb + b] = (uint8_t)(ok ? 1 + flat : 0);
+			L->bdz[(size_t)jj * L->nb + b] = dzm;
+		}
+}
+
 enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 			       const struct wb_sim *sim, int threads, int align,
 			       struct wb_diags *d)
@@ -1262,29 +1290,8 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 #pragma omp parallel for num_threads(L->threads) reduction(max : zmax)
 	for (size_t q = 0; q < L->ncell; q++)
 		zmax = MAXF(zmax, fabsf(L->z[q]));
-#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 16) \
 	if (zmax < 8192)
-	for (int jj = 1; jj <= L->ny; jj++)
-		for (int b = 0; zmax < 8192 && b * 8 + 8 <= L->nx; b++) {
-			int ok = 1, flat = 1;
-			float dzm = 0;
-			for (int dj = -1; dj <= 1; dj++)
-				for (int di = 0; di < 10; di++)
-					ok &= L->c[(size_t)(jj + dj) * L->W + b * 8 + di] >=
-					      LBM_BIG;
-			const float hpos = (float)(LBM_POS * L->p.h_dry);
-			for (int di = 1; di <= 8; di++) {
-				size_t n = (size_t)jj * L->W + b * 8 + di;
-				for (int a = 1; a < LBM_Q; a++) {
-					float dz = L->z[n + lbm_cx[a] + lbm_cy[a] * L->W] -
-						   L->z[n];
-					flat &= dz <= hpos && -dz <= hpos;
-					dzm = MAXF(dzm, MAXF(dz, -dz));
-				}
-			}
-			L->blk[(size_t)jj * L->nb + b] = (uint8_t)(ok ? 1 + flat : 0);
-			L->bdz[(size_t)jj * L->nb + b] = dzm;
-		}
+		fast_blocks(L);
 	L->cur = 0;
 	lbm_kernel_params(L, &L->kp);
 	lbm_fill_ghosts(L); /* ghost depths for the link rule */
