@@ -629,7 +629,7 @@ int main(int argc, char **argv)
 	if (!st && o.dump && writer)
 		st = dump_inputs(od.staging, r, &d);
 	if (!st && o.from)
-		st = wb_bake_warm(&b, o.from, &d);
+		st = wb_bake_warm(&b, o.from, o.threads, &d);
 #ifdef WB_MPI
 	if (mpi.size > 1) {
 		/* every rank: the same build, scene, terrain and options, and
@@ -859,7 +859,7 @@ int main(int argc, char **argv)
 		char *sp = wb_path_join(od.staging, WB_STATE_FILE);
 		double ts = now_s();
 		st = sp ? wb_state_save(sp, r, sc->sim.solver, &b.st,
-					b.guess_h, rep, &d) :
+					b.guess_h, rep, o.threads, &d) :
 			  wb_fail(&d, WB_EIO, NULL, "out of memory");
 		tm[3] = now_s() - ts;
 		free(sp);

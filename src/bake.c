@@ -106,7 +106,7 @@ enum wb_status wb_bake_guess(struct wb_bake *b, struct wb_diags *d)
 	return WB_OK;
 }
 
-enum wb_status wb_bake_warm(struct wb_bake *b, const char *dir,
+enum wb_status wb_bake_warm(struct wb_bake *b, const char *dir, int threads,
 			    struct wb_diags *d)
 {
 	char *path = wb_path_join(dir, WB_STATE_FILE);
@@ -121,7 +121,7 @@ enum wb_status wb_bake_warm(struct wb_bake *b, const char *dir,
 	}
 	enum wb_status st = wb_state_load(path, &b->r, &b->warm,
 					  &b->warm_guess, b->warm_mod,
-					  &b->warm_solver, d);
+					  &b->warm_solver, threads, d);
 	free(path);
 	return st;
 }

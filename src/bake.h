@@ -67,9 +67,10 @@ enum wb_status wb_bake_load(struct wb_bake *b, const char *scene_path,
 			    struct wb_diags *d);
 enum wb_status wb_bake_solve(struct wb_bake *b, const struct wb_solve_opts *o,
 			     struct wb_diags *d);
-/* Load OUTDIR/state.wbs of an earlier bake ('dir') for b's loaded grid:
- * WB_EINPUT (file named) when missing or of another grid / terrain. */
-enum wb_status wb_bake_warm(struct wb_bake *b, const char *dir,
+/* Load OUTDIR/state.wbs of an earlier bake ('dir') for b's loaded grid,
+ * its hashes checked on 'threads' threads (0: all cores): WB_EINPUT (file
+ * named) when missing or of another grid / terrain. */
+enum wb_status wb_bake_warm(struct wb_bake *b, const char *dir, int threads,
 			    struct wb_diags *d);
 /* The first guess alone for b's loaded raster into b->guess_* (also done
  * by wb_bake_solve when the scene asks for it). */

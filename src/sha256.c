@@ -12,6 +12,7 @@
  * Checked against the FIPS 180-2 appendix vectors in tests/test_io.c.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -102,6 +103,43 @@ void wb_sha256(const void *data, size_t len, unsigned char out[32])
 		out[4 * i + 2] = (unsigned char)(hs[i] >> 8);
 		out[4 * i + 3] = (unsigned char)hs[i];
 	}
+}
+
+/* wb_sha256_pieces (util.h): SHA-256 of each WB_SHA_PIECE bytes, in
+ * parallel, then SHA-256 of the digests in order. */
+int wb_sha256_pieces(const void *data, size_t len, int threads,
+		     void (*get)(const void *data, size_t off, size_t n,
+				 unsigned char *buf),
+		     unsigned char out[32])
+{
+	const size_t np = (len + WB_SHA_PIECE - 1) / WB_SHA_PIECE;
+	unsigned char *dg = malloc(np ? np * 32 : 1);
+	if (!dg)
+		return -1;
+	int fail = 0;
+#pragma omp parallel num_threads(wb_threads(threads)) reduction(| : fail)
+	{
+		unsigned char *buf = get ? malloc(WB_SHA_PIECE) : NULL;
+		fail |= get && !buf;
+#pragma omp for schedule(dynamic, 1)
+		for (size_t k = 0; k < np; k++) {
+			const size_t off = k * WB_SHA_PIECE,
+				     n = len - off < WB_SHA_PIECE ? len - off :
+								    WB_SHA_PIECE;
+			if (!get) {
+				wb_sha256((const unsigned char *)data + off, n,
+					  dg + 32 * k);
+			} else if (buf) {
+				get(data, off, n, buf);
+				wb_sha256(buf, n, dg + 32 * k);
+			}
+		}
+		free(buf);
+	}
+	if (!fail)
+		wb_sha256(dg, np * 32, out);
+	free(dg);
+	return fail ? -1 : 0;
 }
 
 void wb_hex(const unsigned char *in, size_t n, char *out)

@@ -73,6 +73,20 @@ enum wb_status wb_pfm_read(const char *path, float **data, int *nx, int *ny,
 
 /* SHA-256 of a buffer. */
 void wb_sha256(const void *data, size_t len, unsigned char out[32]);
+
+/* The digest of pieces (docs/state.md "Hashes"): data cut into pieces of
+ * WB_SHA_PIECE bytes (the last one shorter; no piece when len is 0), each
+ * hashed with SHA-256 (in parallel, on 'threads' threads, wb_threads),
+ * then SHA-256 of the pieces' 32-byte digests concatenated in order. The
+ * result depends on the bytes alone, not on the thread count. When get
+ * is not NULL, the bytes [off, off + n) of a piece are what get(data, off,
+ * n, buf) writes into buf (data in another form, converted piece by
+ * piece). Returns 0, or -1 when out of memory (out then unset). */
+#define WB_SHA_PIECE ((size_t)1 << 24)
+int wb_sha256_pieces(const void *data, size_t len, int threads,
+		     void (*get)(const void *data, size_t off, size_t n,
+				 unsigned char *buf),
+		     unsigned char out[32]);
 /* Lower-case hex of n bytes into out (2n+1 chars). */
 void wb_hex(const unsigned char *in, size_t n, char *out);
 

@@ -92,7 +92,7 @@ static int bake(struct wb_bake *b, int solver, int initial, long window,
 		if (window > 0)
 			b->sc.sim.window = window;
 		if (from)
-			st = wb_bake_warm(b, from, &d);
+			st = wb_bake_warm(b, from, 0, &d);
 	}
 	if (!st) {
 		/* one thread: the figures are step counts, and the machine
@@ -176,7 +176,7 @@ static int warm(void)
 	if (!rc) {
 		rc = wb_mkdirs(OUT, &d) ||
 		     wb_state_save(OUT "/" WB_STATE_FILE, &a.r, a.sc.sim.solver,
-				   &a.st, a.guess_h, &a.rep, &d);
+				   &a.st, a.guess_h, &a.rep, 0, &d);
 		if (rc)
 			show(&d);
 	}
@@ -243,7 +243,7 @@ static int warm_swe(void)
 	if (!rc) {
 		rc = wb_mkdirs(OUT "/swe", &d) ||
 		     wb_state_save(OUT "/swe/" WB_STATE_FILE, &a.r, a.sc.sim.solver,
-				   &a.st, a.guess_h, &a.rep, &d);
+				   &a.st, a.guess_h, &a.rep, 0, &d);
 		if (rc)
 			show(&d);
 	}

@@ -83,7 +83,7 @@ static void bake(struct wb_bake *b, const char *scene, const char *from)
 	wb_diags_init(&d);
 	enum wb_status st = wb_bake_load(b, scene, &d);
 	if (!st && from)
-		st = wb_bake_warm(b, from, &d);
+		st = wb_bake_warm(b, from, 0, &d);
 	if (!st) {
 		struct wb_solve_opts o = { 0 };
 		o.threads = 2;
@@ -183,7 +183,7 @@ static void test_warm_after_modifier(void **state)
 	assert_true(a.rep.converged);
 	assert_int_equal(wb_mkdirs(TMP "/before", &d), WB_OK);
 	assert_int_equal(wb_state_save(TMP "/before/" WB_STATE_FILE, &a.r, a.sc.sim.solver,
-				       &a.st, a.guess_h, &a.rep, &d), WB_OK);
+				       &a.st, a.guess_h, &a.rep, 0, &d), WB_OK);
 	const char *moved = write_valley("moved", 102);
 	bake(&b, moved, TMP "/before");
 	bake(&c, moved, NULL);

@@ -205,6 +205,132 @@ static void test_first_guess_vs_dry(void **state)
 	wb_bake_release(&fg);
 }
 
+/* Version 3 stores only the runs of WB_STATE_RUN values with a bit set:
+ * a mostly dry state makes a small file that gives back every value bit
+ * for bit (-0 and the last, shorter run included), and the same bytes on
+ * 1 and 2 threads. A run dropped from the file, or a bitmap bit past the
+ * last run, is refused as truncated or corrupt. */
+static void test_state_runs(void **state)
+{
+	(void)state;
+	const int nx = 1000, ny = 300; /* 300,000 cells: 1172 runs, the last of 224 */
+	const size_t n = (size_t)nx * ny, R = (n + WB_STATE_RUN - 1) / WB_STATE_RUN;
+	struct wb_raster r;
+	struct wb_state s, t;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(wb_mkdirs(TMP, &d), WB_OK);
+	assert_int_equal(wb_raster_alloc(&r, nx, ny, 2.0), WB_OK);
+	memset(&s, 0, sizeof(s));
+	s.nx = nx;
+	s.ny = ny;
+	s.h = calloc(n, sizeof(float));
+	s.u = calloc(n, sizeof(float));
+	s.v = calloc(n, sizeof(float));
+	assert_non_null(s.h);
+	assert_non_null(s.u);
+	assert_non_null(s.v);
+	for (size_t k = 0; k < n; k++)
+		r.z[k] = (float)(k % 97) * 0.5f;
+	/* a river: 10 cells of rows 0..99 near x = 500; a -0 in u far from
+	   it; the grid's last cell */
+	for (int y = 0; y < 100; y++)
+		for (int x = 495; x < 505; x++) {
+			s.h[x + (size_t)y * nx] = 0.25f + 0.001f * (float)y;
+			s.u[x + (size_t)y * nx] = 1.5f;
+		}
+	s.u[7 * WB_STATE_RUN + 3] = -0.0f;
+	s.v[n - 1] = 1e-30f;
+	size_t runs = 0;
+	for (size_t q = 0; q < R; q++)
+		for (int c = 0; c < 3; c++) {
+			const float *f = c == 0 ? s.h : c == 1 ? s.u : s.v;
+			int any = 0;
+			for (size_t k = q * WB_STATE_RUN; k < n && k < (q + 1) * WB_STATE_RUN; k++)
+				any |= memcmp(&f[k], &(float){ 0.0f }, 4) != 0;
+			runs += any ? (q + 1 < R ? WB_STATE_RUN : n - q * WB_STATE_RUN) : 0;
+		}
+	const char *p1 = TMP "/runs1.wbs", *p2 = TMP "/runs2.wbs";
+	assert_int_equal(wb_state_save(p1, &r, WB_SOLVER_LBM, &s, NULL, NULL, 1, &d), WB_OK);
+	assert_int_equal(wb_state_save(p2, &r, WB_SOLVER_LBM, &s, NULL, NULL, 2, &d), WB_OK);
+	unsigned char *b1, *b2;
+	size_t l1, l2;
+	assert_int_equal(wb_read_file(p1, &b1, &l1, &d), WB_OK);
+	assert_int_equal(wb_read_file(p2, &b2, &l2, &d), WB_OK);
+	assert_int_equal(l1, l2);
+	assert_memory_equal(b1, b2, l1);
+	/* header, three bitmaps, the stored runs, the digest */
+	assert_int_equal(l1, 80 + 3 * ((R + 7) / 8) + 4 * runs + 32);
+	assert_true(l1 < 3 * n * 4 / 10); /* a tenth of the dense file */
+	assert_int_equal(wb_state_load(p1, &r, &t, NULL, NULL, NULL, 2, &d), WB_OK);
+	assert_memory_equal(t.h, s.h, n * sizeof(float));
+	assert_memory_equal(t.u, s.u, n * sizeof(float));
+	assert_memory_equal(t.v, s.v, n * sizeof(float));
+	wb_state_free(&t);
+
+	/* the digest covers everything: a flipped bit in a stored run */
+	b1[80 + (R + 7) / 8 + 17] ^= 4;
+	assert_int_equal(wb_write_file_atomic(TMP "/runsbad.wbs", b1, l1, &d), WB_OK);
+	int from = d.n;
+	assert_int_equal(wb_state_load(TMP "/runsbad.wbs", &r, &t, NULL, NULL, NULL, 0, &d),
+			 WB_EINPUT);
+	assert_non_null(strstr(d.v[from].msg, "corrupt"));
+	b1[80 + (R + 7) / 8 + 17] ^= 4;
+	/* a run fewer in the file than the bitmap says */
+	assert_int_equal(wb_write_file_atomic(TMP "/runsbad.wbs", b1,
+					      l1 - 4 * WB_STATE_RUN, &d), WB_OK);
+	from = d.n;
+	assert_int_equal(wb_state_load(TMP "/runsbad.wbs", &r, &t, NULL, NULL, NULL, 0, &d),
+			 WB_EINPUT);
+	assert_non_null(strstr(d.v[from].msg, "truncated"));
+	assert_null(t.h);
+	/* a bit past the last run of the depth's bitmap (digest redone) */
+	b1[80 + (R + 7) / 8 - 1] |= 0x80;
+	wb_sha256_pieces(b1, l1 - 32, 0, NULL, b1 + l1 - 32);
+	assert_int_equal(wb_write_file_atomic(TMP "/runsbad.wbs", b1, l1, &d), WB_OK);
+	from = d.n;
+	assert_int_equal(wb_state_load(TMP "/runsbad.wbs", &r, &t, NULL, NULL, NULL, 0, &d),
+			 WB_EINPUT);
+	assert_non_null(strstr(d.v[from].msg, "truncated or corrupt"));
+	free(b1);
+	free(b2);
+	wb_state_free(&s);
+	wb_raster_free(&r);
+	wb_diags_release(&d);
+}
+
+/* The digest of pieces: SHA-256 over the pieces' SHA-256s, in order, the
+ * last piece shorter; the same on 1 and 2 threads and through get. */
+static void copy_bytes(const void *data, size_t off, size_t n, unsigned char *buf)
+{
+	memcpy(buf, (const unsigned char *)data + off, n);
+}
+
+static void test_digest_of_pieces(void **state)
+{
+	(void)state;
+	const size_t len = 2 * WB_SHA_PIECE + 12345;
+	unsigned char *b = malloc(len), dg[3 * 32], want[32], got[32];
+	assert_non_null(b);
+	for (size_t k = 0; k < len; k++)
+		b[k] = (unsigned char)(k * 2654435761u >> 13);
+	wb_sha256(b, WB_SHA_PIECE, dg);
+	wb_sha256(b + WB_SHA_PIECE, WB_SHA_PIECE, dg + 32);
+	wb_sha256(b + 2 * WB_SHA_PIECE, 12345, dg + 64);
+	wb_sha256(dg, sizeof(dg), want);
+	assert_int_equal(wb_sha256_pieces(b, len, 1, NULL, got), 0);
+	assert_memory_equal(got, want, 32);
+	memset(got, 0, 32);
+	assert_int_equal(wb_sha256_pieces(b, len, 2, copy_bytes, got), 0);
+	assert_memory_equal(got, want, 32);
+	/* one piece: the SHA-256 of its digest, not of the bytes */
+	wb_sha256(b, 100, dg);
+	wb_sha256(dg, 32, want);
+	assert_int_equal(wb_sha256_pieces(b, 100, 2, NULL, got), 0);
+	assert_memory_equal(got, want, 32);
+	free(b);
+}
+
 static void test_keep_dry(void **state)
 {
 	(void)state;
@@ -269,10 +395,10 @@ static void test_state_file(void **state)
 	rep.steps = 1234;
 	rep.converged = 1;
 	const char *p = TMP "/s.wbs";
-	assert_int_equal(wb_state_save(p, &r, WB_SOLVER_SWE, &s, g, &rep, &d), WB_OK);
+	assert_int_equal(wb_state_save(p, &r, WB_SOLVER_SWE, &s, g, &rep, 0, &d), WB_OK);
 	float *gl = NULL;
 	int solver = -1;
-	assert_int_equal(wb_state_load(p, &r, &t, &gl, NULL, &solver, &d), WB_OK);
+	assert_int_equal(wb_state_load(p, &r, &t, &gl, NULL, &solver, 0, &d), WB_OK);
 	assert_int_equal(solver, WB_SOLVER_SWE);
 	assert_non_null(gl);
 	assert_memory_equal(t.h, s.h, 35 * sizeof(float));
@@ -286,7 +412,7 @@ static void test_state_file(void **state)
 	/* another terrain: refused, saying why */
 	int from = d.n;
 	r.z[17] += 0.001f;
-	assert_int_equal(wb_state_load(p, &r, &t, NULL, NULL, NULL, &d), WB_EINPUT);
+	assert_int_equal(wb_state_load(p, &r, &t, NULL, NULL, NULL, 0, &d), WB_EINPUT);
 	assert_non_null(strstr(d.v[from].msg, "different terrain"));
 	assert_null(t.h);
 	r.z[17] -= 0.001f;
@@ -294,7 +420,7 @@ static void test_state_file(void **state)
 	struct wb_raster r2;
 	assert_int_equal(wb_raster_alloc(&r2, 5, 7, 1.5), WB_OK);
 	from = d.n;
-	assert_int_equal(wb_state_load(p, &r2, &t, NULL, NULL, NULL, &d), WB_EINPUT);
+	assert_int_equal(wb_state_load(p, &r2, &t, NULL, NULL, NULL, 0, &d), WB_EINPUT);
 	assert_non_null(strstr(d.v[from].msg, "grid"));
 	wb_raster_free(&r2);
 
@@ -305,21 +431,21 @@ static void test_state_file(void **state)
 	b[100] ^= 1;
 	assert_int_equal(wb_write_file_atomic(TMP "/bad.wbs", b, len, &d), WB_OK);
 	from = d.n;
-	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, NULL, &d), WB_EINPUT);
+	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, NULL, 0, &d), WB_EINPUT);
 	assert_non_null(strstr(d.v[from].msg, "corrupt"));
 	b[100] ^= 1;
 	assert_int_equal(wb_write_file_atomic(TMP "/bad.wbs", b, len - 5, &d), WB_OK);
 	from = d.n;
-	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, NULL, &d), WB_EINPUT);
+	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, NULL, 0, &d), WB_EINPUT);
 	assert_non_null(strstr(d.v[from].msg, "truncated"));
-	b[8] = 3;
+	b[8] = WB_STATE_VERSION + 1;
 	assert_int_equal(wb_write_file_atomic(TMP "/bad.wbs", b, len, &d), WB_OK);
 	from = d.n;
-	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, NULL, &d), WB_EINPUT);
+	assert_int_equal(wb_state_load(TMP "/bad.wbs", &r, &t, NULL, NULL, NULL, 0, &d), WB_EINPUT);
 	assert_non_null(strstr(d.v[from].msg, "version"));
 	free(b);
 	from = d.n;
-	assert_int_equal(wb_state_load(TMP "/missing.wbs", &r, &t, NULL, NULL, NULL, &d), WB_EINPUT);
+	assert_int_equal(wb_state_load(TMP "/missing.wbs", &r, &t, NULL, NULL, NULL, 0, &d), WB_EINPUT);
 
 	wb_state_free(&s);
 	wb_raster_free(&r);
@@ -336,10 +462,10 @@ static void test_warm_start_after_discharge_change(void **state)
 	solve(&a);
 	assert_true(a.rep.converged);
 	assert_int_equal(wb_state_save(TMP "/" WB_STATE_FILE, &a.r, a.sc.sim.solver,
-				       &a.st, a.guess_h, &a.rep, &d), WB_OK);
+				       &a.st, a.guess_h, &a.rep, 0, &d), WB_OK);
 	/* the artist raises the spring's discharge by 25 % */
 	load(&b, write_valley("warm_b", "hydrology", 0.5, NULL));
-	assert_int_equal(wb_bake_warm(&b, TMP, &d), WB_OK);
+	assert_int_equal(wb_bake_warm(&b, TMP, 0, &d), WB_OK);
 	solve(&b);
 	long windows = b.rep.steps / b.sc.sim.window;
 	print_message("valley warm start: %ld steps (%ld windows) after %ld from the first guess\n",
@@ -360,6 +486,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state_file),
+		cmocka_unit_test(test_state_runs),
+		cmocka_unit_test(test_digest_of_pieces),
 		cmocka_unit_test(test_keep_dry),
 		cmocka_unit_test(test_first_guess_vs_dry),
 		cmocka_unit_test(test_warm_start_after_discharge_change),

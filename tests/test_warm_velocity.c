@@ -115,7 +115,7 @@ static void bake(struct wb_bake *b, const char *scene, const char *from, int thr
 	wb_diags_init(&d);
 	enum wb_status st = wb_bake_load(b, scene, &d);
 	if (!st && from)
-		st = wb_bake_warm(b, from, &d);
+		st = wb_bake_warm(b, from, 0, &d);
 	if (!st) {
 		struct wb_solve_opts o = { 0 };
 		o.threads = threads;
@@ -139,7 +139,7 @@ static void bake_saved(struct wb_bake *a, const char *scene, const char *dir)
 	assert_int_equal(wb_mkdirs(path, &d), WB_OK);
 	snprintf(path, sizeof(path), TMP "/%s/" WB_STATE_FILE, dir);
 	assert_int_equal(wb_state_save(path, &a->r, a->sc.sim.solver, &a->st,
-				       a->guess_h, &a->rep, &d), WB_OK);
+				       a->guess_h, &a->rep, 0, &d), WB_OK);
 	wb_diags_release(&d);
 }
 
@@ -287,8 +287,8 @@ static void test_state_modifier_fields(void **state)
 	/* a state of the right shape: the solver's output is not needed */
 	struct wb_state s = { NX, NY, 1.0, a.r.z, a.r.z, a.r.z, NULL, NULL, 0, NULL };
 	const char *p = TMP "/fields.wbs";
-	assert_int_equal(wb_state_save(p, &a.r, WB_SOLVER_SWE, &s, NULL, NULL, &d), WB_OK);
-	assert_int_equal(wb_state_load(p, &a.r, &t, NULL, mod, NULL, &d), WB_OK);
+	assert_int_equal(wb_state_save(p, &a.r, WB_SOLVER_SWE, &s, NULL, NULL, 0, &d), WB_OK);
+	assert_int_equal(wb_state_load(p, &a.r, &t, NULL, mod, NULL, 0, &d), WB_OK);
 	for (int c = 0; c < 3; c++)
 		assert_non_null(mod[c]);
 	assert_memory_equal(mod[0], a.r.mod_u, n * sizeof(float));
@@ -298,23 +298,58 @@ static void test_state_modifier_fields(void **state)
 		free(mod[c]);
 	wb_state_free(&t);
 
-	/* the same file as version 1: its fields bits 5-7 are refused ... */
-	unsigned char *b;
-	size_t len;
-	assert_int_equal(wb_read_file(p, &b, &len, &d), WB_OK);
+	/* version 1 (dense, one SHA-256 per hash; docs/state.md): fields
+	 * bits 5-7 are refused ... */
+	const float *ff[8] = { a.r.z, a.r.z, a.r.z, NULL, NULL,
+			       a.r.mod_u, a.r.mod_v, a.r.mod_k };
+	size_t len = 80 + 6 * n * 4 + 32;
+	unsigned char *b = calloc(len, 1);
+	assert_non_null(b);
+	memcpy(b, "WBSTATE", 8);
 	put_u32(b + 8, 1);
+	put_u32(b + 12, NX);
+	put_u32(b + 16, NY);
+	put_u32(b + 20, WB_SOLVER_SWE);
+	memcpy(b + 24, &a.r.dx, 8);
+	assert_int_equal(wb_terrain_hash(&a.r, 1, 0, b + 32), 0);
+	put_u32(b + 76, 7u | 7u << 5);
+	unsigned char *q = b + 80;
+	for (int c = 0; c < 8; c++)
+		for (size_t k = 0; ff[c] && k < n; k++, q += 4)
+			memcpy(q, &ff[c][k], 4); /* a little-endian machine */
 	wb_sha256(b, len - 32, b + len - 32);
 	assert_int_equal(wb_write_file_atomic(TMP "/v1bad.wbs", b, len, &d), WB_OK);
 	int from = d.n;
-	assert_int_equal(wb_state_load(TMP "/v1bad.wbs", &a.r, &t, NULL, mod, NULL, &d),
+	assert_int_equal(wb_state_load(TMP "/v1bad.wbs", &a.r, &t, NULL, mod, NULL, 0, &d),
 			 WB_EINPUT);
 	assert_non_null(strstr(d.v[from].msg, "corrupt"));
+	/* ... and as version 2 the same bytes are read, modifiers included */
+	put_u32(b + 8, 2);
+	wb_sha256(b, len - 32, b + len - 32);
+	assert_int_equal(wb_write_file_atomic(TMP "/v2.wbs", b, len, &d), WB_OK);
+	assert_int_equal(wb_state_load(TMP "/v2.wbs", &a.r, &t, NULL, mod, NULL, 0, &d), WB_OK);
+	assert_memory_equal(t.h, a.r.z, n * sizeof(float));
+	assert_memory_equal(mod[2], a.r.mod_k, n * sizeof(float));
+	for (int c = 0; c < 3; c++)
+		free(mod[c]);
+	wb_state_free(&t);
+	/* ... a version 2 file whose terrain hash is version 3's is another
+	 * terrain: the hash follows the file's version */
+	assert_int_equal(wb_terrain_hash(&a.r, 3, 0, b + 32), 0);
+	wb_sha256(b, len - 32, b + len - 32);
+	assert_int_equal(wb_write_file_atomic(TMP "/v2bad.wbs", b, len, &d), WB_OK);
+	from = d.n;
+	assert_int_equal(wb_state_load(TMP "/v2bad.wbs", &a.r, &t, NULL, mod, NULL, 0, &d),
+			 WB_EINPUT);
+	assert_non_null(strstr(d.v[from].msg, "different terrain"));
 	/* ... and a true version 1 file (depth, u, v) is read, no modifiers */
+	assert_int_equal(wb_terrain_hash(&a.r, 1, 0, b + 32), 0);
+	put_u32(b + 8, 1);
 	size_t v1 = 80 + 3 * n * 4 + 32;
 	put_u32(b + 76, 7);
 	wb_sha256(b, v1 - 32, b + v1 - 32);
 	assert_int_equal(wb_write_file_atomic(TMP "/v1.wbs", b, v1, &d), WB_OK);
-	assert_int_equal(wb_state_load(TMP "/v1.wbs", &a.r, &t, NULL, mod, NULL, &d), WB_OK);
+	assert_int_equal(wb_state_load(TMP "/v1.wbs", &a.r, &t, NULL, mod, NULL, 0, &d), WB_OK);
 	for (int c = 0; c < 3; c++)
 		assert_null(mod[c]);
 	assert_memory_equal(t.h, a.r.z, n * sizeof(float));
