@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "hydro.h"
 
 static const int DX8[8] = { 1, 1, 0, -1, -1, -1, 0, 1 };
@@ -234,7 +236,7 @@ static int flood(const float *z, int nx, int ny, const unsigned char *outlet,
 		}
 	}
 	for (long i = 0; i < n; i++)
-		level[i] = isnan(w[i].lev) ? INFINITY : w[i].lev;
+		level[i] = isnan(w[i].lev) ? INFINITY : w[i].lev + 0.0f;
 	if (n_visit)
 		*n_visit = nv;
 	rc = 0;
@@ -245,17 +247,405 @@ fail:
 	return rc;
 }
 
+/* ---- the filled levels in parallel ---------------------------------------
+ *
+ * The level of cell i is a bottleneck distance: the least, over the paths
+ * from an outlet o to i that avoid walls, of the largest weight on the
+ * path, a cell's weight being z, an outlet's max(z, outlet level). Any
+ * flood order gives it, bit for bit (only comparisons, no arithmetic), so
+ * it can be cut into strips of rows (after Barnes 2016, "Parallel
+ * priority-flood depression filling for trillion cell digital elevation
+ * models on desktops or clusters"):
+ *
+ *  1. Each strip floods on its own (in parallel), from its outlets (label
+ *     1) and from its rows next to another strip at their z (each seed
+ *     takes, when popped, the label of a neighbour already popped at or
+ *     below it, else a new one). p(i) = the least within-strip path
+ *     weight from the strip's seeds; label(i) = the seed whose flood tree
+ *     holds i, so a path from that seed to i of weight p(i) exists.
+ *  2. Every pair of 8-neighbours with different labels, within a strip or
+ *     across two, is an edge between the labels of weight max(p, p').
+ *  3. g(label) = the bottleneck distance from label 1 over these edges
+ *     (Dijkstra with max), g = -inf for label 1.
+ *  4. level(i) = max(p(i), g(label(i))).
+ * Exact: a path from outlet to i crosses label pairs whose edge weights,
+ * and p of its cells, are at most the path's weight (a cell's p is at
+ * most the weight of the path's last piece inside its strip), so level
+ * <= the true level; and the labels' seed paths and the crossings make a
+ * real path of weight max(p(i), g), so level >= it.
+ * Levels of -0 are written +0 (both floods), so the bytes do not depend
+ * on which of two equal zeros a flood met first. */
+
+/* Below this many rows per strip, or with one thread: one flood. */
+#define FILL_STRIP_MIN 64
+
+struct ehash { /* min edge weight per label pair, open addressing */
+	uint64_t *k;
+	float *w;
+	size_t cap, n;
+	uint64_t last;
+	size_t lastslot;
+};
+
+static int eh_add(struct ehash *h, uint32_t a, uint32_t b, float w)
+{
+	if (a > b) {
+		uint32_t t = a;
+		a = b;
+		b = t;
+	}
+	const uint64_t key = (uint64_t)a << 32 | b;
+	if (h->n && key == h->last) { /* along a divide: the same pair again */
+		if (w < h->w[h->lastslot])
+			h->w[h->lastslot] = w;
+		return 0;
+	}
+	if (2 * (h->n + 1) > h->cap) {
+		size_t nc = h->cap ? 2 * h->cap : 1024;
+		uint64_t *k = malloc(nc * sizeof(*k));
+		float *ww = malloc(nc * sizeof(*ww));
+		if (!k || !ww) {
+			free(k);
+			free(ww);
+			return -1;
+		}
+		memset(k, 0xff, nc * sizeof(*k)); /* empty: all ones */
+		for (size_t q = 0; q < h->cap; q++) {
+			if (h->k[q] == UINT64_MAX)
+				continue;
+			size_t s = (size_t)((h->k[q] * 0x9e3779b97f4a7c15ull) >> 20) & (nc - 1);
+			while (k[s] != UINT64_MAX)
+				s = (s + 1) & (nc - 1);
+			k[s] = h->k[q];
+			ww[s] = h->w[q];
+		}
+		free(h->k);
+		free(h->w);
+		h->k = k;
+		h->w = ww;
+		h->cap = nc;
+	}
+	size_t s = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (h->cap - 1);
+	while (h->k[s] != UINT64_MAX && h->k[s] != key)
+		s = (s + 1) & (h->cap - 1);
+	if (h->k[s] == UINT64_MAX) {
+		h->k[s] = key;
+		h->w[s] = w;
+		h->n++;
+	} else if (w < h->w[s]) {
+		h->w[s] = w;
+	}
+	h->last = key;
+	h->lastslot = s;
+	return 0;
+}
+
+/* A cell of the strips' flood: terrain, level (p) and label together, one
+ * cache line for a neighbour. */
+struct scell {
+	float z, lev;
+	int lab;
+};
+
+/* Step 1 for rows [y0, y1): w[].lev = p (INFINITY for walls, NaN where no
+ * seed of the strip reaches), w[].lab = strip-local labels (0 none, 1 the
+ * outlets, 2.. the seeds of the rows next to other strips); *nlab the
+ * largest label. */
+static int flood_strip(struct scell *w, int nx, int ny, int y0,
+		       int y1, const unsigned char *outlet,
+		       const float *outlet_level, int *nlab)
+{
+	const long n = (long)(y1 - y0) * nx;
+	struct rheap h;
+	int *pit = malloc((size_t)n * sizeof(*pit)), next = 2, rc = -1;
+	long pit_head = 0, pit_tail = 0;
+	memset(&h, 0, sizeof(h));
+	if (!pit)
+		goto fail;
+	for (int y = y0; y < y1; y++)
+		for (int x = 0; x < nx; x++) {
+			const long i = x + (long)y * nx;
+			if (!isnan(w[i].lev))
+				continue; /* a wall */
+			int is_out = outlet ? outlet[i] != 0 :
+				     (x == 0 || y == 0 || x == nx - 1 || y == ny - 1);
+			float l = w[i].z;
+			if (is_out) {
+				if (outlet_level && outlet_level[i] > l)
+					l = outlet_level[i];
+				w[i].lab = 1;
+			} else if (!((y == y0 && y0 > 0) || (y == y1 - 1 && y1 < ny))) {
+				continue;
+			}
+			w[i].lev = l;
+			if (rh_push(&h, l, (int)i))
+				goto fail;
+		}
+	while (h.size > 0 || pit_head < pit_tail) {
+		int c;
+		if (pit_head < pit_tail)
+			c = pit[pit_head++];
+		else if (rh_pop(&h, &c))
+			goto fail;
+		const float lc = w[c].lev;
+		const int cx = c % nx, cy = c / nx;
+		if (w[c].lab == 0) { /* a seed of the strip's edge rows */
+			for (int k = 0; k < 8 && !w[c].lab; k++) {
+				int x = cx + DX8[k], y = cy + DY8[k];
+				if (x < 0 || y < y0 || x >= nx || y >= y1)
+					continue;
+				long j = x + (long)y * nx;
+				if (w[j].lab && w[j].lev <= lc)
+					w[c].lab = w[j].lab;
+			}
+			if (!w[c].lab)
+				w[c].lab = next++;
+		}
+		for (int k = 0; k < 8; k++) {
+			int x = cx + DX8[k], y = cy + DY8[k];
+			if (x < 0 || y < y0 || x >= nx || y >= y1)
+				continue;
+			long j = x + (long)y * nx;
+			if (!isnan(w[j].lev))
+				continue;
+			float zj = w[j].z;
+			w[j].lab = w[c].lab;
+			if (zj <= lc) {
+				w[j].lev = lc;
+				pit[pit_tail++] = (int)j;
+			} else {
+				w[j].lev = zj;
+				if (rh_push(&h, zj, (int)j))
+					goto fail;
+			}
+		}
+	}
+	*nlab = next - 1;
+	rc = 0;
+fail:
+	free(pit);
+	rh_free(&h);
+	return rc;
+}
+
+/* A node of the label graph (step 3): its strip's first node plus the
+ * label, label 1 of every strip being node 0. */
+static uint32_t node_of(const uint32_t *first, int s, int l)
+{
+	return l == 1 ? 0 : first[s] + (uint32_t)(l - 2);
+}
+
+/* Step 3: Dijkstra with max over the edges (a CSR of both directions). */
+struct gq {
+	float g;
+	uint32_t v;
+};
+
+static int gq_less(struct gq a, struct gq b)
+{
+	return a.g < b.g || (a.g == b.g && a.v < b.v);
+}
+
+static int graph_levels(uint32_t nn, struct ehash *hs, int ns, float *g)
+{
+	size_t ne = 0;
+	for (int s = 0; s < ns; s++)
+		ne += hs[s].n;
+	uint32_t *off = calloc((size_t)nn + 1, sizeof(*off)), *to = NULL;
+	float *ew = NULL;
+	struct gq *q = NULL;
+	int rc = -1;
+	if (!off || ne > UINT32_MAX / 2)
+		goto fail;
+	to = malloc((2 * ne + 1) * sizeof(*to));
+	ew = malloc((2 * ne + 1) * sizeof(*ew));
+	q = malloc((2 * ne + 2) * sizeof(*q));
+	if (!to || !ew || !q)
+		goto fail;
+	for (int s = 0; s < ns; s++)
+		for (size_t k = 0; k < hs[s].cap; k++)
+			if (hs[s].k[k] != UINT64_MAX) {
+				off[(uint32_t)(hs[s].k[k] >> 32) + 1]++;
+				off[(uint32_t)hs[s].k[k] + 1]++;
+			}
+	for (uint32_t v = 0; v < nn; v++)
+		off[v + 1] += off[v];
+	for (int s = 0; s < ns; s++)
+		for (size_t k = 0; k < hs[s].cap; k++)
+			if (hs[s].k[k] != UINT64_MAX) {
+				uint32_t a = (uint32_t)(hs[s].k[k] >> 32),
+					 b = (uint32_t)hs[s].k[k];
+				to[off[a]] = b;
+				ew[off[a]++] = hs[s].w[k];
+				to[off[b]] = a;
+				ew[off[b]++] = hs[s].w[k];
+			}
+	for (uint32_t v = nn; v > 0; v--) /* back to the starts */
+		off[v] = off[v - 1];
+	off[0] = 0;
+	for (uint32_t v = 0; v < nn; v++)
+		g[v] = INFINITY;
+	g[0] = -INFINITY;
+	size_t nq = 0;
+	q[nq++] = (struct gq){ -INFINITY, 0 };
+	while (nq > 0) {
+		struct gq top = q[0];
+		q[0] = q[--nq];
+		for (size_t i = 0;;) { /* sift down */
+			size_t l = 2 * i + 1, r = l + 1, m = i;
+			if (l < nq && gq_less(q[l], q[m]))
+				m = l;
+			if (r < nq && gq_less(q[r], q[m]))
+				m = r;
+			if (m == i)
+				break;
+			struct gq t = q[i];
+			q[i] = q[m];
+			q[m] = t;
+			i = m;
+		}
+		if (top.g > g[top.v])
+			continue; /* an older entry */
+		for (uint32_t e = off[top.v]; e < off[top.v + 1]; e++) {
+			float c = ew[e] > top.g ? ew[e] : top.g;
+			if (!(c < g[to[e]]))
+				continue;
+			g[to[e]] = c;
+			size_t i = nq++; /* sift up */
+			q[i] = (struct gq){ c, to[e] };
+			while (i > 0 && gq_less(q[i], q[(i - 1) / 2])) {
+				struct gq t = q[i];
+				q[i] = q[(i - 1) / 2];
+				q[(i - 1) / 2] = t;
+				i = (i - 1) / 2;
+			}
+		}
+	}
+	rc = 0;
+fail:
+	free(off);
+	free(to);
+	free(ew);
+	free(q);
+	return rc;
+}
+
+static int fill_strips(const float *z, int nx, int ny,
+		       const unsigned char *outlet, const float *outlet_level,
+		       float *level, int ns)
+{
+	const long n = (long)nx * ny;
+	struct scell *w = malloc((size_t)n * sizeof(*w));
+	int *nlab = calloc((size_t)ns, sizeof(int));
+	uint32_t *first = malloc(((size_t)ns + 1) * sizeof(*first));
+	struct ehash *hs = calloc((size_t)ns, sizeof(*hs));
+	float *g = NULL;
+	int fail = 0, rc = -1;
+	if (!w || !nlab || !first || !hs)
+		goto out;
+#define STRIP_Y(s) ((int)((long)ny * (s) / ns))
+#pragma omp parallel for schedule(static, 1) reduction(| : fail)
+	for (int s = 0; s < ns; s++) {
+		for (long i = (long)STRIP_Y(s) * nx; i < (long)STRIP_Y(s + 1) * nx; i++) {
+			w[i].z = z[i];
+			w[i].lev = isfinite(z[i]) ? NAN : INFINITY;
+			w[i].lab = 0;
+		}
+		fail |= flood_strip(w, nx, ny, STRIP_Y(s), STRIP_Y(s + 1),
+				    outlet, outlet_level, &nlab[s]) != 0;
+	}
+	if (fail)
+		goto out;
+	first[0] = 1; /* node 0: the outlets */
+	for (int s = 0; s < ns; s++) {
+		if ((uint64_t)first[s] + (uint64_t)nlab[s] >= UINT32_MAX)
+			goto out;
+		first[s + 1] = first[s] + (uint32_t)(nlab[s] > 1 ? nlab[s] - 1 : 0);
+	}
+	/* step 2: each strip's pairs, and those with the next strip's first
+	   row (east, south-west, south, south-east of each cell) */
+#pragma omp parallel for schedule(static, 1) reduction(| : fail)
+	for (int s = 0; s < ns; s++) {
+		static const int ex[4] = { 1, -1, 0, 1 }, ey[4] = { 0, 1, 1, 1 };
+		for (int y = STRIP_Y(s); y < STRIP_Y(s + 1) && !fail; y++)
+			for (int x = 0; x < nx; x++) {
+				const long i = x + (long)y * nx;
+				if (!w[i].lab)
+					continue;
+				for (int k = 0; k < 4; k++) {
+					int xx = x + ex[k], yy = y + ey[k];
+					if (xx < 0 || xx >= nx || yy >= ny)
+						continue;
+					const long j = xx + (long)yy * nx;
+					if (!w[j].lab)
+						continue;
+					int sj = yy < STRIP_Y(s + 1) ? s : s + 1;
+					uint32_t a = node_of(first, s, w[i].lab),
+						 b = node_of(first, sj, w[j].lab);
+					if (a == b)
+						continue;
+					float m = w[i].lev > w[j].lev ? w[i].lev : w[j].lev;
+					if (eh_add(&hs[s], a, b, m)) {
+						fail = 1;
+						break;
+					}
+				}
+			}
+	}
+	if (fail || !(g = malloc((size_t)first[ns] * sizeof(*g))) ||
+	    graph_levels(first[ns], hs, ns, g))
+		goto out;
+	/* step 4 */
+#pragma omp parallel for schedule(static, 1)
+	for (int s = 0; s < ns; s++)
+		for (long i = (long)STRIP_Y(s) * nx; i < (long)STRIP_Y(s + 1) * nx; i++) {
+			float l = INFINITY;
+			if (w[i].lab) {
+				float gl = g[node_of(first, s, w[i].lab)];
+				l = w[i].lev >= gl ? w[i].lev : gl;
+			}
+			level[i] = l + 0.0f;
+		}
+#undef STRIP_Y
+	rc = 0;
+out:
+	for (int s = 0; hs && s < ns; s++) {
+		free(hs[s].k);
+		free(hs[s].w);
+	}
+	free(hs);
+	free(g);
+	free(first);
+	free(nlab);
+	free(w);
+	return rc;
+}
+
+int hydro_fill_strips(const float *z, int nx, int ny,
+		      const unsigned char *outlet, const float *outlet_level,
+		      float *level, int strips)
+{
+	if (strips > ny)
+		strips = ny;
+	if (strips > 1 && nx > 0)
+		return fill_strips(z, nx, ny, outlet, outlet_level, level, strips);
+	return flood(z, nx, ny, outlet, outlet_level, level, NULL, NULL, NULL);
+}
+
 int hydro_fill_levels(const float *z, int nx, int ny,
 		      const unsigned char *outlet, const float *outlet_level,
 		      float *level)
 {
-	return flood(z, nx, ny, outlet, outlet_level, level, NULL, NULL, NULL);
+	int ns = omp_get_max_threads() * 2;
+	if (ns > ny / FILL_STRIP_MIN)
+		ns = ny / FILL_STRIP_MIN;
+	return hydro_fill_strips(z, nx, ny, outlet, outlet_level, level, ns);
 }
 
 int hydro_fill(const float *z, int nx, int ny, const unsigned char *outlet,
 	       float *level)
 {
-	return flood(z, nx, ny, outlet, NULL, level, NULL, NULL, NULL);
+	return hydro_fill_levels(z, nx, ny, outlet, NULL, level);
 }
 
 /* ---- downstream reach -------------------------------------------------- */

@@ -22,7 +22,10 @@
  * level: out, nx*ny: the lowest water level at which cell i drains to an
  * outlet (>= z[i]); INFINITY where no outlet can be reached.
  * Cells whose z is not finite (NaN, +-INF) are treated as walls: level
- * INFINITY, water never passes them.
+ * INFINITY, water never passes them. A level of -0 is written +0.
+ * The grid is cut into strips of rows flooded in parallel (OpenMP's
+ * default team; src/hydro.c "the filled levels in parallel"); the levels
+ * are the same bytes for any thread count.
  * Returns 0, or -1 when out of memory. */
 int hydro_fill(const float *z, int nx, int ny, const unsigned char *outlet,
 	       float *level);
@@ -33,6 +36,13 @@ int hydro_fill(const float *z, int nx, int ny, const unsigned char *outlet,
 int hydro_fill_levels(const float *z, int nx, int ny,
 		      const unsigned char *outlet, const float *outlet_level,
 		      float *level);
+
+/* hydro_fill_levels on exactly 'strips' strips of rows (at most ny; 1:
+ * one flood), whatever the thread count: the same bytes for any strips
+ * (tests/test_hydro_fast.c). */
+int hydro_fill_strips(const float *z, int nx, int ny,
+		      const unsigned char *outlet, const float *outlet_level,
+		      float *level, int strips);
 
 /* Cells that water starting in the seed cells reaches flowing over the
  * filled surface 'level' (downhill or flat, 8 neighbours): j is reached

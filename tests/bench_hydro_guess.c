@@ -17,12 +17,19 @@
  *   bench hydro_flood_<N>_speedup <x> x  ref / fast (the outputs are
  *                                        compared bit for bit: exit 1 if
  *                                        they differ)
+ *   bench hydro_fill_<N>_one <s> s       hydro_fill_levels' levels by one
+ *                                        flood (hydro_fill_strips, 1)
+ *   bench hydro_fill_<N>_strips <s> s    the same by strips of rows in
+ *                                        parallel (hydro_fill_levels),
+ *                                        same run, compared bit for bit
+ *   bench hydro_fill_<N>_strips_speedup <x> x   one / strips
  *   bench hydro_guess_world <s> s        wb_bake_guess on the world scene
  *                                        of WB_WORLD_SCENE, when set (make
  *                                        bench: build/world-2048)
  *
  * Usage: bench_hydro_guess [N]. Timings are single runs with the default
- * thread count (the flood itself is serial).
+ * thread count (the first guess's flood is serial; the levels alone are
+ * flooded by strips).
  */
 #include <math.h>
 #include <stdint.h>
@@ -135,6 +142,23 @@ int main(int argc, char **argv)
 	printf("bench hydro_flood_%d_fast %.2f s\n", n, tf);
 	printf("bench hydro_flood_%d_ref %.2f s\n", n, tr);
 	printf("bench hydro_flood_%d_speedup %.2f x\n", n, tr / tf);
+	/* the levels alone (hydro_fill_levels, the LBM's flood bound): the
+	   strips in parallel against one flood, the same bytes */
+	t0 = now_s();
+	if (hydro_fill_strips(r.z, n, n, out, NULL, rl, 1))
+		goto done;
+	tr = now_s() - t0;
+	t0 = now_s();
+	if (hydro_fill_levels(r.z, n, n, out, NULL, fl))
+		goto done;
+	tf = now_s() - t0;
+	if (memcmp(fl, rl, cells * sizeof(float))) {
+		fprintf(stderr, "bench_hydro_guess: the strips' levels differ\n");
+		goto done;
+	}
+	printf("bench hydro_fill_%d_one %.2f s\n", n, tr);
+	printf("bench hydro_fill_%d_strips %.2f s\n", n, tf);
+	printf("bench hydro_fill_%d_strips_speedup %.2f x\n", n, tr / tf);
 
 	const char *scene = getenv("WB_WORLD_SCENE");
 	if (scene) {

@@ -117,6 +117,8 @@ static int ref_flood(const float *z, int nx, int ny, const unsigned char *outlet
 			}
 		}
 	}
+	for (long i = 0; i < n; i++)
+		level[i] += 0.0f; /* a level of -0 is written +0 (hydro.h) */
 	rc = 0;
 out:
 	free(closed);

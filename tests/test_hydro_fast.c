@@ -12,7 +12,9 @@
  *   - walls (NaN, +-INF) cutting the grid, a closed region no outlet
  *     reaches, -0 and +0 side by side (equal as floats);
  *   - outlet masks with held outlet levels (sinks inside the grid, one
- *     edge open), and 1 x N, N x 1 strips.
+ *     edge open), and 1 x N, N x 1 strips;
+ * and the levels flooded by strips of rows in parallel (hydro_fill_strips,
+ * 2 to ny strips) against the same reference.
  * The priority-flood's filled surface is unique, but the receivers on
  * flats follow the flood's visiting order, so the fast queue must pop in
  * exactly the reference's order; any difference fails here.
@@ -110,6 +112,14 @@ static void check(const float *z, int nx, int ny, const unsigned char *out,
 		memset(fl, 0x55, (size_t)n * sizeof(float));
 		assert_int_equal(hydro_fill_levels(z, nx, ny, out, ol, fl), 0);
 		assert_memory_equal(fl, rl, (size_t)n * sizeof(float));
+		/* the levels flooded by strips of rows: 2, 3 and 7 strips,
+		   and strips of one row */
+		const int strips[] = { 2, 3, 7, ny };
+		for (int q = 0; q < 4; q++) {
+			memset(fl, 0x55, (size_t)n * sizeof(float));
+			assert_int_equal(hydro_fill_strips(z, nx, ny, out, ol, fl, strips[q]), 0);
+			assert_memory_equal(fl, rl, (size_t)n * sizeof(float));
+		}
 		if (!ol) {
 			memset(fl, 0x55, (size_t)n * sizeof(float));
 			assert_int_equal(hydro_fill(z, nx, ny, out, fl), 0);
