@@ -140,9 +140,9 @@ static void rh_free(struct rheap *h)
 
 /* ---- priority-flood ---------------------------------------------------- */
 
-/* Fills level[]; when parent is not NULL also the flood tree (parent[n] =
- * the cell whose pop pushed n, -1 for outlets and unreached cells) and
- * visit (the pop order; returns the number of cells popped in *n_visit). */
+/* Fills level[] by one flood (hydro_fill_strips with one strip). The
+ * tree it builds on flats (each cell's first processed neighbour) is what
+ * flat_parents replays. */
 /* The flood's working cell: terrain and level side by side, so a
  * neighbour costs one cache line, not three (the front visits the grid in
  * level order, far from row order). lev is NaN while the cell is open
@@ -152,22 +152,18 @@ struct fcell {
 };
 
 static int flood(const float *z, int nx, int ny, const unsigned char *outlet,
-		 const float *outlet_level, float *level, int *parent,
-		 int *visit, long *n_visit)
+		 const float *outlet_level, float *level)
 {
 	long n = (long)nx * ny;
 	int rc = -1;
 	struct rheap h;
 	int *pit = NULL;
 	struct fcell *w = NULL;
-	long pit_head = 0, pit_tail = 0, nv = 0;
+	long pit_head = 0, pit_tail = 0;
 
 	memset(&h, 0, sizeof(h));
-	if (nx <= 0 || ny <= 0) {
-		if (n_visit)
-			*n_visit = 0;
+	if (nx <= 0 || ny <= 0)
 		return 0;
-	}
 	pit = malloc((size_t)n * sizeof(*pit));
 	w = malloc((size_t)n * sizeof(*w));
 	if (!pit || !w)
@@ -176,8 +172,6 @@ static int flood(const float *z, int nx, int ny, const unsigned char *outlet,
 	for (long i = 0; i < n; i++) {
 		w[i].z = z[i];
 		w[i].lev = isfinite(z[i]) ? NAN : INFINITY; /* a wall */
-		if (parent)
-			parent[i] = -1;
 	}
 	for (int y = 0; y < ny; y++)
 		for (int x = 0; x < nx; x++) {
@@ -200,9 +194,6 @@ static int flood(const float *z, int nx, int ny, const unsigned char *outlet,
 			c = pit[pit_head++];
 		else if (rh_pop(&h, &c))
 			goto fail;
-		if (visit)
-			visit[nv] = c;
-		nv++;
 		/* fetch the rows of the next cell while this one is done: the
 		 * front jumps across the grid, memory latency dominates */
 		int nxt = pit_head < pit_tail ? pit[pit_head] : rh_peek(&h);
@@ -222,8 +213,6 @@ static int flood(const float *z, int nx, int ny, const unsigned char *outlet,
 			long j = x + (long)y * nx;
 			if (!isnan(w[j].lev))
 				continue; /* reached before, or a wall */
-			if (parent)
-				parent[j] = c;
 			float zj = w[j].z;
 			if (zj <= lc) {
 				w[j].lev = lc;
@@ -237,8 +226,6 @@ static int flood(const float *z, int nx, int ny, const unsigned char *outlet,
 	}
 	for (long i = 0; i < n; i++)
 		level[i] = isnan(w[i].lev) ? INFINITY : w[i].lev + 0.0f;
-	if (n_visit)
-		*n_visit = nv;
 	rc = 0;
 fail:
 	free(w);
@@ -629,7 +616,7 @@ int hydro_fill_strips(const float *z, int nx, int ny,
 		strips = ny;
 	if (strips > 1 && nx > 0)
 		return fill_strips(z, nx, ny, outlet, outlet_level, level, strips);
-	return flood(z, nx, ny, outlet, outlet_level, level, NULL, NULL, NULL);
+	return flood(z, nx, ny, outlet, outlet_level, level);
 }
 
 int hydro_fill_levels(const float *z, int nx, int ny,
@@ -687,6 +674,12 @@ int hydro_downstream(const float *level, const float *z, int nx, int ny,
 }
 
 /* ---- D8 receivers ------------------------------------------------------ */
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
 
 /* Receivers and order from the flood tree 'parent' of the filled surface
  * 'level' (hydro_receivers). */
@@ -764,27 +757,133 @@ fail:
 	return rc;
 }
 
+/* The flood tree on the flats, without the flood: parent[i] for every
+ * cell i that hydro_receivers sends along the tree (a finite level, not
+ * an outlet, no neighbour strictly lower), exactly as the priority-flood
+ * sets it; -1 for outlets, walls and unreached cells; i itself for the
+ * other cells (a lower neighbour decides: the tree is not read there).
+ *
+ * Why it can be done apart: the flood processes cells in nondecreasing
+ * level. The cells at level L visited before the L-phase are those of
+ * the outlets and those beside a strictly lower cell (pushed on the heap
+ * at key L); every other cell at level L is first visited during the
+ * L-phase, by a processed neighbour at level L (a pit cell). In that
+ * phase the heap pops its key-L cells in index order and drains the pit
+ * (first in, first out) after each, visiting neighbours in DX8 order, and
+ * a cell goes to the pit exactly when its level is L. So within a
+ * connected set C of cells at level L the tree is: the heap cells of C by
+ * index, each processed and followed by a breadth-first drain over C's
+ * unvisited cells. Different sets never meet, so each set is replayed on
+ * its own, and only the sets that hold a flat cell. */
+static int flat_parents(const float *level, int nx, int ny,
+			const unsigned char *outlet, int *parent)
+{
+	const long n = (long)nx * ny;
+	unsigned char *mark = calloc((size_t)n, 1); /* 1 in a set, 2 visited */
+	int *comp = malloc((size_t)n * sizeof(*comp)),
+	    *pit = malloc((size_t)n * sizeof(*pit));
+	if (!mark || !comp || !pit) {
+		free(mark);
+		free(comp);
+		free(pit);
+		return -1;
+	}
+#define IS_OUT(i) (outlet ? outlet[i] != 0 :                              \
+		   ((i) % nx == 0 || (i) / nx == 0 || (i) % nx == nx - 1 || \
+		    (i) / nx == ny - 1))
+	/* the cells a lower neighbour decides, and the flats (mark 3) */
+#pragma omp parallel for schedule(static)
+	for (long i = 0; i < n; i++) {
+		parent[i] = -1;
+		if (!isfinite(level[i]) || IS_OUT(i))
+			continue;
+		const int cx = (int)(i % nx), cy = (int)(i / nx);
+		int low = 0;
+		for (int k = 0; k < 8 && !low; k++) {
+			int x = cx + DX8[k], y = cy + DY8[k];
+			if (x >= 0 && y >= 0 && x < nx && y < ny)
+				low = level[x + (long)y * nx] < level[i];
+		}
+		if (low)
+			parent[i] = (int)i;
+		else
+			mark[i] = 3;
+	}
+	for (long s = 0; s < n; s++) {
+		if (mark[s] != 3)
+			continue;
+		/* the set of s: its cells at the same level, 8-connected */
+		const float L = level[s];
+		long m = 0, nh = 0;
+		comp[m++] = (int)s;
+		mark[s] = 1;
+		for (long q = 0; q < m; q++) {
+			const int c = comp[q], cx = c % nx, cy = c / nx;
+			for (int k = 0; k < 8; k++) {
+				int x = cx + DX8[k], y = cy + DY8[k];
+				if (x < 0 || y < 0 || x >= nx || y >= ny)
+					continue;
+				long j = x + (long)y * nx;
+				if ((mark[j] == 0 || mark[j] == 3) && level[j] == L) {
+					mark[j] = 1;
+					comp[m++] = (int)j;
+				}
+			}
+		}
+		/* its heap cells (outlets, cells beside a lower one) by index,
+		   at the front of comp */
+		for (long q = 0; q < m; q++) {
+			const int c = comp[q];
+			if (parent[c] >= 0 || IS_OUT(c)) {
+				comp[q] = comp[nh];
+				comp[nh++] = c;
+			}
+		}
+		qsort(comp, (size_t)nh, sizeof(*comp), cmp_int);
+		for (long q = 0; q < nh; q++)
+			mark[comp[q]] = 2;
+		/* the L-phase, replayed */
+		for (long q = 0; q < nh; q++) {
+			long head = 0, tail = 0;
+			int c = comp[q];
+			for (;;) {
+				const int cx = c % nx, cy = c / nx;
+				for (int k = 0; k < 8; k++) {
+					int x = cx + DX8[k], y = cy + DY8[k];
+					if (x < 0 || y < 0 || x >= nx || y >= ny)
+						continue;
+					long j = x + (long)y * nx;
+					if (mark[j] != 1)
+						continue;
+					mark[j] = 2;
+					parent[j] = c;
+					pit[tail++] = (int)j;
+				}
+				if (head == tail)
+					break;
+				c = pit[head++];
+			}
+		}
+	}
+#undef IS_OUT
+	free(pit);
+	free(comp);
+	free(mark);
+	return 0;
+}
+
 int hydro_receivers(const float *z, int nx, int ny,
 		    const unsigned char *outlet, const float *outlet_level,
 		    const float *level, int *rcv, int *order)
 {
-	long n = (long)nx * ny, nv = 0;
-	int rc = -1;
-	float *lv = NULL;
-	int *parent = NULL;
+	(void)z;
+	(void)outlet_level;
 	if (nx <= 0 || ny <= 0)
 		return 0;
-	lv = malloc((size_t)n * sizeof(*lv));
-	parent = malloc((size_t)n * sizeof(*parent));
-	if (!lv || !parent)
-		goto fail;
-	/* the flood tree, for flats */
-	if (flood(z, nx, ny, outlet, outlet_level, lv, parent, NULL, &nv))
-		goto fail;
-	rc = receivers_from_tree(nx, ny, level, parent, rcv, order);
-fail:
+	int *parent = malloc((size_t)nx * ny * sizeof(*parent)), rc = -1;
+	if (parent && !flat_parents(level, nx, ny, outlet, parent))
+		rc = receivers_from_tree(nx, ny, level, parent, rcv, order);
 	free(parent);
-	free(lv);
 	return rc;
 }
 
@@ -793,14 +892,10 @@ int hydro_fill_receivers(const float *z, int nx, int ny,
 			 const float *outlet_level, float *level, int *rcv,
 			 int *order)
 {
-	long n = (long)nx * ny, nv = 0;
-	int rc = -1;
 	if (nx <= 0 || ny <= 0)
 		return 0;
-	int *parent = malloc((size_t)n * sizeof(*parent));
-	if (parent && !flood(z, nx, ny, outlet, outlet_level, level, parent,
-			     NULL, &nv))
-		rc = receivers_from_tree(nx, ny, level, parent, rcv, order);
-	free(parent);
-	return rc;
+	if (hydro_fill_levels(z, nx, ny, outlet, outlet_level, level))
+		return -1;
+	return hydro_receivers(z, nx, ny, outlet, outlet_level, level, rcv,
+			       order);
 }

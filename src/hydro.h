@@ -56,9 +56,11 @@ int hydro_downstream(const float *level, const float *z, int nx, int ny,
  * water leaves i for, or -1 for outlets and cells with no way out. On
  * slopes it is the steepest descent of 'level' (drop over distance). On
  * flats (filled lakes) it follows the priority-flood's own order, toward
- * the spill point: the flood order computed by hydro_fill_levels is
- * replayed, so every cell of a flat drains by a path that ends at the
- * flat's outlet. outlet / outlet_level as in hydro_fill_levels (they must
+ * the spill point: the tree the priority-flood of hydro_fill_levels
+ * would build there (each cell's first processed neighbour), replayed
+ * set by set of equal-level cells without the flood (src/hydro.c
+ * flat_parents), so every cell of a flat drains by a path that ends at
+ * the flat's outlet. outlet / outlet_level as in hydro_fill_levels (they must
  * be the ones 'level' was filled with). order: out, nx*ny cell indices
  * from the outlets upstream (every cell after its receiver; cells with
  * level INFINITY at the end); may be NULL. Returns 0 or -1 (OOM). */
@@ -66,10 +68,9 @@ int hydro_receivers(const float *z, int nx, int ny,
 		    const unsigned char *outlet, const float *outlet_level,
 		    const float *level, int *rcv, int *order);
 
-/* hydro_fill_levels and hydro_receivers in one flood (the receivers on
- * flats need the flood's tree, so hydro_receivers floods again): level,
- * rcv and order are bit for bit what the two calls give. order may be
- * NULL. Returns 0 or -1 (OOM). */
+/* hydro_fill_levels then hydro_receivers: level, rcv and order are bit
+ * for bit what the two calls give. order may be NULL. Returns 0 or -1
+ * (OOM). */
 int hydro_fill_receivers(const float *z, int nx, int ny,
 			 const unsigned char *outlet,
 			 const float *outlet_level, float *level, int *rcv,
