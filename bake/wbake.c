@@ -765,6 +765,13 @@ int main(int argc, char **argv)
 		 * the result gathered at the end) */
 		mpi_by_rank(&mpi, mpi.par.hbytes / 1e6 / ns, NAN, o.quiet,
 			    "per step, by rank: MB of halo rows received", 0);
+		/* where each rank's step went (docs/mpi.md): waiting for its
+		 * device, and with WB_CL_PROFILE=1 the device's kernels */
+		if (o.opencl && sc->sim.solver != WB_SOLVER_SWE)
+			mpi_by_rank(&mpi, 1e3 * b.rep.host_wait_s / ns,
+				    b.rep.dev_kernel_s > 0 ? 1e3 * b.rep.dev_kernel_s / ns : NAN,
+				    o.quiet,
+				    "per step, by rank: ms the host waited for its device / ms of kernels (WB_CL_PROFILE=1)", 0);
 	}
 	if (!writer && st == WB_OK && !stop_signal)
 		goto done; /* rank 0 writes */

@@ -498,6 +498,9 @@ struct wb_solve_report {
 	 * at its checks (not in the manifest): a host that waits little is
 	 * what bounds the step, not the device */
 	double host_enqueue_s, host_wait_s;
+	/* with WB_CL_PROFILE=1: the device's seconds in kernels over the
+	 * whole solve (0 when not profiled; not in the manifest) */
+	double dev_kernel_s;
 	/* the solver's seconds before its first step (its own set-up:
 	 * lattice or grids, initial state, device uploads), a part of
 	 * 'seconds' (not in the manifest) */

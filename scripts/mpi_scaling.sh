@@ -16,7 +16,8 @@
 #   (tag: s = strong, w = weak; n = ranks; sparse: the default step,
 #   e.g. s16n2sparse; cma: Open MPI's single-copy transport,
 #   e.g. w8n2sparsecma; old: the bundle's bin/wbake-old instead of
-#   bin/wbake, the build to compare against, e.g. s16n4sparsecmaold)
+#   bin/wbake, the build to compare against, e.g. s16n4sparsecmaold;
+#   prof: WB_CL_PROFILE=1, e.g. s16n4sparsecmaprof)
 # Restartable: worlds and finished bakes are kept in $S (/tmp/wbscale) and
 # skipped, a bake that would not end within LIMIT seconds of the start is
 # not begun (call it again to go on); the lines to read are in
@@ -67,16 +68,19 @@ bake() { # bake JOB: one bake, its wall time and the mpi: lines
 	# cross-memory attach) instead of the bundle's copy in, copy out
 	mech=none; case $j in *cma*) mech=cma ;; esac
 	wb=$W; case $j in *old) wb=$D/bin/wbake-old ;; esac
+	# a job ending in "prof": WB_CL_PROFILE=1 on every rank (each
+	# rank's kernel time in the mpi: lines; the events cost a little)
+	prof=0; case $j in *prof) prof=1 ;; esac
 	rm -rf "$S/o_$j"
 	t=$(date +%s)
-	OMPI_MCA_btl_vader_single_copy_mechanism=$mech WB_LBM_DENSE=$dense timeout $(( LIMIT - $(el) )) mpirun $RR $([ "$np" -gt "$(nproc)" ] && echo --oversubscribe) -x WB_LBM_DENSE ${WB_CL_OVERLAP:+-x WB_CL_OVERLAP} -np "$np" \
+	OMPI_MCA_btl_vader_single_copy_mechanism=$mech WB_LBM_DENSE=$dense WB_CL_PROFILE=$prof timeout $(( LIMIT - $(el) )) mpirun $RR $([ "$np" -gt "$(nproc)" ] && echo --oversubscribe) -x WB_LBM_DENSE -x WB_CL_PROFILE ${WB_CL_OVERLAP:+-x WB_CL_OVERLAP} -np "$np" \
 		sh -c 'POCL_CACHE_DIR="$0/pocl.$OMPI_COMM_WORLD_RANK" exec "$@"' "$S" \
 		"$wb" "$S/w$n/pure.json" -o "$S/o_$j" --solver lbm --device opencl \
 		--steps "$STEPS" >"$S/$j.err" 2>&1
 	rc=$?; w=$(( $(date +%s) - t ))
 	cp "$S/$j.err" "$O/"
 	log "$j: $n^2, $np rank(s), dense=$dense: rc=$rc, $w s wall"
-	grep -E '^mpi:|^opencl:|^lbm|baking|error|failed' "$S/$j.err" | grep -v '^mpi: resident' | cut -c1-400 | tee -a "$O/summary.txt"
+	grep -E '^mpi:|^opencl:|^lbm|baking|error|failed|opencl profile' "$S/$j.err" | grep -v '^mpi: resident' | cut -c1-1500 | tee -a "$O/summary.txt"
 	[ $rc = 0 ] || return
 	echo $w >"$S/wall_$n"
 	touch "$S/ok_$j"

@@ -677,10 +677,10 @@ static cl_int enq_nd(struct cl_env *e, cl_kernel k, cl_uint dim,
 /* The profile as a note (nothing when not profiling): each kernel's
  * launches and device time, the largest first, and the device's idle
  * time within the span. */
-void cl_env_profile(struct cl_env *e, const char *what, struct wb_diags *d)
+double cl_env_profile(struct cl_env *e, const char *what, struct wb_diags *d)
 {
 	if (!e || !e->prof)
-		return;
+		return 0;
 	prof_harvest(e);
 	char buf[4096];
 	double busy = 0;
@@ -706,6 +706,7 @@ void cl_env_profile(struct cl_env *e, const char *what, struct wb_diags *d)
 	wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0, "%s", buf);
 	e->npt = 0;
 	e->pfirst = e->plast = 0;
+	return busy * 1e-9;
 }
 
 static cl_int run1d(struct cl_env *e, cl_kernel k, size_t n)
@@ -3147,7 +3148,7 @@ done:
 		int on;
 		rep->cells_stepped = cl_lbm_cells(c, &on);
 	}
-	cl_env_profile(e, "lbm", d);
+	rep->dev_kernel_s = cl_env_profile(e, "lbm", d);
 	cl_lbm_free(c);
 	cl_env_free(e);
 	return st;
@@ -5119,7 +5120,7 @@ done:
 		rep->steps = c->s.step;
 		rep->sim_time = c->s.t;
 	}
-	cl_env_profile(e, "swe", d);
+	rep->dev_kernel_s = cl_env_profile(e, "swe", d);
 	cl_swe_free(c);
 	cl_env_free(e);
 	return st;

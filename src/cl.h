@@ -73,8 +73,9 @@ void cl_env_set_lx(struct cl_env *e, size_t lx);
 /* With WB_CL_PROFILE=1 in the environment when e was opened, the queue
  * times every kernel launch; this adds a note to d with each kernel's
  * launches and device time since the last call (the largest first) and
- * the device's idle time in that span. Nothing without it. */
-void cl_env_profile(struct cl_env *e, const char *what, struct wb_diags *d);
+ * the device's idle time in that span, and returns the kernels' seconds.
+ * Nothing without it (returns 0). */
+double cl_env_profile(struct cl_env *e, const char *what, struct wb_diags *d);
 /* Device-to-device copy bandwidth (GB/s, read + written bytes / time) of a
  * plain float4 copy kernel over two buffers of 'bytes' each, best of
  * 'reps' runs. */

@@ -186,6 +186,17 @@ for n in 2 3; do
 	run 0 mpi $n "$T/front/drain.json" -o "$T/drm$n" --steps 300 --threads 1 --quiet
 	same "wet band edges drained to zero, sparse LBM on OpenCL, $n ranks" "$T/dr1" "$T/drm$n"
 done
+# every rank's wait for its device and, profiled, its kernels' time per
+# step (docs/mpi.md): one pair per rank, the kernels' time measured
+export WB_CL_PROFILE=1
+run 0 mpi 2 "$T/front/drain.json" -o "$T/drp" --steps 100 --threads 1
+unset WB_CL_PROFILE
+pw=$(sed -n 's|^mpi: per step, by rank: ms the host waited for its device / ms of kernels (WB_CL_PROFILE=1): \(.*\)$|\1|p' "$T/err")
+check "each rank's device wait and kernel time per step ($pw)" \
+	awk -v l="$pw" 'BEGIN { n = split(l, a, " "); if (n != 2) exit 1
+		for (i = 1; i <= n; i++) { if (split(a[i], b, "/") != 2 || !(b[1] >= 0) || !(b[2] > 0)) exit 1 }
+		exit 0 }'
+same "profiled, the same bytes" "$T/dr1" "$T/drp"
 # the host's time in a device solve, enqueueing and waiting: both
 # measured, together within the solve's seconds
 run 0 "$CLW" "$T/front/drain.json" -o "$T/drc" --steps 100 --threads 1 --device opencl
