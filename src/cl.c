@@ -905,6 +905,7 @@ struct cl_lbm {
 	cl_kernel k_bsmp, k_macb, k_accb;
 	int bgroups;         /* work-groups of a block-sparse launch (each
 				on every bgroups-th block of its list) */
+	int zgroups;         /* the same for lbm_blk_zero (fewer) */
 	long long sp_cells;  /* interior cell-steps stepped densely */
 	/* the LBM/FV hybrid (cl_fv_*): the host keeps a copy of the lattice
 	 * (L.f, L.h) that is current only in the rows it reads back */
@@ -1428,6 +1429,9 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 	c->bgroups = (int)(cu > 0 ? 16 * cu : 16);
 	if ((size_t)c->bgroups > nb)
 		c->bgroups = (int)nb > 0 ? (int)nb : 1;
+	c->zgroups = (int)(cu > 0 ? 2 * cu : 2);
+	if (c->zgroups > c->bgroups)
+		c->zgroups = c->bgroups;
 	cl_uint *keep = malloc(nb * sizeof(cl_uint));
 	if (!keep)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
@@ -1496,8 +1500,15 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c)
 	const cl_int edge = c->ovl ? LBM_PAR_EDGE : 0;
 	err |= ARG(k, 15, c->b_elist);
 	err |= ARG(k, 16, edge);
-	if (err == CL_SUCCESS)
-		err = run1d(e, k, (size_t)nb);
+	/* several processes: the band's block rows and one on each side
+	 * (their flags cleared before the exchange's scatter sets those of
+	 * the halo; the blocks beyond are read by no kernel of this band) */
+	const int br0 = J0 / 32 > 0 ? J0 / 32 - 1 : 0,
+		  br1 = (J1 - 1) / 32 + 2 < nby ? (J1 - 1) / 32 + 2 : nby;
+	size_t go = (size_t)br0 * nbx,
+	       gn = round_up((size_t)(br1 - br0) * nbx, 64);
+	if (err == CL_SUCCESS && br1 > br0)
+		err = enq_nd(e, k, 1, &go, &gn, NULL);
 	if (err != CL_SUCCESS)
 		return err;
 	k = c->k_bzero;
@@ -1513,7 +1524,9 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c)
 	err |= ARG(k, 9, J0);
 	err |= ARG(k, 10, J1);
 	err |= ARG(k, 11, c->b_cnt);
-	size_t gs[2] = { 32 * (size_t)c->bgroups, 32 }, ls[2] = { 32, 1 };
+	/* few blocks fall asleep in a step: fewer groups than a step's
+	   (each group loops over every zgroups-th block) */
+	size_t gs[2] = { 32 * (size_t)c->zgroups, 32 }, ls[2] = { 32, 1 };
 	if (err == CL_SUCCESS)
 		err = enq_nd(e, k, 2, NULL, gs, ls);
 	return err;

@@ -189,7 +189,7 @@ done
 # every rank's wait for its device and, profiled, its kernels' time per
 # step (docs/mpi.md): one pair per rank, the kernels' time measured
 export WB_CL_PROFILE=1
-run 0 mpi 2 "$T/front/drain.json" -o "$T/drp" --steps 100 --threads 1
+run 0 mpi 2 "$T/front/drain.json" -o "$T/drp" --steps 300 --threads 1
 unset WB_CL_PROFILE
 pw=$(sed -n 's|^mpi: per step, by rank: ms the host waited for its device / ms of kernels (WB_CL_PROFILE=1): \(.*\)$|\1|p' "$T/err")
 check "each rank's device wait and kernel time per step ($pw)" \
