@@ -12,11 +12,14 @@
  * so the result and the visiting order depend on nothing but the input.
  *
  * The queue is a radix heap (below): the same pop order as a binary heap,
- * several times faster on large grids.
+ * several times faster on large grids. The grid is flooded by strips of
+ * rows in parallel and the strips joined exactly ("the filled levels in
+ * parallel"); the receivers on flats replay the flood's tree per set of
+ * equal-level cells (flat_parents).
  *
  * Workload: one pass, O(n) pushes and pops of a few sequential moves
- * each; memory 1 byte + 4 bytes per cell (visited mask, FIFO) plus
- * 8 to 16 bytes per queued cell (the front, not the grid).
+ * each; memory 12 bytes (terrain, level, label) + 4 bytes (FIFO) per
+ * cell plus 8 to 16 bytes per queued cell (the front, not the grid).
  */
 #include <math.h>
 #include <stdint.h>
@@ -138,103 +141,7 @@ static void rh_free(struct rheap *h)
 		free(h->b[b]);
 }
 
-/* ---- priority-flood ---------------------------------------------------- */
-
-/* Fills level[] by one flood (hydro_fill_strips with one strip). The
- * tree it builds on flats (each cell's first processed neighbour) is what
- * flat_parents replays. */
-/* The flood's working cell: terrain and level side by side, so a
- * neighbour costs one cache line, not three (the front visits the grid in
- * level order, far from row order). lev is NaN while the cell is open
- * (not yet reached), INFINITY for walls. */
-struct fcell {
-	float z, lev;
-};
-
-static int flood(const float *z, int nx, int ny, const unsigned char *outlet,
-		 const float *outlet_level, float *level)
-{
-	long n = (long)nx * ny;
-	int rc = -1;
-	struct rheap h;
-	int *pit = NULL;
-	struct fcell *w = NULL;
-	long pit_head = 0, pit_tail = 0;
-
-	memset(&h, 0, sizeof(h));
-	if (nx <= 0 || ny <= 0)
-		return 0;
-	pit = malloc((size_t)n * sizeof(*pit));
-	w = malloc((size_t)n * sizeof(*w));
-	if (!pit || !w)
-		goto fail;
-
-	for (long i = 0; i < n; i++) {
-		w[i].z = z[i];
-		w[i].lev = isfinite(z[i]) ? NAN : INFINITY; /* a wall */
-	}
-	for (int y = 0; y < ny; y++)
-		for (int x = 0; x < nx; x++) {
-			long i = x + (long)y * nx;
-			int is_out = outlet ? outlet[i] != 0 :
-				     (x == 0 || y == 0 || x == nx - 1 || y == ny - 1);
-			if (!is_out || !isnan(w[i].lev))
-				continue;
-			float l = z[i];
-			if (outlet_level && outlet_level[i] > l)
-				l = outlet_level[i];
-			w[i].lev = l;
-			if (rh_push(&h, l, (int)i))
-				goto fail;
-		}
-
-	while (h.size > 0 || pit_head < pit_tail) {
-		int c;
-		if (pit_head < pit_tail)
-			c = pit[pit_head++];
-		else if (rh_pop(&h, &c))
-			goto fail;
-		/* fetch the rows of the next cell while this one is done: the
-		 * front jumps across the grid, memory latency dominates */
-		int nxt = pit_head < pit_tail ? pit[pit_head] : rh_peek(&h);
-		if (nxt >= 0) {
-			__builtin_prefetch(&w[nxt]);
-			if (nxt >= nx)
-				__builtin_prefetch(&w[nxt - nx]);
-			if (nxt + (long)nx < n)
-				__builtin_prefetch(&w[nxt + nx]);
-		}
-		const float lc = w[c].lev;
-		const int cx = c % nx, cy = c / nx;
-		for (int k = 0; k < 8; k++) {
-			int x = cx + DX8[k], y = cy + DY8[k];
-			if (x < 0 || y < 0 || x >= nx || y >= ny)
-				continue;
-			long j = x + (long)y * nx;
-			if (!isnan(w[j].lev))
-				continue; /* reached before, or a wall */
-			float zj = w[j].z;
-			if (zj <= lc) {
-				w[j].lev = lc;
-				pit[pit_tail++] = (int)j;
-			} else {
-				w[j].lev = zj;
-				if (rh_push(&h, zj, (int)j))
-					goto fail;
-			}
-		}
-	}
-	for (long i = 0; i < n; i++)
-		level[i] = isnan(w[i].lev) ? INFINITY : w[i].lev + 0.0f;
-	rc = 0;
-fail:
-	free(w);
-	free(pit);
-	rh_free(&h);
-	return rc;
-}
-
-/* ---- the filled levels in parallel ---------------------------------------
+/* ---- priority-flood: the filled levels in parallel ------------------------
  *
  * The level of cell i is a bottleneck distance: the least, over the paths
  * from an outlet o to i that avoid walls, of the largest weight on the
@@ -263,7 +170,7 @@ fail:
  * Levels of -0 are written +0 (both floods), so the bytes do not depend
  * on which of two equal zeros a flood met first. */
 
-/* Below this many rows per strip, or with one thread: one flood. */
+/* Below this many rows per strip, or with one thread: one strip. */
 #define FILL_STRIP_MIN 64
 
 struct ehash { /* min edge weight per label pair, open addressing */
@@ -327,8 +234,12 @@ static int eh_add(struct ehash *h, uint32_t a, uint32_t b, float w)
 	return 0;
 }
 
-/* A cell of the strips' flood: terrain, level (p) and label together, one
- * cache line for a neighbour. */
+/* A cell of the strips' flood: terrain, level (p) and label side by side,
+ * so a neighbour costs one cache line, not three (the front visits the
+ * grid in level order, far from row order). lev is NaN while the cell is
+ * open (not yet reached), INFINITY for walls. The tree this flood builds
+ * on flats (each cell's first processed neighbour) is what flat_parents
+ * replays. */
 struct scell {
 	float z, lev;
 	int lab;
@@ -374,6 +285,16 @@ static int flood_strip(struct scell *w, int nx, int ny, int y0,
 			c = pit[pit_head++];
 		else if (rh_pop(&h, &c))
 			goto fail;
+		/* fetch the rows of the next cell while this one is done: the
+		 * front jumps across the strip, memory latency dominates */
+		int nxt = pit_head < pit_tail ? pit[pit_head] : rh_peek(&h);
+		if (nxt >= 0) {
+			__builtin_prefetch(&w[nxt]);
+			if (nxt >= (long)(y0 + 1) * nx)
+				__builtin_prefetch(&w[nxt - nx]);
+			if (nxt + (long)nx < (long)y1 * nx)
+				__builtin_prefetch(&w[nxt + nx]);
+		}
 		const float lc = w[c].lev;
 		const int cx = c % nx, cy = c / nx;
 		if (w[c].lab == 0) { /* a seed of the strip's edge rows */
@@ -612,11 +533,12 @@ int hydro_fill_strips(const float *z, int nx, int ny,
 		      const unsigned char *outlet, const float *outlet_level,
 		      float *level, int strips)
 {
+	if (nx <= 0 || ny <= 0)
+		return 0;
 	if (strips > ny)
 		strips = ny;
-	if (strips > 1 && nx > 0)
-		return fill_strips(z, nx, ny, outlet, outlet_level, level, strips);
-	return flood(z, nx, ny, outlet, outlet_level, level);
+	return fill_strips(z, nx, ny, outlet, outlet_level, level,
+			   strips > 1 ? strips : 1);
 }
 
 int hydro_fill_levels(const float *z, int nx, int ny,
