@@ -133,8 +133,8 @@ enum wb_status wb_state_save(const char *path, const struct wb_raster *r,
 					     mods ? r->mod_k : NULL };
 	const int T = wb_threads(threads);
 	uint32_t mask = 0;
-	/* where each field's runs go: off[c][r] is run r's offset among the
-	   field's stored runs, or SIZE_MAX when it is not stored */
+	/* where each field's runs go: off[c R + q] is the file offset of
+	   run q of field c, or SIZE_MAX when it is not stored */
 	size_t *off = malloc((R ? R : 1) * WB_STATE_NFIELDS * sizeof(*off)),
 	       start[WB_STATE_NFIELDS + 1], len = HDR;
 	if (!off)
