@@ -74,8 +74,8 @@ enum wb_status wb_pfm_read(const char *path, float **data, int *nx, int *ny,
 /* SHA-256 of a buffer. */
 void wb_sha256(const void *data, size_t len, unsigned char out[32]);
 
-/* The digest of pieces (docs/state.md, "Digest of pieces"): data cut into pieces of
- * WB_SHA_PIECE bytes (the last one shorter; no piece when len is 0), each
+/* The digest of pieces (docs/state.md, "Digest of pieces"): data cut into
+ * pieces of WB_SHA_PIECE bytes (the last one shorter; none for len 0), each
  * hashed with SHA-256 (in parallel, on 'threads' threads, wb_threads),
  * then SHA-256 of the pieces' 32-byte digests concatenated in order. The
  * result depends on the bytes alone, not on the thread count. When get
