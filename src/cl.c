@@ -2566,7 +2566,12 @@ static cl_int fv_rect(struct cl_lbm *c, cl_mem m, size_t base, void *hp,
 			     : clEnqueueReadBuffer(e->q, m, CL_FALSE, base + o, len, h,
 						   0, NULL, NULL);
 	}
-	size_t bo[3] = { base + (size_t)i0 * es, (size_t)j0, 0 };
+	/* the buffer's origin as whole rows plus a byte offset in the row:
+	 * a population's slice (base, W H floats) starts past 2^32 bytes at
+	 * 16384^2, and NVIDIA's driver puts a rectangle copy whose x origin
+	 * is that large elsewhere (tests/probe_cl_rect.c, docs/opencl.md) */
+	size_t bo[3] = { base % (W * es) + (size_t)i0 * es,
+			 base / (W * es) + (size_t)j0, 0 };
 	size_t ho[3] = { (size_t)i0 * es, (size_t)j0, 0 };
 	size_t rg[3] = { (size_t)(i1 - i0) * es, (size_t)(j1 - j0), 1 };
 	return write ? clEnqueueWriteBufferRect(e->q, m, CL_FALSE, bo, ho, rg,
