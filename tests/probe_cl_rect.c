@@ -59,6 +59,32 @@ static float val(int f, int a, int i, int j)
 	return (float)(1 + f * 1000000 + a * 100000 + (j % 100) * 1000 + i % 1000);
 }
 
+/* The rectangle rows j0 .. j1 - 1, columns i0 .. i1 - 1 of slice offset
+ * base between the buffer and host (W floats per row), in form f: 0 or 1
+ * one rectangle copy with buffer origin bo, 2 a plain copy per row.
+ * Returns the first error. */
+static cl_int rect_io(cl_command_queue q, cl_mem m, int f, int write,
+		      const size_t bo[3], size_t W, size_t base, float *host,
+		      int i0, int i1, int j0, int j1)
+{
+	const size_t es = sizeof(float), pitch = W * es;
+	const size_t ho[3] = { i0 * es, (size_t)j0, 0 };
+	const size_t rg[3] = { (i1 - i0) * es, (size_t)(j1 - j0), 1 };
+	if (f < 2)
+		return write ? clEnqueueWriteBufferRect(q, m, CL_TRUE, bo, ho, rg, pitch,
+							0, pitch, 0, host, 0, NULL, NULL)
+			     : clEnqueueReadBufferRect(q, m, CL_TRUE, bo, ho, rg, pitch,
+						       0, pitch, 0, host, 0, NULL, NULL);
+	cl_int err = CL_SUCCESS;
+	for (int j = j0; j < j1 && err == CL_SUCCESS; j++) {
+		const size_t off = base + j * pitch + i0 * es, len = (i1 - i0) * es;
+		float *h = host + j * W + i0;
+		err = write ? clEnqueueWriteBuffer(q, m, CL_TRUE, off, len, h, 0, NULL, NULL)
+			    : clEnqueueReadBuffer(q, m, CL_TRUE, off, len, h, 0, NULL, NULL);
+	}
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	const size_t W = argc > 1 ? strtoul(argv[1], NULL, 10) : 16386;
@@ -101,20 +127,13 @@ int main(int argc, char **argv)
 				for (int i = i0; i < i1; i++)
 					host[j * W + i] = val(f, a, i, j);
 			size_t bo[3] = { base + i0 * es, (size_t)j0, 0 };
-			size_t ho[3] = { i0 * es, (size_t)j0, 0 };
-			size_t rg[3] = { (i1 - i0) * es, (size_t)(j1 - j0), 1 };
 			if (f == 1)
 				bo[0] = i0 * es, bo[1] = (size_t)a * H + j0;
-			if (f < 2)
-				err |= clEnqueueWriteBufferRect(q, m, CL_TRUE, bo, ho, rg, pitch, 0,
-								pitch, 0, host, 0, NULL, NULL);
-			else
-				for (int j = j0; j < j1; j++)
-					err |= clEnqueueWriteBuffer(q, m, CL_TRUE, base + j * pitch + i0 * es,
-								    (i1 - i0) * es, host + j * W + i0,
-								    0, NULL, NULL);
-			err |= clEnqueueReadBuffer(q, m, CL_TRUE, base + j0 * pitch,
-						   (j1 - j0) * pitch, row, 0, NULL, NULL);
+			if (err == CL_SUCCESS)
+				err = rect_io(q, m, f, 1, bo, W, base, host, i0, i1, j0, j1);
+			if (err == CL_SUCCESS)
+				err = clEnqueueReadBuffer(q, m, CL_TRUE, base + j0 * pitch,
+							  (j1 - j0) * pitch, row, 0, NULL, NULL);
 			int first = -1;
 			for (int j = j0; j < j1 && first < 0; j++)
 				for (int i = 0; i < (int)W && first < 0; i++) {
@@ -124,14 +143,8 @@ int main(int argc, char **argv)
 				}
 			/* and read the rectangle back through the same form */
 			memset(host, 0, W * j1 * es);
-			if (f < 2)
-				err |= clEnqueueReadBufferRect(q, m, CL_TRUE, bo, ho, rg, pitch, 0,
-							       pitch, 0, host, 0, NULL, NULL);
-			else
-				for (int j = j0; j < j1; j++)
-					err |= clEnqueueReadBuffer(q, m, CL_TRUE, base + j * pitch + i0 * es,
-								   (i1 - i0) * es, host + j * W + i0,
-								   0, NULL, NULL);
+			if (err == CL_SUCCESS)
+				err = rect_io(q, m, f, 0, bo, W, base, host, i0, i1, j0, j1);
 			int rfirst = -1;
 			for (int j = j0; j < j1 && rfirst < 0; j++)
 				for (int i = i0; i < i1 && rfirst < 0; i++)
