@@ -403,6 +403,22 @@ void wb_state_free(struct wb_state *s);
 typedef void (*wb_progress_fn)(void *user, long step, long max_steps,
 			       double residual);
 
+/* Window callback: called by the CPU LBM solver (one process) when a
+ * window of its steady-state test closes. For diagnostics
+ * (tests/bench_world_steady.c); the arrays are the solver's, nx * ny
+ * values each in rows, valid during the call only. */
+struct wb_window_info {
+	long step;
+	int nx, ny;
+	const float *h;          /* the window's mean depth (m) */
+	const float *u0, *v0;    /* the window before's mean velocity (m/s) */
+	const float *u1, *v1;    /* this window's */
+	double residual;         /* NAN at the first window */
+	double volume;           /* m^3 on the grid now */
+	double vol_in, vol_out;  /* m^3 since the start */
+};
+typedef void (*wb_window_fn)(void *user, const struct wb_window_info *w);
+
 struct wb_par;
 
 struct wb_solve_opts {
@@ -419,6 +435,8 @@ struct wb_solve_opts {
 	/* one bake over several processes (src/par.h, make MPI=1): this
 	   process's rows and the exchange hooks; NULL: one process */
 	struct wb_par *par;
+	wb_window_fn window; /* may be NULL */
+	void *window_user;
 };
 
 /* How a bake's solver started (manifest solver.start). */

@@ -2947,6 +2947,15 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 			nsamp = 0;
 			if (windows++ > 0)
 				res = rel_change(&L, mh, up, vp, u, v);
+			if (o && o->window && !L.par) {
+				const double cu = L.unit * L.p.dx * L.p.dx;
+				struct wb_window_info wi = {
+					L.step, r->nx, r->ny, mh, up, vp, u, v,
+					windows > 1 ? res : NAN, lbm_volume(&L),
+					(double)L.vol_in * cu, (double)L.vol_out * cu
+				};
+				o->window(o->window_user, &wi);
+			}
 			float *t = up;
 			up = u, u = t;
 			t = vp, vp = v, v = t;

@@ -30,6 +30,13 @@
  * scene's; WB_STEADY_DRY=1: start from the scene's water, not the guess;
  * WB_STEADY_FEATURES=1 (guess starts): after every window, where the water
  * stored since the start went per feature of the guess (feat_print).
+ *
+ * WB_STEADY_SOLVER=lbm (the LBM/FV hybrid) or lbmpure (the pure LBM, its
+ * Froude clamp): the CPU LBM through lbm_solve's window callback instead,
+ * WINDOWS windows, the same start; per window the residual, the top
+ * regions and the numerator's share by the window mean's depth and Froude
+ * number (what holds the residual up: deep lakes, the channels, the
+ * supercritical reaches).
  */
 #include <math.h>
 #include <stdint.h>
@@ -40,6 +47,7 @@
 #include <omp.h>
 
 #include "bake.h"
+#include "lbm.h"
 #include "swe.h"
 #include "util.h"
 #include "wbake.h"
@@ -248,6 +256,84 @@ static void top_regions(const struct swe_means *m, const struct swe_ctx *s,
 	free(a);
 }
 
+/* The LBM's windows (WB_STEADY_SOLVER=lbm or lbmpure). */
+struct lbm_win {
+	double g, thin, t0;
+	long window;
+	double in, out, vol; /* at the last window's close */
+};
+
+static void lbm_window(void *user, const struct wb_window_info *wi)
+{
+	struct lbm_win *W = user;
+	const int nx = wi->nx, ny = wi->ny;
+	const float *h = wi->h, *u0 = wi->u0, *v0 = wi->v0, *u1 = wi->u1,
+		    *v1 = wi->v1;
+	int rx = (nx + REGION - 1) / REGION, ry = (ny + REGION - 1) / REGION;
+	double *a = calloc((size_t)rx * ry, sizeof(double));
+	if (!a)
+		return;
+	/* shares: depth < 0.5, 0.5..2, >= 2 m; Froude < 0.5, 0.5..0.9,
+	 * 0.9..1.1, >= 1.1 */
+	double bd[3] = { 0 }, bf[4] = { 0 }, tot = 0, den = 0;
+	long wet = 0;
+	for (int j = 0; j < ny; j++)
+		for (int i = 0; i < nx; i++) {
+			long q = i + (long)j * nx;
+			double hq = h[q];
+			if (!(hq > W->thin))
+				continue;
+			wet++;
+			double du = (double)u1[q] - u0[q], dv = (double)v1[q] - v0[q];
+			double c = hq * (du * du + dv * dv);
+			double sp = sqrt((double)u1[q] * u1[q] + (double)v1[q] * v1[q]);
+			double fr = sp / sqrt(W->g * hq);
+			den += hq * sp * sp;
+			tot += c;
+			a[(i / REGION) + (long)(j / REGION) * rx] += c;
+			bd[hq < 0.5 ? 0 : hq < 2 ? 1 : 2] += c;
+			bf[fr < 0.5 ? 0 : fr < 0.9 ? 1 : fr < 1.1 ? 2 : 3] += c;
+		}
+	char top[256];
+	size_t o = 0;
+	top[0] = 0;
+	for (int k = 0; k < 4 && tot > 0; k++) {
+		long best = 0;
+		for (long q = 1; q < (long)rx * ry; q++)
+			if (a[q] > a[best])
+				best = q;
+		if (!(a[best] > 0))
+			break;
+		int n = snprintf(top + o, sizeof(top) - o, "%s(%ld, %ld) %.0f %%",
+				 k ? ", " : "", (best % rx) * REGION + REGION / 2,
+				 (best / rx) * REGION + REGION / 2,
+				 100.0 * a[best] / tot);
+		if (n < 0 || (size_t)n >= sizeof(top) - o)
+			break;
+		o += (size_t)n;
+		a[best] = 0;
+	}
+	free(a);
+	double t = omp_get_wtime();
+	double pc = tot > 0 ? 100.0 / tot : 0;
+	double in = wi->vol_in - W->in, out = wi->vol_out - W->out;
+	printf("# window step %ld: residual %.4g; %.1f ms/step; volume %.6g "
+	       "m^3, in %.4g, out %.4g, stored %+.4g (%.1f %% of in); %ld wet "
+	       "cells; sqrt(num/den) %.4g; by depth <0.5 %.0f %%, 0.5-2 %.0f %%, >=2 "
+	       "%.0f %%; by Froude <0.5 %.0f %%, 0.5-0.9 %.0f %%, 0.9-1.1 %.0f "
+	       "%%, >=1.1 %.0f %%; top regions: %s\n", wi->step, wi->residual,
+	       1e3 * (t - W->t0) / W->window, wi->volume, in, out,
+	       wi->volume - W->vol, in > 0 ? 100.0 * (wi->volume - W->vol) / in :
+	       0.0, wet,
+	       den > 0 ? sqrt(tot / den) : 0.0, bd[0] * pc, bd[1] * pc,
+	       bd[2] * pc, bf[0] * pc, bf[1] * pc, bf[2] * pc, bf[3] * pc, top);
+	fflush(stdout);
+	W->t0 = t;
+	W->in = wi->vol_in;
+	W->out = wi->vol_out;
+	W->vol = wi->volume;
+}
+
 int main(int argc, char **argv)
 {
 	const char *env = getenv("WB_WORLD_SCENE");
@@ -282,6 +368,41 @@ int main(int argc, char **argv)
 	const char *wenv = getenv("WB_STEADY_WINDOW");
 	if (wenv && atol(wenv) > 0)
 		sim.window = atol(wenv);
+	const char *lenv = getenv("WB_STEADY_SOLVER");
+	if (lenv && (!strcmp(lenv, "lbm") || !strcmp(lenv, "lbmpure"))) {
+		long win = sim.window > 0 ? sim.window : 200;
+		sim.solver = WB_SOLVER_LBM;
+		sim.max_steps = win * (nwin + 1);
+		struct lbm_win W = { 9.81, LBM_THIN * sim.dry_depth,
+				     omp_get_wtime(), win, 0, 0, 0 };
+		struct wb_solve_opts o;
+		memset(&o, 0, sizeof(o));
+		o.threads = threads;
+		o.window = lbm_window;
+		o.window_user = &W;
+		struct wb_state out;
+		struct wb_solve_report rep;
+		memset(&out, 0, sizeof(out));
+		memset(&rep, 0, sizeof(rep));
+		printf("# %s: %s, %d thread(s), window %ld steps, tolerance "
+		       "%g, start: %s\n", path, lenv, threads, win,
+		       sim.tolerance, r->h0 == b.guess_h ? "first guess" :
+		       "scene water");
+		fflush(stdout);
+		enum wb_status st = lbm_solve_hybrid(r, &sim, &o, &out, &rep, &d,
+						     !strcmp(lenv, "lbm"));
+		printf("bench world_steady_lbm_steps %ld steps\n", rep.steps);
+		printf("bench world_steady_lbm_converged %d flag\n",
+		       rep.converged);
+		printf("bench world_steady_lbm_residual %.4g ratio\n",
+		       rep.residual);
+		wb_state_free(&out);
+		r->h0 = scene_h0;
+		r->u0 = r->v0 = NULL;
+		wb_bake_release(&b);
+		wb_diags_release(&d);
+		return st == WB_OK ? 0 : 1;
+	}
 	sim.solver = WB_SOLVER_SWE;
 	long window = sim.window > 0 ? sim.window : 200;
 	double tol = sim.tolerance > 0 ? sim.tolerance : 1e-4;
