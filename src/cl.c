@@ -888,6 +888,8 @@ struct cl_lbm {
 	int sp;              /* 1: sparse (the host context's L.sparse) */
 	int nbx, nby;
 	cl_mem b_wet[2];     /* per block (uint): f[b], h[b] may be nonzero */
+	cl_mem b_estamp;     /* per block (uint): lbm_blk_edge's stamp */
+	cl_uint estamp;      /* the stamp of its last run */
 	cl_mem b_keep;       /* per block (uint): holds a special */
 	cl_mem b_list;       /* stepped blocks from the front, cleared ones
 				from the back */
@@ -898,7 +900,7 @@ struct cl_lbm {
 	cl_mem b_cnt;        /* the counts: stepped, cleared, cells, edge */
 	cl_mem b_acc;        /* (ulong) the cells of the lists stepped so far,
 				but the last */
-	cl_kernel k_brun, k_bzero, k_bcnt;
+	cl_kernel k_brun, k_bzero, k_bcnt, k_bedge;
 	/* the window's samples on the blocks the next step runs
 	 * (lbm_enq_sample): their list and its count */
 	cl_mem b_slist, b_scnt;
@@ -987,14 +989,14 @@ void cl_lbm_free(struct cl_lbm *c)
 			&c->rwet, &c->sh, &c->su, &c->sv, &c->mm, &c->b_wet[0],
 			&c->b_wet[1], &c->b_keep, &c->b_list, &c->b_elist,
 			&c->b_cnt, &c->b_acc, &c->b_slist, &c->b_scnt,
-			&c->pg, &c->ps, &c->pbuf };
+			&c->b_estamp, &c->pg, &c->ps, &c->pbuf };
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
 	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
 			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid,
 			   c->k_brun, c->k_bzero, c->k_bcnt, c->k_pack,
 			   c->k_unpack, c->k_zpack, c->k_bsmp, c->k_macb,
-			   c->k_accb };
+			   c->k_accb, c->k_bedge };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
@@ -1415,6 +1417,8 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 		return cl_fail(d, err, "lbm_blk_zero");
 	if (!(c->k_bcnt = clCreateKernel(e->prog, "lbm_blk_cnt", &err)))
 		return cl_fail(d, err, "lbm_blk_cnt");
+	if (!(c->k_bedge = clCreateKernel(e->prog, "lbm_blk_edge", &err)))
+		return cl_fail(d, err, "lbm_blk_edge");
 	if (!(c->k_bsmp = clCreateKernel(e->prog, "lbm_blk_sample", &err)))
 		return cl_fail(d, err, "lbm_blk_sample");
 	if (!(c->k_macb = clCreateKernel(e->prog, "lbm_macro_blk", &err)))
@@ -1446,13 +1450,17 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 	    !(c->b_cnt = buf_new(e, 4 * sizeof(cl_int), &err)) ||
 	    !(c->b_acc = buf_new(e, sizeof(cl_ulong), &err)) ||
 	    !(c->b_slist = buf_new(e, nb * sizeof(cl_int), &err)) ||
-	    !(c->b_scnt = buf_new(e, sizeof(cl_int), &err)))
+	    !(c->b_scnt = buf_new(e, sizeof(cl_int), &err)) ||
+	    !(c->b_estamp = buf_new(e, nb * sizeof(cl_uint), &err)))
 		goto out;
 	err = buf_write(e, c->b_keep, 0, nb * sizeof(cl_uint), keep);
 	if (err == CL_SUCCESS)
 		err = buf_zero(e, c->b_cnt, 4 * sizeof(cl_int));
 	if (err == CL_SUCCESS)
 		err = buf_zero(e, c->b_acc, sizeof(cl_ulong));
+	if (err == CL_SUCCESS)
+		err = buf_zero(e, c->b_estamp, nb * sizeof(cl_uint));
+	c->estamp = 0;
 	for (int k = 0; k < 2 && err == CL_SUCCESS; k++)
 		err = clEnqueueFillBuffer(e->q, c->b_wet[k], &one, sizeof(one), 0,
 					  nb * sizeof(cl_uint), 0, NULL, NULL);
@@ -1461,6 +1469,45 @@ out:
 	if (err != CL_SUCCESS)
 		return cl_fail(d, err, "setting up the LBM block lists");
 	return WB_OK;
+}
+
+/* The block rows [*br0, *br1) that this band's list kernels look at: the
+ * band's and one on each side (one process: all). */
+static void lbm_band_brows(const struct cl_lbm *c, int *br0, int *br1)
+{
+	const struct lbm *L = &c->L;
+	cl_int J0, J1;
+	wb_par_band(L->par, L->ny, &J0, &J1);
+	*br0 = J0 / 32 > 0 ? J0 / 32 - 1 : 0;
+	*br1 = (J1 - 1) / 32 + 2 < c->nby ? (J1 - 1) / 32 + 2 : c->nby;
+}
+
+/* lbm_blk_edge on f[cur], h[cur] (their ghosts filled) with a new stamp:
+ * the edge blocks beside a nonzero ghost cell, for lbm_blk_live, over the
+ * padded rows of the block rows [br0, br1) and their rings. */
+static cl_int lbm_enq_edge(struct cl_lbm *c, int br0, int br1)
+{
+	const struct lbm *L = &c->L;
+	const cl_int W = L->W, nx = L->nx, ny = L->ny, nbx = c->nbx,
+		     nby = c->nby, r0 = 32 * br0,
+		     r1 = 32 * br1 + 2 < L->H ? 32 * br1 + 2 : L->H;
+	const cl_uint stamp = ++c->estamp;
+	cl_kernel k = c->k_bedge;
+	cl_int err = ARG(k, 0, c->f[c->cur]);
+	err |= ARG(k, 1, c->h[c->cur]);
+	err |= ARG(k, 2, c->N);
+	err |= ARG(k, 3, W);
+	err |= ARG(k, 4, nx);
+	err |= ARG(k, 5, ny);
+	err |= ARG(k, 6, nbx);
+	err |= ARG(k, 7, nby);
+	err |= ARG(k, 8, r0);
+	err |= ARG(k, 9, r1);
+	err |= ARG(k, 10, c->b_estamp);
+	err |= ARG(k, 11, stamp);
+	if (err == CL_SUCCESS && r1 > r0)
+		err = run1d(c->env, k, 2 * (size_t)(r1 - r0) + 2 * (size_t)W);
+	return err;
 }
 
 /* The lists of this step (after the ghost fill), on the device: the
@@ -1479,32 +1526,32 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c)
 	err |= ARG(k, 1, c->b_acc);
 	if (err == CL_SUCCESS)
 		err = run1d(e, k, 1);
+	/* several processes: the band's block rows and one on each side
+	 * (their flags cleared before the exchange's scatter sets those of
+	 * the halo; the blocks beyond are read by no kernel of this band) */
+	int br0, br1;
+	lbm_band_brows(c, &br0, &br1);
+	if (err == CL_SUCCESS)
+		err = lbm_enq_edge(c, br0, br1);
 	k = c->k_brun;
 	err |= ARG(k, 0, c->b_wet[c->cur]);
 	err |= ARG(k, 1, c->b_wet[!c->cur]);
 	err |= ARG(k, 2, c->b_keep);
-	err |= ARG(k, 3, c->f[c->cur]);
-	err |= ARG(k, 4, c->h[c->cur]);
-	err |= ARG(k, 5, c->N);
-	err |= ARG(k, 6, W);
-	err |= ARG(k, 7, nx);
-	err |= ARG(k, 8, ny);
-	err |= ARG(k, 9, nbx);
-	err |= ARG(k, 10, nby);
-	err |= ARG(k, 11, c->b_list);
-	err |= ARG(k, 12, c->b_cnt);
+	err |= ARG(k, 3, c->b_estamp);
+	err |= ARG(k, 4, c->estamp);
+	err |= ARG(k, 5, nx);
+	err |= ARG(k, 6, ny);
+	err |= ARG(k, 7, nbx);
+	err |= ARG(k, 8, nby);
+	err |= ARG(k, 9, c->b_list);
+	err |= ARG(k, 10, c->b_cnt);
 	cl_int J0, J1; /* several processes: this band's rows (par.h) */
 	wb_par_band(L->par, ny, &J0, &J1);
-	err |= ARG(k, 13, J0);
-	err |= ARG(k, 14, J1);
+	err |= ARG(k, 11, J0);
+	err |= ARG(k, 12, J1);
 	const cl_int edge = c->ovl ? LBM_PAR_EDGE : 0;
-	err |= ARG(k, 15, c->b_elist);
-	err |= ARG(k, 16, edge);
-	/* several processes: the band's block rows and one on each side
-	 * (their flags cleared before the exchange's scatter sets those of
-	 * the halo; the blocks beyond are read by no kernel of this band) */
-	const int br0 = J0 / 32 > 0 ? J0 / 32 - 1 : 0,
-		  br1 = (J1 - 1) / 32 + 2 < nby ? (J1 - 1) / 32 + 2 : nby;
+	err |= ARG(k, 13, c->b_elist);
+	err |= ARG(k, 14, edge);
 	size_t go = (size_t)br0 * nbx,
 	       gn = round_up((size_t)(br1 - br0) * nbx, 64);
 	if (err == CL_SUCCESS && br1 > br0)
@@ -2123,26 +2170,27 @@ static cl_int lbm_enq_sample(struct cl_lbm *c, int slot, cl_kernel kacc)
 	}
 	if ((err = lbm_enq_ghosts(c)) != CL_SUCCESS)
 		return err;
-	const cl_int W = L->W, nx = L->nx, ny = L->ny, nbx = c->nbx,
-		     nby = c->nby;
+	const cl_int nx = L->nx, ny = L->ny, nbx = c->nbx, nby = c->nby;
 	cl_int J0, J1; /* several processes: this band's rows (par.h) */
 	wb_par_band(L->par, ny, &J0, &J1);
 	cl_kernel k = c->k_bsmp;
 	err = buf_zero(e, c->b_scnt, sizeof(cl_int));
+	int br0, br1;
+	lbm_band_brows(c, &br0, &br1);
+	if (err == CL_SUCCESS)
+		err = lbm_enq_edge(c, br0, br1);
 	err |= ARG(k, 0, c->b_wet[c->cur]);
 	err |= ARG(k, 1, c->b_keep);
-	err |= ARG(k, 2, c->f[c->cur]);
-	err |= ARG(k, 3, c->h[c->cur]);
-	err |= ARG(k, 4, c->N);
-	err |= ARG(k, 5, W);
-	err |= ARG(k, 6, nx);
-	err |= ARG(k, 7, ny);
-	err |= ARG(k, 8, nbx);
-	err |= ARG(k, 9, nby);
-	err |= ARG(k, 10, J0);
-	err |= ARG(k, 11, J1);
-	err |= ARG(k, 12, c->b_slist);
-	err |= ARG(k, 13, c->b_scnt);
+	err |= ARG(k, 2, c->b_estamp);
+	err |= ARG(k, 3, c->estamp);
+	err |= ARG(k, 4, nx);
+	err |= ARG(k, 5, ny);
+	err |= ARG(k, 6, nbx);
+	err |= ARG(k, 7, nby);
+	err |= ARG(k, 8, J0);
+	err |= ARG(k, 9, J1);
+	err |= ARG(k, 10, c->b_slist);
+	err |= ARG(k, 11, c->b_scnt);
 	if (err == CL_SUCCESS)
 		err = run1d(e, k, (size_t)nbx * nby);
 	/* whole blocks, as the step's block-sparse launch */

@@ -6,7 +6,8 @@
  * On generated scenes where most 32 x 32 blocks are dry (a dam-break front
  * on a bumpy plane, a spring on the corner of four blocks with a drain
  * and a held level, an inflow edge into a dry channel, periodic edges
- * whose ghost ring carries water into sleeping blocks) the device is
+ * whose ghost ring carries water into sleeping blocks, on two sides and on
+ * all four) the device is
  * stepped sparse and dense (WB_LBM_DENSE=1 at creation) in lockstep with
  * the CPU's sparse lbm_step, and the depth and velocity fields
  * (cl_lbm_macro, lbm_macro) are compared with memcmp after the first step
@@ -40,7 +41,7 @@ static int dev_index(void)
 	return k < 0 ? 0 : k;
 }
 
-enum { SC_FRONT, SC_CORNER, SC_INFLOW, SC_WRAP };
+enum { SC_FRONT, SC_CORNER, SC_INFLOW, SC_WRAP, SC_WRAP4 };
 
 static struct wb_sim sim_of(void)
 {
@@ -70,10 +71,13 @@ static void scene(struct wb_raster *r, int kind)
 		nx = 140, ny = 70;
 	if (kind == SC_WRAP)
 		nx = 200, ny = 100;
+	if (kind == SC_WRAP4)
+		nx = 384, ny = 384;
 	assert_int_equal(wb_raster_alloc(r, nx, ny, 1.0), WB_OK);
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
-			double z = kind == SC_INFLOW ?
+			double z = kind == SC_WRAP4 ? 0.02 * rough(&s) :
+				   kind == SC_INFLOW ?
 				0.002 * (nx - i) + 0.02 * rough(&s) +
 				(j < 10 || j >= ny - 10 ? 2.0 : 0.0) :
 				0.01 * (i + j) + 0.05 * rough(&s) +
@@ -115,13 +119,34 @@ static void scene(struct wb_raster *r, int kind)
 		r->edges[WB_WEST].kind = WB_EDGE_PERIODIC;
 		r->edges[WB_EAST].kind = WB_EDGE_PERIODIC;
 		break;
+	case SC_WRAP4:
+		/* every edge periodic, a flat bed (the pools spread every
+		 * way), a shallow pool 3 cells from each edge
+		 * (so that its water reaches the edge after the first step,
+		 * which steps every block), at
+		 * rows and columns (block row or column 3 or 9 of 12) far from
+		 * the others: each side's ghost row or column carries water
+		 * into sleeping blocks of the opposite side, that no water on
+		 * the grid is near */
+		for (int j = 0; j < ny; j++)
+			for (int i = 0; i < nx; i++) {
+				const int w = i >= 3 && i < 8 && j >= 100 && j < 108,
+					  e = i >= nx - 8 && i < nx - 3 && j >= 290 && j < 298,
+					  n = j >= 3 && j < 8 && i >= 290 && i < 298,
+					  so = j >= ny - 8 && j < ny - 3 && i >= 100 && i < 108;
+				if (w || e || n || so)
+					r->h0[i + (size_t)j * nx] = 0.2f;
+			}
+		for (int q = 0; q < 4; q++)
+			r->edges[q].kind = WB_EDGE_PERIODIC;
+		break;
 	}
 }
 
 static void lockstep(int kind, long steps)
 {
 	static const char *names[] = { "front", "corner spring", "inflow",
-				       "periodic" };
+				       "periodic", "periodic on every edge" };
 	struct wb_raster r;
 	scene(&r, kind);
 	struct wb_sim sim = sim_of();
@@ -208,6 +233,15 @@ static void test_periodic(void **state)
 	lockstep(SC_WRAP, 241);
 }
 
+/* Every side's ghost cells (src/cl/lbm.cl lbm_blk_edge): without the
+ * north or the south ghost row, or the west or east ghost column, the
+ * sparse device leaves a block asleep that the wrapped water enters. */
+static void test_periodic4(void **state)
+{
+	(void)state;
+	lockstep(SC_WRAP4, 121);
+}
+
 /* cl_lbm_solve sparse and dense: the same state and report. */
 /* cl_lbm_solve to its step cap, sparse and dense: the window means (sampled
  * on the blocks the next step runs, lbm_enq_sample), the residual and the
@@ -274,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_corner),
 		cmocka_unit_test(test_inflow),
 		cmocka_unit_test(test_periodic),
+		cmocka_unit_test(test_periodic4),
 		cmocka_unit_test(test_solve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -632,12 +632,64 @@ kernel void lbm_blk_cnt(global int *cnt, global ulong *acc)
  * order within the lists does not matter:
  * every cell is written by one item, the clamp slots are integer).
  */
+/*
+ * The ghost cells of the grid's outer ring that hold a nonzero bit, per
+ * block (lbm_blk_live's third condition): one item per ghost cell of the
+ * padded rows [r0, r1) of the west and east ghost columns and of the whole
+ * north and south ghost rows; a nonzero cell sets estamp[b] = stamp for
+ * every edge block b whose padded box (the block and its one-cell ring)
+ * holds it. lbm_blk_live then reads one word per edge block instead of
+ * walking the box's ghost cells in one item (up to 68 cells of 10 arrays,
+ * serially: the list kernel was as long as that walk).
+ */
+kernel void lbm_blk_edge(global const int *A, global const float *hA, int N,
+			 int W, int nx, int ny, int nbx, int nby, int r0,
+			 int r1, global uint *estamp, uint stamp)
+{
+	const int t = (int)get_global_id(0), nr = r1 - r0, H = ny + 2;
+	int col, g, p;
+	if (t < 2 * nr) {
+		col = 1;
+		g = t < nr ? 0 : nx + 1;
+		p = r0 + (t < nr ? t : t - nr);
+	} else if (t < 2 * nr + 2 * W) {
+		const int u = t - 2 * nr;
+		col = 0;
+		g = u < W ? 0 : ny + 1;
+		p = u < W ? u : u - W;
+	} else {
+		return;
+	}
+	if (col && p >= H)
+		return;
+	const int n = col ? g + p * W : p + g * W;
+	uint acc = as_uint(hA[n]);
+	for (int a = 0; a < 9; a++)
+		acc |= (uint)A[WB_SLICE(a, N, n)];
+	if (!acc)
+		return;
+	/* the blocks along this side whose box [32 b, min(len, 32 b + 32) + 1]
+	 * holds position p: b = p / 32 - 1 and p / 32 (p <= 32 b + 33) */
+	const int nbs = col ? nby : nbx, len = col ? ny : nx;
+	for (int b = p / 32 - 1; b <= p / 32; b++) {
+		if (b < 0 || b >= nbs || p > min(len, 32 * b + 32) + 1)
+			continue;
+		/* the side's own blocks: the west / north ghosts are in the
+		 * boxes of the first block column / row, the east / south ones
+		 * in the last */
+		const int e = g == 0 ? 0 : (col ? nbx : nby) - 1;
+		const int blk = col ? e + b * nbx : b + e * nbx;
+		atomic_max(&estamp[blk], stamp);
+	}
+}
+
 /* Whether block b = (bx, by) runs (lbm_blk_run): it or one of its 8
  * neighbours holds a nonzero bit (wet_in), it holds a special (keep), or,
- * on the grid's edge, a ghost cell within one cell of it holds one. */
+ * on the grid's edge, a ghost cell within one cell of it holds one
+ * (estamp[b] == stamp: lbm_blk_edge ran on this state). */
 inline int lbm_blk_live(global const uint *wet_in, global const uint *keep,
-			global const int *A, global const float *hA, int N,
-			int W, int nx, int ny, int nbx, int nby, int bx, int by)
+			global const uint *estamp, uint stamp, int nx, int ny,
+			int nbx, int nby, int bx, int by)
 {
 	uint run = keep[bx + by * nbx];
 	for (int dy = -1; dy <= 1; dy++)
@@ -646,36 +698,14 @@ inline int lbm_blk_live(global const uint *wet_in, global const uint *keep,
 			if (x >= 0 && x < nbx && y >= 0 && y < nby)
 				run |= wet_in[x + y * nbx];
 		}
-	if (!run && (bx == 0 || by == 0 || bx == nbx - 1 || by == nby - 1)) {
-		/* the ghost cells of the block's padded box (the block and
-		 * its one-cell ring): a column where the box touches the west
-		 * or east ghost column, a row where it touches the north or
-		 * south ghost row (corners twice: an OR) */
-		const int i0 = bx * 32, j0 = by * 32;
-		const int i1 = min(nx, i0 + 32) + 1, j1 = min(ny, j0 + 32) + 1;
-		uint acc = 0;
-		for (int side = 0; side < 4; side++) {
-			const int col = side < 2;
-			const int g = side == 0 ? 0 : side == 1 ? nx + 1 :
-				      side == 2 ? 0 : ny + 1;
-			if (col ? (g < i0 || g > i1) : (g < j0 || g > j1))
-				continue;
-			const int k0 = col ? j0 : i0, k1 = col ? j1 : i1;
-			for (int k = k0; k <= k1; k++) {
-				const int n = col ? g + k * W : k + g * W;
-				acc |= as_uint(hA[n]);
-				for (int a = 0; a < 9; a++)
-					acc |= (uint)A[WB_SLICE(a, N, n)];
-			}
-		}
-		run |= acc != 0;
-	}
+	if (!run && (bx == 0 || by == 0 || bx == nbx - 1 || by == nby - 1))
+		run = estamp[bx + by * nbx] == stamp;
 	return run != 0;
 }
 
 kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
-			global const uint *keep, global const int *A,
-			global const float *hA, int N, int W, int nx, int ny,
+			global const uint *keep, global const uint *estamp,
+			uint stamp, int nx, int ny,
 			int nbx, int nby, global int *blist, global int *cnt,
 			int j0, int j1, global int *elist, int edge)
 {
@@ -691,7 +721,7 @@ kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
 		wet_out[b] = 0;
 		return;
 	}
-	if (lbm_blk_live(wet_in, keep, A, hA, N, W, nx, ny, nbx, nby, bx, by)) {
+	if (lbm_blk_live(wet_in, keep, estamp, stamp, nx, ny, nbx, nby, bx, by)) {
 		/* edge > 0 (the exchange behind the interior, cl.c): a block
 		 * with a row among the band's first or last edge rows goes
 		 * to elist, stepped first */
@@ -716,8 +746,8 @@ kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
  * +0 depth and velocity, and adding +0 leaves a window sum as it is.
  */
 kernel void lbm_blk_sample(global const uint *wet_in, global const uint *keep,
-			   global const int *A, global const float *hA, int N,
-			   int W, int nx, int ny, int nbx, int nby, int j0,
+			   global const uint *estamp, uint stamp, int nx,
+			   int ny, int nbx, int nby, int j0,
 			   int j1, global int *list, global int *cnt)
 {
 	const int b = get_global_id(0);
@@ -726,7 +756,7 @@ kernel void lbm_blk_sample(global const uint *wet_in, global const uint *keep,
 	const int bx = b % nbx, by = b / nbx;
 	const int r0 = max(by * 32, j0), r1 = min(min(ny, by * 32 + 32), j1);
 	if (r1 > r0 &&
-	    lbm_blk_live(wet_in, keep, A, hA, N, W, nx, ny, nbx, nby, bx, by))
+	    lbm_blk_live(wet_in, keep, estamp, stamp, nx, ny, nbx, nby, bx, by))
 		list[atomic_inc(&cnt[0])] = b;
 }
 
