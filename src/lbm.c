@@ -347,6 +347,7 @@ static void params_set_e(struct lbm_params *p, double e, double dx)
 
 /* ---- set-up ------------------------------------------------------------ */
 
+static void rescale_params(struct lbm *L, double hmax, struct wb_diags *d);
 static int sb_alloc(struct lbm *L);
 static void sb_free(struct lbm *L);
 static void field_free(void *raw, size_t ncell);
@@ -1293,6 +1294,13 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 	if (zmax < 8192)
 		fast_blocks(L);
 	L->cur = 0;
+	/* a given lattice speed too small for the water the start holds:
+	 * re-chosen before the populations are set (set at the given speed,
+	 * the rest populations of deep water, g h / e^2 times its depth,
+	 * overflowed their integers below about 1.6 m/s for 4.7 m deep
+	 * water, and the run diverged at its first step) */
+	if (L->p.h_deep > LBM_H_RESCALE * lbm_depth_for(&L->p))
+		rescale_params(L, L->p.h_deep, d);
 	lbm_kernel_params(L, &L->kp);
 	lbm_fill_ghosts(L); /* ghost depths for the link rule */
 	init_state(L, r);
@@ -1330,14 +1338,11 @@ enum wb_status lbm_init_layout(struct lbm *L, const struct wb_raster *r,
 			  is_level_edge(&L->edges[s]);
 	if (ramped) {
 		double len = (double)(L->nx + L->ny) * L->p.dx;
-		double T = 4 * len / sqrt(L->p.g * L->p.h_deep);
+		/* the depth the run was set up for (h_deep0), not the one a
+		 * re-chosen lattice speed is chosen for */
+		double T = 4 * len / sqrt(L->p.g * L->h_deep0);
 		L->ramp_steps = (long)ceil(T / L->p.dt);
 		L->ramp_time = L->ramp_steps * L->p.dt;
-	}
-	/* a given lattice speed too small for the water already there */
-	if (L->p.h_deep > LBM_H_RESCALE * lbm_depth_for(&L->p)) {
-		lbm_rescale(L, L->p.h_deep, d);
-		lbm_kernel_params(L, &L->kp);
 	}
 	return WB_OK;
 }
@@ -2375,15 +2380,36 @@ void lbm_fv_report(const struct lbm *L, struct wb_solve_report *rep,
 			    L->fv_ff, L->p.e, L->fv_ff_u);
 }
 
-void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d)
+/* lbm_rescale's new lattice speed for water hmax deep, and what follows
+ * from it (dt, tau, the bed weights, the ramp's steps), with its warning;
+ * the populations are the caller's. */
+static void rescale_params(struct lbm *L, double hmax, struct wb_diags *d)
 {
 	struct lbm_params *p = &L->p;
-	const double e0 = p->e, tau0 = p->tau, nu0 = p->nu, hd0 = lbm_depth_for(p);
-	L->sb_valid = 0; /* every cell changes: the sparse step rescans */
+	const double e0 = p->e, nu0 = p->nu, hd0 = lbm_depth_for(p);
 	double e1 = MAXF(sqrt(p->g * 1.5 * hmax / LBM_GH_RATIO), 1.25 * e0);
 	p->h_deep = e1 * e1 * LBM_GH_RATIO / p->g; /* what e1 is chosen for */
 	params_set_e(p, e1, p->dx);
 	p->e_why = LBM_E_RESCALED;
+	set_bed_weights(L);
+	/* the ramp ends at the same simulated time */
+	if (L->ramp_time > L->time)
+		L->ramp_steps = L->step + (long)ceil((L->ramp_time - L->time) / p->dt);
+	L->rescales++;
+	wb_diag_add(d, WB_SEV_WARNING, NULL, NULL, 0, 0,
+		    "lbm: water %.3g m deep at step %ld (t = %.3f s) outgrew the lattice speed %.4g m/s (chosen for %.3g m); continuing with %.4g m/s (dt %.3g s, tau %.4f, viscosity %g m^2/s%s)",
+		    hmax, L->step, L->time, e0, hd0,
+		    e1, p->dt, p->tau, p->nu,
+		    p->nu > nu0 * 1.0001 ? ", raised: tau at its floor" : "");
+}
+
+void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d)
+{
+	struct lbm_params *p = &L->p;
+	const double e0 = p->e, tau0 = p->tau;
+	L->sb_valid = 0; /* every cell changes: the sparse step rescans */
+	rescale_params(L, hmax, d);
+	const double e1 = p->e;
 	/* non-equilibrium part: it carries the viscous stress
 	 * (1 - 1/(2 tau)) e^2 sum c c f_neq, kept across the change */
 	const float sne = (float)((e0 * e0 * (1 - 0.5 / tau0)) /
@@ -2421,16 +2447,6 @@ void lbm_rescale(struct lbm *L, double hmax, struct wb_diags *d)
 			}
 			A[0][n] = (int32_t)(tot - out);
 		}
-	set_bed_weights(L);
-	/* the ramp ends at the same simulated time */
-	if (L->ramp_time > L->time)
-		L->ramp_steps = L->step + (long)ceil((L->ramp_time - L->time) / p->dt);
-	L->rescales++;
-	wb_diag_add(d, WB_SEV_WARNING, NULL, NULL, 0, 0,
-		    "lbm: water %.3g m deep at step %ld (t = %.3f s) outgrew the lattice speed %.4g m/s (chosen for %.3g m); continuing with %.4g m/s (dt %.3g s, tau %.4f, viscosity %g m^2/s%s)",
-		    hmax, L->step, L->time, e0, hd0,
-		    e1, p->dt, p->tau, p->nu,
-		    p->nu > nu0 * 1.0001 ? ", raised: tau at its floor" : "");
 }
 
 /* ---- macroscopic fields ------------------------------------------------ */
