@@ -172,6 +172,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->steps = v;
 		} else if (!strcmp(a, "--from")) {
 			NEED_VAL();
+			if (!*val)
+				return usage_error("%s", "--from needs the directory of an earlier bake, found ''");
 			o->from = val;
 		} else if (!strcmp(a, "--dump-fields")) {
 			o->dump = 1;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "strutil.h"
+#include "util.h"
 #include "wbake.h"
 
 void wb_diags_init(struct wb_diags *d)
@@ -93,6 +94,37 @@ enum wb_status wb_fail(struct wb_diags *d, enum wb_status st, const char *file,
 	return st;
 }
 
+/* At most this many bytes of a file name or JSON path, escaped, go into
+ * a formatted diagnostic: a longer one (a 5 MB heightmap path in a hostile
+ * scene) keeps its start and its end around "...", so that the message
+ * after it still fits in the caller's line. */
+#define DIAG_NAME_MAX 600
+
+/* Append s, escaped, at buf + *n (size bytes in all), its middle elided
+ * when its escaped form is longer than DIAG_NAME_MAX. */
+static void put_name(char *buf, size_t size, size_t *n, const char *s)
+{
+	if (*n + 1 >= size)
+		return;
+	if (wb_str_escape(NULL, 0, s) <= DIAG_NAME_MAX) {
+		*n += wb_str_escape(buf + *n, size - *n, s);
+	} else {
+		size_t room = size - *n;
+		wb_str_escape(buf + *n, room < DIAG_NAME_MAX / 2 ? room : DIAG_NAME_MAX / 2, s);
+		*n += strlen(buf + *n);
+		*n += (size_t)snprintf(buf + *n, size - *n, "...");
+		if (*n >= size)
+			*n = size - 1;
+		/* the last bytes: an escape takes at most 4 bytes per byte */
+		size_t len = strlen(s), off = len - DIAG_NAME_MAX / 8;
+		while (off < len && ((unsigned char)s[off] & 0xC0) == 0x80)
+			off++; /* not inside a UTF-8 sequence */
+		*n += wb_str_escape(buf + *n, size - *n, s + off);
+	}
+	if (*n >= size)
+		*n = size - 1;
+}
+
 void wb_diag_format(const struct wb_diag *g, char *buf, size_t size)
 {
 	static const char *const sev[] = { "error", "warning", "note" };
@@ -110,7 +142,7 @@ void wb_diag_format(const struct wb_diag *g, char *buf, size_t size)
 		if (n >= size) n = size - 1; \
 	} while (0)
 	if (g->file) {
-		PUTS(g->file);
+		put_name(buf, size, &n, g->file);
 		PUT(":");
 		if (g->line > 0) {
 			PUT("%d:", g->line);
@@ -121,10 +153,17 @@ void wb_diag_format(const struct wb_diag *g, char *buf, size_t size)
 	}
 	PUT("%s: ", sev[g->sev]);
 	if (g->path) {
-		PUTS(g->path);
+		put_name(buf, size, &n, g->path);
 		PUT(": ");
 	}
 	PUTS(g->msg ? g->msg : "(out of memory)");
 #undef PUT
 #undef PUTS
+}
+
+void wb_diags_set_file(struct wb_diags *d, int from, const char *file)
+{
+	for (int i = from < 0 ? 0 : from; i < d->n; i++)
+		if (!d->v[i].file && file)
+			d->v[i].file = strdup(file); /* NULL again if out of memory */
 }

@@ -928,7 +928,10 @@ enum wb_status wb_output_write(const struct wb_scene *sc,
 	if (o->heightmap_sha256)
 		memcpy(meta.heightmap_sha256, o->heightmap_sha256, 32);
 	struct wb_pack_stats stats = { 0 };
+	int from = d->n;
 	s = pack_write(packpath, &ps, &meta, &stats, d);
+	if (s == WB_EINPUT) /* what the scene baked cannot be stored */
+		wb_diags_set_file(d, from, sc->file);
 	if (s != WB_OK)
 		goto out;
 

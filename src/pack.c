@@ -235,8 +235,11 @@ static const char *enc_msg(int e)
 	switch (e) {
 	case ENC_NOARRAY: return "a layer's pixel array is missing";
 	case ENC_NAN_HEIGHT: return "height is NaN or infinite";
-	case ENC_RANGE: return "wet surface range exceeds 130 km (relative "
-			       "half-float height)";
+	case ENC_RANGE: return "the water surface spans more than 130 km "
+			       "within a page or between neighbouring pages, "
+			       "more than the pack's heights (half floats "
+			       "relative to a page base) hold; check "
+			       "terrain.height_scale and the water levels";
 	case ENC_NAN_FLOW: return "flow is NaN";
 	case ENC_NAN_DIST: return "distance is NaN";
 	case ENC_NAN_FOAM: return "foam is NaN";

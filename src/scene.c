@@ -204,7 +204,7 @@ static int cut(const char *s, int max)
 static void found(const cJSON *v, char *buf, size_t n)
 {
 	if (cJSON_IsNumber(v))
-		snprintf(buf, n, "%g", v->valuedouble);
+		snprintf(buf, n, "%.15g", v->valuedouble);
 	else if (cJSON_IsString(v))
 		snprintf(buf, n, "\"%.*s\"", cut(v->valuestring, 60),
 			 v->valuestring);
@@ -308,11 +308,12 @@ static void check_keys(struct ctx *c, const cJSON *obj, const char *path,
 		}
 		if (best && bd <= 1 + (int)kl / 3)
 			report(c, WB_SEV_WARNING, pkey(p, sizeof(p), path, k),
-			       "unknown key \"%s\" ignored; did you mean \"%s\"?",
-			       k, best);
+			       "unknown key \"%.*s\" ignored; did you mean \"%s\"?",
+			       cut(k, 60), k, best);
 		else
 			report(c, WB_SEV_WARNING, pkey(p, sizeof(p), path, k),
-			       "unknown key \"%s\" ignored", k);
+			       "unknown key \"%.*s%s\" ignored", cut(k, 60), k,
+			       k[cut(k, 60)] ? "..." : "");
 	}
 }
 
@@ -357,15 +358,15 @@ static int get_num(struct ctx *c, const cJSON *obj, const char *parent,
 	double x = v->valuedouble;
 	if (lo_open ? !(x > lo) : !(x >= lo)) {
 		if (hi >= 1e5)
-			ERR(c, p, "expected a number %s %g, found %g",
+			ERR(c, p, "expected a number %s %g, found %.15g",
 			    lo_open ? ">" : ">=", lo, x);
 		else
-			ERR(c, p, "expected a number in %s%g, %g], found %g",
+			ERR(c, p, "expected a number in %s%g, %g], found %.15g",
 			    lo_open ? "(" : "[", lo, hi, x);
 		return -1;
 	}
 	if (!(x <= hi)) {
-		ERR(c, p, "expected a number of at most %g, found %g", hi, x);
+		ERR(c, p, "expected a number of at most %g, found %.15g", hi, x);
 		return -1;
 	}
 	*out = x;
@@ -382,7 +383,7 @@ static int get_int(struct ctx *c, const cJSON *obj, const char *parent,
 	if (x != floor(x)) {
 		char p[PATHN];
 		ERR(c, pkey(p, sizeof(p), parent, key),
-		    "expected a whole number, found %g", x);
+		    "expected a whole number, found %.15g", x);
 		return -1;
 	}
 	*out = (long)x;
@@ -452,6 +453,20 @@ static int get_enum(struct ctx *c, const cJSON *obj, const char *parent,
 	return -1;
 }
 
+/* What a pair of numbers at 'path' is, by its key, for messages. */
+static const char *pair_kind(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	const char *key = dot ? dot + 1 : path;
+	if (!strcmp(key, "size"))
+		return "[width, height] in pixels";
+	if (!strcmp(key, "velocity"))
+		return "a velocity [u, v] in m/s";
+	if (!strcmp(key, "direction"))
+		return "a direction [x, y]";
+	return "a point [x, y] in metres";
+}
+
 /* A point [x, y]. */
 static int get_point(struct ctx *c, const cJSON *v, const char *path,
 		     double out[2])
@@ -461,14 +476,14 @@ static int get_point(struct ctx *c, const cJSON *v, const char *path,
 	    !cJSON_IsNumber(v->child) || !cJSON_IsNumber(v->child->next) ||
 	    !isfinite(v->child->valuedouble) ||
 	    !isfinite(v->child->next->valuedouble)) {
+		int k = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
 		if (cJSON_IsArray(v))
-			snprintf(f, sizeof(f), "an array of %d %s",
-				 cJSON_GetArraySize(v),
-				 cJSON_GetArraySize(v) == 2 ? "non-numbers" :
-							      "items");
+			snprintf(f, sizeof(f), "an array of %d %s", k,
+				 k == 2 ? "non-numbers or non-finite numbers" :
+				 k == 1 ? "item" : "items");
 		else
 			found(v, f, sizeof(f));
-		ERR(c, path, "expected a point [x, y] in metres, found %s", f);
+		ERR(c, path, "expected %s, found %s", pair_kind(path), f);
 		return -1;
 	}
 	out[0] = v->child->valuedouble;

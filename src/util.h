@@ -10,6 +10,11 @@
 
 #include "wbake.h"
 
+/* Give the diagnostics from index 'from' on that name no file 'file'
+ * (diag.c): a stage that knows only its data (the pack writer) reports
+ * through a caller that knows which input it came from. */
+void wb_diags_set_file(struct wb_diags *d, int from, const char *file);
+
 /* Create 'dir' and its parents (mode 0777 & ~umask). WB_EIO names it. */
 enum wb_status wb_mkdirs(const char *dir, struct wb_diags *d);
 

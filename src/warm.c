@@ -35,6 +35,19 @@
 
 #define HDR 80
 static const char MAGIC[8] = { 'W', 'B', 'S', 'T', 'A', 'T', 'E', 0 };
+/* The largest magnitude a loaded value may have: past it the solvers'
+ * squares (u u, g h h) overflow single precision. */
+#define STATE_MAX_ABS 1e18f
+static const char *const state_field_names[WB_STATE_NFIELDS] = {
+	"depth", "u", "v", "foam", "first-guess depth",
+	"modifier u", "modifier v", "modifier rate"
+};
+
+/* Whether field c (bit order) is a depth, which must not be negative. */
+static int state_depth(int c)
+{
+	return c == 0 || c == 4;
+}
 
 static void put32(unsigned char *p, uint32_t v)
 {
@@ -346,13 +359,33 @@ enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
 		for (size_t k = 0; k < n; k++, p += 4)
 			(*f[c])[k] = getf(p);
 	}
-	for (size_t k = 0; k < n; k++)
-		if (!(st->h[k] >= 0) || !isfinite(st->h[k])) {
+	/* The digest only proves that the bytes are as written, not that a
+	 * wbake wrote them: every value the start reads is checked, so that
+	 * a crafted file is refused here (exit 2, naming it) instead of
+	 * making the solver diverge (a NaN velocity) or the pack fail. */
+	for (int c = 0; c < WB_STATE_NFIELDS; c++) {
+		const float *v = *f[c];
+		if (!v)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			if (isfinite(v[k]) && !(v[k] < 0 && state_depth(c)) &&
+			    fabsf(v[k]) <= STATE_MAX_ABS)
+				continue;
 			s = wb_fail(d, WB_EINPUT, path,
-				    "state file has a negative or non-finite depth at cell (%zu, %zu)",
-				    k % nx, k / nx);
+				    "state file is corrupt: its %s at cell (%zu, %zu) is %g; expected %s",
+				    state_field_names[c], k % nx, k / nx, (double)v[k],
+				    state_depth(c) ? "a depth from 0 to 1e+18 m" :
+						     "a finite value within +-1e+18");
 			goto bad;
 		}
+	}
+	uint32_t sv = get32(b + 20);
+	if (sv != WB_SOLVER_LBM && sv != WB_SOLVER_SWE) {
+		s = wb_fail(d, WB_EINPUT, path,
+			    "state file names solver %u; expected 0 (lbm) or 1 (swe)",
+			    sv);
+		goto bad;
+	}
 	if (solver)
 		*solver = (int)get32(b + 20);
 	if (guess_h)

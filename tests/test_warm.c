@@ -452,6 +452,71 @@ static void test_state_file(void **state)
 	wb_diags_release(&d);
 }
 
+/* A file with a valid digest but values no bake writes (crafted: the
+ * digest proves integrity, not origin) is refused as input, naming the
+ * field and the cell, not handed to the solver (a NaN velocity made the
+ * SWE diverge, exit 3) */
+static void test_state_hostile_values(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	struct wb_state s, t;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(wb_mkdirs(TMP, &d), WB_OK);
+	assert_int_equal(wb_raster_alloc(&r, 4, 3, 1.0), WB_OK);
+	memset(&s, 0, sizeof(s));
+	s.nx = 4;
+	s.ny = 3;
+	s.dx = 1.0;
+	s.h = calloc(12, sizeof(float));
+	s.u = calloc(12, sizeof(float));
+	s.v = calloc(12, sizeof(float));
+	float g[12] = { 0 };
+	assert_non_null(s.h);
+	assert_non_null(s.u);
+	assert_non_null(s.v);
+	const char *p = TMP "/hostile.wbs";
+	const struct {
+		float *field;
+		float value;
+		int solver;
+		const char *msg;
+	} cases[] = {
+		{ s.u, NAN, WB_SOLVER_SWE, "its u at cell (1, 2) is nan; expected a finite value" },
+		{ s.v, INFINITY, WB_SOLVER_SWE, "its v at cell (1, 2) is inf;" },
+		{ s.u, -3e38f, WB_SOLVER_SWE, "its u at cell (1, 2) is -3e+38;" },
+		{ s.h, 3e38f, WB_SOLVER_LBM, "its depth at cell (1, 2) is 3e+38; expected a depth from 0 to 1e+18 m" },
+		{ s.h, -1.0f, WB_SOLVER_LBM, "its depth at cell (1, 2) is -1;" },
+		{ g, -3.4e38f, WB_SOLVER_LBM, "its first-guess depth at cell (1, 2) is -3.4e+38;" },
+		{ g, NAN, WB_SOLVER_LBM, "its first-guess depth at cell (1, 2) is nan;" },
+		{ NULL, 0, 7, "names solver 7; expected 0 (lbm) or 1 (swe)" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].field)
+			cases[i].field[1 + 2 * 4] = cases[i].value;
+		assert_int_equal(wb_state_save(p, &r, cases[i].solver, &s, g, NULL, 1, &d), WB_OK);
+		int from = d.n;
+		assert_int_equal(wb_state_load(p, &r, &t, NULL, NULL, NULL, 1, &d), WB_EINPUT);
+		assert_int_equal(d.n, from + 1);
+		assert_non_null(strstr(d.v[from].msg, cases[i].msg));
+		assert_null(t.h);
+		if (cases[i].field)
+			cases[i].field[1 + 2 * 4] = 0.0f;
+	}
+	/* the same file with -0 and large finite values is fine */
+	s.u[5] = -0.0f;
+	s.h[5] = 1e6f;
+	s.v[5] = -1e3f;
+	assert_int_equal(wb_state_save(p, &r, WB_SOLVER_SWE, &s, g, NULL, 1, &d), WB_OK);
+	assert_int_equal(wb_state_load(p, &r, &t, NULL, NULL, NULL, 1, &d), WB_OK);
+	assert_memory_equal(t.u, s.u, 12 * sizeof(float));
+	wb_state_free(&t);
+	wb_state_free(&s);
+	wb_raster_free(&r);
+	wb_diags_release(&d);
+}
+
 static void test_warm_start_after_discharge_change(void **state)
 {
 	(void)state;
@@ -486,6 +551,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state_file),
+		cmocka_unit_test(test_state_hostile_values),
 		cmocka_unit_test(test_state_runs),
 		cmocka_unit_test(test_digest_of_pieces),
 		cmocka_unit_test(test_keep_dry),

@@ -135,6 +135,52 @@ expect_err "$T/escmat.json:2:54: error: sources[0].material: no material \"m\\x1
 expect_err "$T/escmat.json:2:94: warning: k\\xc2\\x9b2J: unknown key \"k\\xc2\\x9b2J\" ignored"
 no_raw_esc
 
+# ---- long names and numbers, shown so that the message survives ----------
+# a 100,000-byte heightmap path: its middle is elided, the error after it
+# is shown (it was cut off at 2 KiB, with no "error:" left on the line)
+awk 'BEGIN { printf "{\"name\": \"x\", \"terrain\": {\"heightmap\": \""; for (i = 0; i < 100000; i++) printf "a"; print "\"}}" }' > "$T/longpath.json"
+run 2 $W "$T/longpath.json" --check
+expect_err_has "aaa...aaa"
+expect_err_has "aaaa: error: cannot open: File name too long"
+check "long path: one short line" test "$(wc -c < "$T/err")" -lt 1000
+
+# a 100,000-byte unknown key: its first 60 bytes, and "ignored"
+awk 'BEGIN { printf "{\"name\": \"x\", \"terrain\": {\"heightmap\": \"h.r16\", \"size\": [4, 5]}, \"initial_water\": {\"level\": 1}, \"";
+	for (i = 0; i < 100000; i++) printf "k"; print "\": 0}" }' > "$T/longkey.json"
+run 0 $W "$T/longkey.json" --check
+expect_err_has ": unknown key \"$(awk 'BEGIN { for (i = 0; i < 60; i++) printf "k" }')...\" ignored"
+
+# a number beside its limit is shown with all its digits, not "found 1e+06"
+hscene "$T/lvl.json" '{"heightmap": "h.r16", "size": [4, 5]}'
+sed -i 's/"level": 1/"level": 1000005/' "$T/lvl.json"
+run 2 $W "$T/lvl.json" --check
+expect_err "$T/lvl.json:1:93: error: initial_water.level: expected a number of at most 1e+06, found 1000005"
+# terrain.size is a size in pixels, not a point in metres
+hscene "$T/size3.json" '{"heightmap": "h.r16", "size": [4, 5, 6]}'
+run 2 $W "$T/size3.json" --check
+expect_err "$T/size3.json:1:57: error: terrain.size: expected [width, height] in pixels, found an array of 3 items"
+
+# water surfaces 950 km apart on one page: the pack cannot hold them; the
+# error (exit 2) names the scene and what to check, not only "pack:"
+row=""; i=0
+while [ $i -lt 64 ]; do # 30 columns at 0 m, a 4-column wall, 30 at ~900 km
+	if [ $i -lt 30 ]; then row="$row\\000\\000"
+	elif [ $i -lt 34 ]; then row="$row\\377\\377"
+	else row="$row\\146\\346"; fi
+	i=$((i + 1))
+done
+: > "$T/two.r16"
+i=0; while [ $i -lt 64 ]; do printf "$row" >> "$T/two.r16"; i=$((i + 1)); done
+cat > "$T/two.json" <<'J'
+{"name": "two", "terrain": {"heightmap": "two.r16", "size": [64, 64], "height_scale": 1000000},
+ "materials": [{"name": "w", "kind": "lake"}],
+ "sources": [{"type": "lake", "seed": [10, 10], "level": 5, "material": "w"},
+             {"type": "lake", "seed": [50, 10], "level": 950000, "material": "w"}]}
+J
+run 2 timeout 60 $W "$T/two.json" -o "$T/two" --steps 3 --threads 1 --quiet
+expect_err "$T/two.json: error: pack: LOD 0: the water surface spans more than 130 km within a page or between neighbouring pages, more than the pack's heights (half floats relative to a page base) hold; check terrain.height_scale and the water levels"
+check "pack range: no output" test ! -e "$T/two"
+
 # ---- out of memory is exit 4 --------------------------------------------
 # 990,000 values need ~70 MB of cJSON nodes; under a 50 MB address-space
 # limit the parse fails for want of memory, which is not a syntax error.

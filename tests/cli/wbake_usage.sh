@@ -21,6 +21,8 @@ run 1 $W samples/lake/scene.json -o "$T/o" --device gpu
 expect_err "wbake: --device expects 'cpu' or 'opencl', found 'gpu'"
 run 1 $W samples/lake/scene.json -o
 expect_err "wbake: option '-o' needs a value"
+run 1 $W samples/lake/scene.json -o "$T/o" --from ''
+expect_err "wbake: --from needs the directory of an earlier bake, found ''"
 run 1 $W a.json b.json -o "$T/o"
 expect_err "wbake: unexpected argument 'b.json' (one scene per run)"
 finish
