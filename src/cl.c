@@ -901,16 +901,6 @@ struct cl_lbm {
 	cl_mem b_acc;        /* (ulong) the cells of the lists stepped so far,
 				but the last */
 	cl_kernel k_brun, k_bzero, k_bcnt, k_bedge;
-	/* the lists kept for LBM_RELIST steps (lbm_sparse_lists, lbm.cl
-	 * lbm_blk_relist): relist set when they are; b_seed per block:
-	 * holds a special or is near an inflow / level ghost; b_in per
-	 * block (uchar): in the list; relist_left: steps the list is kept
-	 * for yet; relist_uses: steps it was stepped */
-	int relist, rwx, rwy;
-	cl_mem b_seed, b_in;
-	cl_kernel k_brel;
-	int relist_left;
-	long relist_uses;
 	/* the window's samples on the blocks the next step runs
 	 * (lbm_enq_sample): their list and its count */
 	cl_mem b_slist, b_scnt;
@@ -982,8 +972,7 @@ long long cl_lbm_cells(const struct cl_lbm *c, int *sparse)
 	    (buf_read(c->env, c->b_acc, 0, sizeof(acc), &acc) != CL_SUCCESS ||
 	     buf_read(c->env, c->b_cnt, 0, sizeof(cnt), cnt) != CL_SUCCESS))
 		return -1;
-	return c->sp_cells + (long long)acc +
-	       (long long)(cl_uint)cnt[2] * (c->relist ? c->relist_uses : 1);
+	return c->sp_cells + (long long)acc + (long long)(cl_uint)cnt[2];
 }
 static void cl_fv_release(struct cl_lbm *c);
 
@@ -1000,15 +989,14 @@ void cl_lbm_free(struct cl_lbm *c)
 			&c->rwet, &c->sh, &c->su, &c->sv, &c->mm, &c->b_wet[0],
 			&c->b_wet[1], &c->b_keep, &c->b_list, &c->b_elist,
 			&c->b_cnt, &c->b_acc, &c->b_slist, &c->b_scnt,
-			&c->b_estamp, &c->b_seed, &c->b_in, &c->pg, &c->ps,
-			&c->pbuf };
+			&c->b_estamp, &c->pg, &c->ps, &c->pbuf };
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
 		buf_free(m[k]);
 	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
 			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid,
 			   c->k_brun, c->k_bzero, c->k_bcnt, c->k_pack,
 			   c->k_unpack, c->k_zpack, c->k_bsmp, c->k_macb,
-			   c->k_accb, c->k_bedge, c->k_brel };
+			   c->k_accb, c->k_bedge };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
 		if (ks[k])
 			clReleaseKernel(ks[k]);
@@ -1409,44 +1397,7 @@ fail:
  * waits for the device within a step (a blocking read of the counts each
  * step idled the device for the round trip and the launches after it). Every block starts as wet in
  * both buffers, so the first step runs everything and the flags are exact
- * from then on.
- *
- * One process, pure LBM (relist): the lists are built every LBM_RELIST
- * steps instead (lbm_blk_relist), holding every block that the per-step
- * rule could run within those steps, and stepped as they are in between
- * (no list kernel launched). A block stepped with no nonzero bit within
- * one cell writes +0 bits, the dense bytes, so a larger list gives the
- * same bytes; the step kernel keeps the wet flags exact (lbm_step's
- * relist), so the samples (lbm_blk_sample) and the next build read what
- * they read with the per-step lists. WB_CL_RELIST=0 in the environment
- * (read at creation): the lists every step, to compare. See LBM_RELIST
- * for the reach.
- */
-
-/*
- * LBM_RELIST, the steps a list is kept for: K with 2 K - 1 <= 31 (the
- * reach of the steps must stay inside one ring of 32-cell blocks).
- * Block b must be stepped at step s0 + t when a cell within one cell of
- * it (ghosts included) may hold a nonzero bit then. Between s0 + t and
- * s0 + t + 1 a nonzero bit moves at most 2 cells: the kernel reads the
- * 3 x 3 neighbourhood (1 cell), but an open edge's ghost (lbm_ghost,
- * lbm_extrap_bed) takes the depths of interior cells up to 2 cells from
- * it (p + c_b beside its partner p), of this state and of the one before
- * (bed_lvl: h[!cur]), and the interior cells beside it read it: 2 cells
- * along the edge in one step. A mirror or periodic ghost copies one cell
- * (periodic: the far side, so distances wrap). So with the seeds at s0
- * (nonzero cells of f[cur], h[cur] and of the ghost ring after the fill:
- * b_wet[cur], lbm_blk_edge's stamp; specials and the inflow / level
- * closures, which write at any step: b_seed), a cell that may be nonzero
- * at step s0 + t lies within 2 t of a seed, and b must be stepped only
- * when a seed lies within 2 t + 1 <= 2 K - 1 cells of it. A seed outside
- * the 3 x 3 blocks around b is 33 cells away from b's cells (32 from its
- * one-cell ring, where a stamped ghost lies), so K = 16 is the largest
- * that a ring of whole blocks covers; across a periodic edge whose last
- * block is partial (w < 32 cells) the block before it is w + 1 cells
- * from block 0, so both count as neighbours there (lbm_blk_axis).
- */
-#define LBM_RELIST 16
+ * from then on. */
 
 static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 {
@@ -1470,8 +1421,6 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 		return cl_fail(d, err, "lbm_blk_edge");
 	if (!(c->k_bsmp = clCreateKernel(e->prog, "lbm_blk_sample", &err)))
 		return cl_fail(d, err, "lbm_blk_sample");
-	if (!(c->k_brel = clCreateKernel(e->prog, "lbm_blk_relist", &err)))
-		return cl_fail(d, err, "lbm_blk_relist");
 	if (!(c->k_macb = clCreateKernel(e->prog, "lbm_macro_blk", &err)))
 		return cl_fail(d, err, "lbm_macro_blk");
 	if (!(c->k_accb = clCreateKernel(e->prog, "lbm_accum_blk", &err)))
@@ -1487,50 +1436,11 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 	c->zgroups = (int)(cu > 0 ? 2 * cu : 2);
 	if (c->zgroups > c->bgroups)
 		c->zgroups = c->bgroups;
-	cl_uint *keep = malloc(2 * nb * sizeof(cl_uint)), *seed = keep + nb;
+	cl_uint *keep = malloc(nb * sizeof(cl_uint));
 	if (!keep)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 	for (size_t b = 0; b < nb; b++) /* the host's blocks are the same */
-		keep[b] = seed[b] = L->sb_keep ? L->sb_keep[b] : 1;
-	/* the lists kept for LBM_RELIST steps: one process (a neighbour's
-	 * water would come in unseen through the halo) and the pure LBM
-	 * (the hybrid's FV update writes cells from the host) */
-	const char *env = getenv("WB_CL_RELIST");
-	c->relist = c->sp && !L->par && !L->hybrid && !(env && env[0] == '0');
-	/* the seeds: keep, and the blocks with a cell within 2 of an inflow
-	 * or level ghost (the closure writes the ghosts beside its own, at
-	 * any step as the ramp goes); the periodic axes (lbm_blk_axis) */
-	c->rwx = c->rwy = 0;
-	for (int R = 0; R < L->H; R++)
-		for (int C = 0; C < L->W; C++) {
-			if (R > 0 && R < L->H - 1 && C > 0 && C < L->W - 1)
-				continue;
-			const size_t g = (size_t)C + (size_t)R * L->W;
-			/* (a corner copies a ghost beside it: its kind says
-			 * how, not which edge is periodic) */
-			const int corner = (R == 0 || R == L->H - 1) &&
-					   (C == 0 || C == L->W - 1);
-			if (L->gkind[g] == LBM_G_PERIODIC && !corner) {
-				if (C == 0 || C == L->W - 1)
-					c->rwx = 1;
-				else
-					c->rwy = 1;
-			}
-			if (L->gkind[g] != LBM_G_ZOU)
-				continue;
-			for (int j = R - 3; j <= R + 1; j++)
-				for (int i = C - 3; i <= C + 1; i++)
-					if (i >= 0 && i < L->nx && j >= 0 &&
-					    j < L->ny)
-						seed[i / 32 + (size_t)(j / 32) *
-							       c->nbx] = 1;
-		}
-	if (c->rwx && L->nx % 32)
-		c->rwx |= 2;
-	if (c->rwy && L->ny % 32)
-		c->rwy |= 2;
-	c->relist_left = 0;
-	c->relist_uses = 0;
+		keep[b] = L->sb_keep ? L->sb_keep[b] : 1;
 	const cl_uint one = 1;
 	if (!(c->b_wet[0] = buf_new(e, nb * sizeof(cl_uint), &err)) ||
 	    !(c->b_wet[1] = buf_new(e, nb * sizeof(cl_uint), &err)) ||
@@ -1541,18 +1451,9 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 	    !(c->b_acc = buf_new(e, sizeof(cl_ulong), &err)) ||
 	    !(c->b_slist = buf_new(e, nb * sizeof(cl_int), &err)) ||
 	    !(c->b_scnt = buf_new(e, sizeof(cl_int), &err)) ||
-	    !(c->b_estamp = buf_new(e, nb * sizeof(cl_uint), &err)) ||
-	    !(c->b_seed = buf_new(e, nb * sizeof(cl_uint), &err)) ||
-	    !(c->b_in = buf_new(e, nb, &err)))
+	    !(c->b_estamp = buf_new(e, nb * sizeof(cl_uint), &err)))
 		goto out;
 	err = buf_write(e, c->b_keep, 0, nb * sizeof(cl_uint), keep);
-	if (err == CL_SUCCESS)
-		err = buf_write(e, c->b_seed, 0, nb * sizeof(cl_uint), seed);
-	if (err == CL_SUCCESS) { /* every block may hold water at first */
-		const cl_uchar in = 1;
-		err = clEnqueueFillBuffer(e->q, c->b_in, &in, 1, 0, nb, 0,
-					  NULL, NULL);
-	}
 	if (err == CL_SUCCESS)
 		err = buf_zero(e, c->b_cnt, 4 * sizeof(cl_int));
 	if (err == CL_SUCCESS)
@@ -1613,24 +1514,16 @@ static cl_int lbm_enq_edge(struct cl_lbm *c, int br0, int br1)
  * blocks to step in b_list (count b_cnt[0]); with the exchange behind
  * the interior (ovl), those with a row among the band's first or last
  * LBM_PAR_EDGE rows in b_elist instead (b_cnt[3]); the sleeping blocks
- * to clear from the back of b_list (b_cnt[1]), cleared here. relist:
- * built every LBM_RELIST steps (lbm_blk_relist), kept in between. */
+ * to clear from the back of b_list (b_cnt[1]), cleared here. */
 static cl_int lbm_sparse_lists(struct cl_lbm *c)
 {
 	struct cl_env *e = c->env;
 	const struct lbm *L = &c->L;
 	const cl_int W = L->W, nx = L->nx, ny = L->ny, nbx = c->nbx,
 		     nby = c->nby, nb = c->nbx * c->nby;
-	if (c->relist && c->relist_left > 0) {
-		c->relist_left--;
-		c->relist_uses++;
-		return CL_SUCCESS;
-	}
-	const cl_ulong uses = c->relist ? (cl_ulong)c->relist_uses : 1;
 	cl_kernel k = c->k_bcnt;
 	cl_int err = ARG(k, 0, c->b_cnt);
 	err |= ARG(k, 1, c->b_acc);
-	err |= ARG(k, 2, uses);
 	if (err == CL_SUCCESS)
 		err = run1d(e, k, 1);
 	/* several processes: the band's block rows and one on each side
@@ -1640,33 +1533,6 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c)
 	lbm_band_brows(c, &br0, &br1);
 	if (err == CL_SUCCESS)
 		err = lbm_enq_edge(c, br0, br1);
-	cl_int J0, J1; /* several processes: this band's rows (par.h) */
-	wb_par_band(L->par, ny, &J0, &J1);
-	if (c->relist) {
-		k = c->k_brel;
-		err |= ARG(k, 0, c->b_wet[c->cur]);
-		err |= ARG(k, 1, c->b_wet[!c->cur]);
-		err |= ARG(k, 2, c->b_keep);
-		err |= ARG(k, 3, c->b_seed);
-		err |= ARG(k, 4, c->b_estamp);
-		err |= ARG(k, 5, c->estamp);
-		err |= ARG(k, 6, nx);
-		err |= ARG(k, 7, ny);
-		err |= ARG(k, 8, nbx);
-		err |= ARG(k, 9, nby);
-		err |= ARG(k, 10, c->rwx);
-		err |= ARG(k, 11, c->rwy);
-		err |= ARG(k, 12, c->b_list);
-		err |= ARG(k, 13, c->b_cnt);
-		err |= ARG(k, 14, c->b_in);
-		if (err == CL_SUCCESS)
-			err = run1d(e, k, (size_t)nb);
-		/* the first list (every flag set at creation) holds every
-		 * block: kept for one step, until the flags are exact */
-		c->relist_left = c->relist_uses ? LBM_RELIST - 1 : 0;
-		c->relist_uses = 1;
-		goto zero;
-	}
 	k = c->k_brun;
 	err |= ARG(k, 0, c->b_wet[c->cur]);
 	err |= ARG(k, 1, c->b_wet[!c->cur]);
@@ -1679,6 +1545,8 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c)
 	err |= ARG(k, 8, nby);
 	err |= ARG(k, 9, c->b_list);
 	err |= ARG(k, 10, c->b_cnt);
+	cl_int J0, J1; /* several processes: this band's rows (par.h) */
+	wb_par_band(L->par, ny, &J0, &J1);
 	err |= ARG(k, 11, J0);
 	err |= ARG(k, 12, J1);
 	const cl_int edge = c->ovl ? LBM_PAR_EDGE : 0;
@@ -1688,7 +1556,6 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c)
 	       gn = round_up((size_t)(br1 - br0) * nbx, 64);
 	if (err == CL_SUCCESS && br1 > br0)
 		err = enq_nd(e, k, 1, &go, &gn, NULL);
-zero:
 	if (err != CL_SUCCESS)
 		return err;
 	k = c->k_bzero;
@@ -1835,10 +1702,6 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	err |= ARG(k, 21, c->zi);
 	err |= ARG(k, 22, c->b_cnt);
 	err |= ARG(k, 23, which);
-	const cl_int relist = sparse && c->relist;
-	err |= ARG(k, 24, c->b_wet[c->cur]);
-	err |= ARG(k, 25, c->b_keep);
-	err |= ARG(k, 26, relist);
 	if (err != CL_SUCCESS)
 		return err;
 	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)(J1 - J0) },

@@ -15,9 +15,7 @@
  * step computed fewer cells than the dense one. The solver entry
  * (cl_lbm_solve: window means, residual, books) gives the same state and
  * report sparse and dense (the window's samples taken on the blocks the
- * next step runs, lbm_enq_sample), on every scene. test_relist: the
- * lists kept for several steps (cl.c LBM_RELIST) against the per-step
- * lists and the dense step, after every step.
+ * next step runs, lbm_enq_sample), on every scene.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,7 +41,7 @@ static int dev_index(void)
 	return k < 0 ? 0 : k;
 }
 
-enum { SC_FRONT, SC_CORNER, SC_INFLOW, SC_WRAP, SC_WRAP4, SC_SLIVER };
+enum { SC_FRONT, SC_CORNER, SC_INFLOW, SC_WRAP, SC_WRAP4 };
 
 static struct wb_sim sim_of(void)
 {
@@ -75,13 +73,10 @@ static void scene(struct wb_raster *r, int kind)
 		nx = 200, ny = 100;
 	if (kind == SC_WRAP4)
 		nx = 384, ny = 384;
-	if (kind == SC_SLIVER)
-		nx = 5 * 32 + 1, ny = 256;
 	assert_int_equal(wb_raster_alloc(r, nx, ny, 1.0), WB_OK);
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
-			double z = kind == SC_SLIVER ? 0.0 :
-				   kind == SC_WRAP4 ? 0.02 * rough(&s) :
+			double z = kind == SC_WRAP4 ? 0.02 * rough(&s) :
 				   kind == SC_INFLOW ?
 				0.002 * (nx - i) + 0.02 * rough(&s) +
 				(j < 10 || j >= ny - 10 ? 2.0 : 0.0) :
@@ -144,24 +139,6 @@ static void scene(struct wb_raster *r, int kind)
 			}
 		for (int q = 0; q < 4; q++)
 			r->edges[q].kind = WB_EDGE_PERIODIC;
-		break;
-	case SC_SLIVER:
-		/* periodic west / east edges whose last block column is 1
-		 * cell wide, a flat bed: pools in the blocks before it, their
-		 * east fronts 1 to 7 cells from that column (block rows 0, 2,
-		 * 4, 6, so that they wake each other's blocks late; the
-		 * fronts move about a cell in 5 steps: one of them reaches
-		 * it soon after a list is built) cross it and the wrap into
-		 * block column 0 within a list's steps, long before their
-		 * west fronts get there */
-		for (int p = 0; p < 4; p++)
-			for (int j = 64 * p + 8; j < 64 * p + 24; j++)
-				for (int i = 100; i < 159 - 2 * p; i++)
-					r->h0[i + (size_t)j * nx] = 1.0f;
-		r->edges[WB_WEST].kind = WB_EDGE_PERIODIC;
-		r->edges[WB_EAST].kind = WB_EDGE_PERIODIC;
-		r->edges[WB_NORTH].kind = WB_EDGE_WALL;
-		r->edges[WB_SOUTH].kind = WB_EDGE_WALL;
 		break;
 	}
 }
@@ -265,76 +242,6 @@ static void test_periodic4(void **state)
 	lockstep(SC_WRAP4, 121);
 }
 
-/*
- * The lists kept for LBM_RELIST steps (cl.c lbm_sparse_lists, lbm.cl
- * lbm_blk_relist): the device stepped with them, with the lists built
- * every step (WB_CL_RELIST=0) and densely, compared after every step, so
- * that a block the kept list misses shows at the step water enters it:
- * the front (dry blocks ahead of it), the inflow (the closure's ghosts),
- * periodic edges (the ghost ring wraps the water), and a periodic edge
- * with a 2-cell last block column (SC_SLIVER: the water crosses it and
- * the wrap within a list's steps). Each also steps fewer cells than the
- * dense device.
- */
-static void relist_case(int kind, long steps)
-{
-	struct wb_raster r;
-	scene(&r, kind);
-	struct wb_sim sim = sim_of();
-	struct wb_diags d;
-	wb_diags_init(&d);
-	struct cl_env *e = NULL;
-	assert_int_equal(cl_env_open(dev_index(), &e, &d), WB_OK);
-	struct cl_lbm *c[3] = { NULL, NULL, NULL };
-	assert_int_equal(cl_lbm_create(e, &r, &sim, 2, 0, &c[0], &d), WB_OK);
-	setenv("WB_CL_RELIST", "0", 1);
-	assert_int_equal(cl_lbm_create(e, &r, &sim, 2, 0, &c[1], &d), WB_OK);
-	unsetenv("WB_CL_RELIST");
-	setenv("WB_LBM_DENSE", "1", 1);
-	assert_int_equal(cl_lbm_create(e, &r, &sim, 2, 0, &c[2], &d), WB_OK);
-	unsetenv("WB_LBM_DENSE");
-	const size_t n = (size_t)r.nx * r.ny;
-	float *f[9];
-	for (int q = 0; q < 9; q++)
-		assert_non_null(f[q] = malloc(n * sizeof(float)));
-	for (long k = 1; k <= steps; k++) {
-		for (int m = 0; m < 3; m++) {
-			assert_int_equal(cl_lbm_enqueue(c[m], 1, &d), WB_OK);
-			assert_int_equal(cl_lbm_macro(c[m], f[3 * m], f[3 * m + 1],
-						      f[3 * m + 2], &d), WB_OK);
-		}
-		for (int q = 0; q < 3; q++)
-			for (int m = 1; m < 3; m++)
-				if (memcmp(f[q], f[3 * m + q], n * sizeof(float)))
-					fail_msg("relist, scene %d: the kept lists and the %s step differ (field %d) after step %ld",
-						 kind, m == 1 ? "per-step lists'" : "dense", q, k);
-	}
-	int on = 0;
-	const long long ck = cl_lbm_cells(c[0], &on), cs = cl_lbm_cells(c[1], &on),
-			cd = cl_lbm_cells(c[2], &on);
-	print_message("  relist, scene %d: %ld steps identical (kept lists, per-step lists, dense); stepped %.1f %% / %.1f %% of the dense cell-steps\n",
-		      kind, steps, 100.0 * (double)ck / (double)cd,
-		      100.0 * (double)cs / (double)cd);
-	assert_true(ck < cd && cs <= ck);
-	for (int q = 0; q < 9; q++)
-		free(f[q]);
-	for (int m = 0; m < 3; m++)
-		cl_lbm_free(c[m]);
-	cl_env_free(e);
-	wb_raster_free(&r);
-	wb_diags_release(&d);
-}
-
-static void test_relist(void **state)
-{
-	(void)state;
-	relist_case(SC_SLIVER, 120);
-	relist_case(SC_FRONT, 90);
-	relist_case(SC_INFLOW, 90);
-	relist_case(SC_WRAP, 70);
-	relist_case(SC_WRAP4, 70);
-}
-
 /* cl_lbm_solve sparse and dense: the same state and report. */
 /* cl_lbm_solve to its step cap, sparse and dense: the window means (sampled
  * on the blocks the next step runs, lbm_enq_sample), the residual and the
@@ -402,7 +309,6 @@ int main(void)
 		cmocka_unit_test(test_inflow),
 		cmocka_unit_test(test_periodic),
 		cmocka_unit_test(test_periodic4),
-		cmocka_unit_test(test_relist),
 		cmocka_unit_test(test_solve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

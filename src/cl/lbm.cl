@@ -591,8 +591,7 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		     global const int *blist, int sparse, int nbx, int slx,
 		     global uint *wet_out, int j0, int j1,
 		     global const int *restrict zi, global const int *cnt,
-		     int which, global uint *wet_in, global const uint *keep,
-		     int relist)
+		     int which)
 {
 	if (!sparse) {
 		lbm_cell(A, B, hA, hB, z, c, N, W, nx, ny, kp, clamp_acc, bad,
@@ -603,11 +602,6 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 	const int n = cnt[which], ng = (int)get_num_groups(0);
 	for (int g = (int)get_group_id(0); g < n; g += ng) {
 		const int blk = blist[g];
-		/* the lists kept for several steps (relist, lbm_blk_relist):
-		 * the input's flags start again from keep, for the next step
-		 * to OR its output into (nothing reads them before that) */
-		if (relist && get_local_id(0) == 0 && get_global_id(1) == 0)
-			wet_in[blk] = keep[blk];
 		lbm_cell(A, B, hA, hB, z, c, N, W, nx, ny, kp, clamp_acc, bad,
 			 step, sparse, wet_out, j0, j1, zi,
 			 (blk % nbx) * 32 + (int)get_local_id(0),
@@ -616,12 +610,11 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 }
 
 /* The lists' counts of lbm_blk_run zeroed before it runs, the cells of
- * the last list added to *acc first, once for each of the uses steps it
- * was stepped (one work-item). */
-kernel void lbm_blk_cnt(global int *cnt, global ulong *acc, ulong uses)
+ * the last step's list added to *acc first (one work-item). */
+kernel void lbm_blk_cnt(global int *cnt, global ulong *acc)
 {
 	if (get_global_id(0) == 0) {
-		acc[0] += uses * (ulong)(uint)cnt[2];
+		acc[0] += (ulong)(uint)cnt[2];
 		cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
 	}
 }
@@ -742,81 +735,6 @@ kernel void lbm_blk_run(global const uint *wet_in, global uint *wet_out,
 		if (wet_out[b])
 			blist[nbx * nby - 1 - atomic_inc(&cnt[1])] = b;
 		wet_out[b] = 0;
-	}
-}
-
-/*
- * The block indices along one axis (n blocks) within reach of block x for
- * lbm_blk_relist, into o (4 at most): x - 1, x, x + 1; wrap & 1: the axis
- * is periodic (the ghosts copy the far side: 0 and n - 1 are neighbours);
- * wrap & 2: and its last block is partial (narrower than 32 cells), so
- * water crosses it and the wrap within the reach: 0 and n - 2 too.
- */
-inline int lbm_blk_axis(int x, int n, int wrap, int *o)
-{
-	int k = 0;
-	for (int d = -1; d <= 1; d++) {
-		int y = x + d;
-		if (y < 0 || y >= n) {
-			if (!(wrap & 1))
-				continue;
-			y = y < 0 ? n - 1 : 0;
-		}
-		o[k++] = y;
-	}
-	if ((wrap & 2) && n >= 3 && (x == 0 || x == n - 2))
-		o[k++] = x == 0 ? n - 2 : 0;
-	return k;
-}
-
-/*
- * The lists kept for LBM_RELIST steps (cl.c lbm_sparse_lists, "relist"):
- * one item per block b. b is listed (from the front of blist) when a
- * block within reach (lbm_blk_axis on both axes) is a seed now: wet
- * (wet_in), holding a special or near an inflow / level ghost (seed), or
- * beside a ghost cell with a nonzero bit (estamp == stamp). Over the
- * steps the list is kept, nothing reaches a block that is not listed
- * (the reach, cl.c). A listed block's wet_out starts as keep; lbm_step
- * ORs its output in and starts wet_in again from keep, so both flags stay
- * exact. A block listed before (bin) and not now is listed from the back
- * for lbm_blk_zero: its output buffer was written while it was listed;
- * its input holds zeros (it is no seed). cnt as lbm_blk_run's (one
- * process: no band, no edge list).
- */
-kernel void lbm_blk_relist(global const uint *wet_in, global uint *wet_out,
-			   global const uint *keep, global const uint *seed,
-			   global const uint *estamp, uint stamp, int nx,
-			   int ny, int nbx, int nby, int wx, int wy,
-			   global int *blist, global int *cnt,
-			   global uchar *bin)
-{
-	const int b = get_global_id(0);
-	if (b >= nbx * nby)
-		return;
-	const int bx = b % nbx, by = b / nbx;
-	int xs[4], ys[4];
-	const int kx = lbm_blk_axis(bx, nbx, wx, xs),
-		  ky = lbm_blk_axis(by, nby, wy, ys);
-	uint run = 0;
-	for (int v = 0; v < ky; v++)
-		for (int u = 0; u < kx; u++) {
-			const int x = xs[u], y = ys[v], q = x + y * nbx;
-			run |= wet_in[q] | seed[q];
-			if ((x == 0 || y == 0 || x == nbx - 1 || y == nby - 1) &&
-			    estamp[q] == stamp)
-				run = 1;
-		}
-	if (run) {
-		blist[atomic_inc(&cnt[0])] = b;
-		atomic_add(&cnt[2], (min(nx, bx * 32 + 32) - bx * 32) *
-				    (min(ny, by * 32 + 32) - by * 32));
-		wet_out[b] = keep[b];
-		bin[b] = 1;
-	} else {
-		if (bin[b])
-			blist[nbx * nby - 1 - atomic_inc(&cnt[1])] = b;
-		wet_out[b] = 0;
-		bin[b] = 0;
 	}
 }
 
