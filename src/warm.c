@@ -387,7 +387,7 @@ enum wb_status wb_state_load(const char *path, const struct wb_raster *r,
 		goto bad;
 	}
 	if (solver)
-		*solver = (int)get32(b + 20);
+		*solver = (int)sv;
 	if (guess_h)
 		*guess_h = gh;
 	else
