@@ -130,16 +130,35 @@ static int cmp_pedge(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Mark the cells whose centres are inside the polygon (even-odd rule) into
- * 'mask'; returns the count, or -1 when out of memory. Row by row: the x at
- * which each edge crosses the row's centre line, sorted, then a sweep along
- * the row (a cell is inside when an odd number of crossings lie to its
- * right). That is the classic per-point crossing test with the same
- * arithmetic, but the edges a row crosses come from a list sorted by their
- * lower end (an active edge table), so the work is O(n log n + crossings +
- * cells), not O(cells * n). */
-long wb_raster_polygon_mask(const struct wb_raster *r,
-			    const struct wb_polygon *p, unsigned char *mask)
+/* First cell i of [i0, i1 + 1] whose centre is at or right of x (i1 + 1
+ * when none is): a guess from the division, then the exact comparison the
+ * per-cell test makes. */
+static int first_at_or_right(const struct wb_raster *r, double x, int i0,
+			     int i1)
+{
+	double g = ceil(x / r->dx - 0.5);
+	int i = !(g > i0) ? i0 : g > i1 + 1 ? i1 + 1 : (int)g; /* NaN: i0 */
+	while (i > i0 && cx(r, i - 1) >= x)
+		i--;
+	while (i <= i1 && cx(r, i) < x)
+		i++;
+	return i;
+}
+
+/* Call fn(ctx, j, i0, i1) for each run [i0, i1] of cells of row j whose
+ * centres are inside the polygon (even-odd rule), rows in order; returns
+ * the count of cells, or -1 when out of memory. Row by row: the x at which
+ * each edge crosses the row's centre line, sorted; a cell is inside when
+ * an odd number of crossings lie to its right, so the cells between two
+ * neighbouring crossings are all in or all out. That is the classic
+ * per-point crossing test with the same arithmetic, but the edges a row
+ * crosses come from a list sorted by their lower end (an active edge
+ * table) and a run costs two comparisons at its ends, so the work is
+ * O(n log n + crossings) plus what fn does, not O(cells * n). */
+typedef void (*run_fn)(void *ctx, int j, int i0, int i1);
+
+static long polygon_runs(const struct wb_raster *r, const struct wb_polygon *p,
+			 run_fn fn, void *ctx)
 {
 	struct bbox b = bbox_of(r, p->xy, p->n, 0);
 	if (b.i1 < b.i0 || b.j1 < b.j0)
@@ -188,15 +207,17 @@ long wb_raster_polygon_mask(const struct wb_raster *r,
 		if (k == 0)
 			continue;
 		qsort(xs, (size_t)k, sizeof(double), cmp_double);
-		int q = 0; /* crossings at or left of the cell centre */
-		for (int i = b.i0; i <= b.i1; i++) {
-			double x = cx(r, i);
-			while (q < k && xs[q] <= x)
-				q++;
-			if ((k - q) & 1) {
-				mask[i + (size_t)j * r->nx] = 1;
-				n++;
+		/* the cells with q crossings at or left of their centre,
+		 * xs[q - 1] <= x < xs[q], are inside when k - q is odd */
+		int lo = first_at_or_right(r, -INFINITY, b.i0, b.i1);
+		for (int q = 0; q <= k && lo <= b.i1; q++) {
+			int hi = q < k ? first_at_or_right(r, xs[q], lo, b.i1)
+				       : b.i1 + 1;
+			if (((k - q) & 1) && hi > lo) {
+				fn(ctx, j, lo, hi - 1);
+				n += hi - lo;
 			}
+			lo = hi;
 		}
 	}
 done:
@@ -204,6 +225,23 @@ done:
 	free(act);
 	free(xs);
 	return n;
+}
+
+struct mask_ctx { const struct wb_raster *r; unsigned char *mask; };
+
+static void mask_run(void *ctx, int j, int i0, int i1)
+{
+	struct mask_ctx *c = ctx;
+	memset(c->mask + i0 + (size_t)j * c->r->nx, 1, (size_t)(i1 - i0 + 1));
+}
+
+/* Mark the cells whose centres are inside the polygon (even-odd rule) into
+ * 'mask'; returns the count, or -1 when out of memory (polygon_runs). */
+long wb_raster_polygon_mask(const struct wb_raster *r,
+			    const struct wb_polygon *p, unsigned char *mask)
+{
+	struct mask_ctx c = { r, mask };
+	return polygon_runs(r, p, mask_run, &c);
 }
 
 /* The cells of row j whose centres may lie within 'pad' of segment s (x0,
@@ -332,6 +370,131 @@ static void outline_near(const struct wb_raster *r, const struct wb_polygon *p,
 								 s[0], s[1], s[2], s[3]));
 			}
 		}
+	}
+}
+
+/* Modifiers. Each adds, in scene order, its rate kk = strength * w and
+ * its rate-weighted target kk * (u, v) to the cells of its region (modw:
+ * k, k*u, k*v per cell). Where the weight w is certainly 1 (a polygon's
+ * cells beyond the falloff, all of them without one; a disc's core) the
+ * cells take the constant (strength, strength * target) in a loop with no
+ * geometry in it; only the others (the falloff band, a disc's rim)
+ * evaluate the weight. The arithmetic is the per-cell definition's, so
+ * are the bits. The work is a few additions per cell covered: the
+ * geometry costs per row and per cell of the falloff band, not per cell
+ * of the region. */
+struct mod_ctx {
+	struct wb_raster *r;
+	double *modw;
+	const double *dist; /* distance to the outline (polygons with a ramp) */
+	const struct wb_modifier *md;
+	int ramp;
+	long cells;
+};
+
+/* Cells k0 .. k0 + len - 1 (one row) at weight 1. */
+static void mod_span(struct mod_ctx *c, size_t k0, int len)
+{
+	double a = c->md->strength, b = a * c->md->target[0],
+	       d = a * c->md->target[1];
+	double *restrict w = c->modw + 3 * k0;
+	uint8_t *restrict f = c->r->flags + k0;
+	for (int t = 0; t < len; t++) {
+		w[3 * t] += a;
+		w[3 * t + 1] += b;
+		w[3 * t + 2] += d;
+		f[t] |= WB_CELL_MODIFIER;
+	}
+	c->cells += len;
+}
+
+/* Cell k, 'inward' metres inside the region's edge: the weight from the
+ * falloff. */
+static void mod_cell(struct mod_ctx *c, size_t k, double inward)
+{
+	const struct wb_modifier *md = c->md;
+	double w = 1, t = md->falloff_width > 0 ?
+			  fmin(1, inward / md->falloff_width) : 1;
+	if (md->falloff == WB_FALLOFF_LINEAR)
+		w = t;
+	else if (md->falloff == WB_FALLOFF_SMOOTH)
+		w = t * t * (3 - 2 * t);
+	double kk = md->strength * w;
+	c->modw[3 * k] += kk;
+	c->modw[3 * k + 1] += kk * md->target[0];
+	c->modw[3 * k + 2] += kk * md->target[1];
+	c->r->flags[k] |= WB_CELL_MODIFIER;
+	c->cells++;
+}
+
+/* A run of a polygon modifier's cells (polygon_runs). */
+static void mod_poly_run(void *ctx, int j, int i0, int i1)
+{
+	struct mod_ctx *c = ctx;
+	size_t k0 = i0 + (size_t)j * c->r->nx;
+	int len = i1 - i0 + 1;
+	if (!c->ramp) {
+		mod_span(c, k0, len);
+		return;
+	}
+	double fw = c->md->falloff_width;
+	for (int t = 0; t < len;) {
+		int s = t;
+		while (t < len && c->dist[k0 + t] >= fw)
+			t++;
+		if (t > s)
+			mod_span(c, k0 + s, t - s);
+		if (t < len) {
+			mod_cell(c, k0 + t, c->dist[k0 + t]);
+			t++;
+		}
+	}
+}
+
+/* Row j of a disc modifier (centre c, radius R) within its box bb. The
+ * cells whose centres may be within R and those certainly within R - fw
+ * (fw: the falloff width, 0 without a ramp), where the weight is exactly 1,
+ * come from square roots widened (narrowed) by a margin of a cell plus
+ * rounding; the exact per-cell test (hypot) decides every cell between
+ * them, so the cells taken and their weights are the definition's and only
+ * the rim pays for the test. */
+static void mod_disc_row(struct mod_ctx *c, struct bbox bb, int j)
+{
+	const struct wb_raster *r = c->r;
+	const double *ctr = c->md->center;
+	double R = c->md->radius, fw = c->ramp ? c->md->falloff_width : 0;
+	double y = cx(r, j), dy = fabs(y - ctr[1]);
+	double m = r->dx + 1e-9 * (R + fabs(ctr[0]) + fabs(ctr[1]) + fabs(y));
+	double ro = R + m, rc = R - fw - m;
+	if (!(dy <= ro))
+		return;
+	int i0 = bb.i0, i1 = bb.i1, c0 = i1 + 1, c1 = i1;
+	double ho = sqrt(ro * ro - dy * dy);
+	double lo = floor((ctr[0] - ho) / r->dx - 0.5) - 1;
+	double hi = ceil((ctr[0] + ho) / r->dx - 0.5) + 1;
+	if (lo > i0)
+		i0 = lo > i1 ? i1 + 1 : (int)lo;
+	if (hi < i1)
+		i1 = hi < i0 ? i0 - 1 : (int)hi;
+	if (rc > 0 && dy < rc) {
+		double hc = sqrt(rc * rc - dy * dy);
+		double a = ceil((ctr[0] - hc) / r->dx - 0.5) + 1;
+		double b = floor((ctr[0] + hc) / r->dx - 0.5) - 1;
+		if (a <= b && a <= i1 && b >= i0) {
+			c0 = a < i0 ? i0 : (int)a;
+			c1 = b > i1 ? i1 : (int)b;
+		}
+	}
+	size_t row = (size_t)j * r->nx;
+	for (int i = i0; i <= i1; i++) {
+		if (i == c0) {
+			mod_span(c, row + c0, c1 - c0 + 1);
+			i = c1;
+			continue;
+		}
+		double dd = hypot(cx(r, i) - ctr[0], y - ctr[1]);
+		if (dd <= R)
+			mod_cell(c, row + i, R - dd);
 	}
 }
 
@@ -745,12 +908,8 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 		const struct wb_modifier *md = &sc->modifiers[m];
 		/* the distance to the edge matters only within the falloff */
 		int ramp = md->falloff != WB_FALLOFF_NONE && md->falloff_width > 0;
-		struct bbox bb;
+		struct mod_ctx mc = { r, modw, NULL, md, ramp, 0 };
 		if (md->area.n) {
-			bb = bbox_of(r, md->area.xy, md->area.n, 0);
-			box_clear(r, bb, mask, NULL);
-			if (wb_raster_polygon_mask(r, &md->area, mask) < 0)
-				goto oom;
 			double work = ramp ? seg_work(r, &md->area, 1,
 						      md->falloff_width) : 0;
 			if (work > WB_RASTER_WORK_MAX - work_done) {
@@ -768,41 +927,16 @@ enum wb_status wb_raster_build(const struct wb_scene *sc,
 						     md->falloff_width + r->dx),
 					  NULL, dist);
 				outline_near(r, &md->area, md->falloff_width, dist);
+				mc.dist = dist;
 			}
+			if (polygon_runs(r, &md->area, mod_poly_run, &mc) < 0)
+				goto oom;
 		} else {
-			bb = bbox_of(r, md->center, 1, md->radius);
+			struct bbox bb = bbox_of(r, md->center, 1, md->radius);
+			for (int j = bb.j0; j <= bb.j1; j++)
+				mod_disc_row(&mc, bb, j);
 		}
-		long cells = 0;
-		for (int j = bb.j0; j <= bb.j1; j++)
-			for (int i = bb.i0; i <= bb.i1; i++) {
-				double x = cx(r, i), y = cx(r, j), inward;
-				size_t k = i + (size_t)j * r->nx;
-				if (md->area.n) {
-					if (!mask[k])
-						continue;
-					/* beyond the falloff (or without one) any
-					 * distance >= falloff_width gives t = 1 */
-					inward = ramp ? dist[k] : INFINITY;
-				} else {
-					double dd = hypot(x - md->center[0], y - md->center[1]);
-					if (dd > md->radius)
-						continue;
-					inward = md->radius - dd;
-				}
-				double w = 1, t = md->falloff_width > 0 ?
-						  fmin(1, inward / md->falloff_width) : 1;
-				if (md->falloff == WB_FALLOFF_LINEAR)
-					w = t;
-				else if (md->falloff == WB_FALLOFF_SMOOTH)
-					w = t * t * (3 - 2 * t);
-				double kk = md->strength * w;
-				modw[3 * k] += kk;
-				modw[3 * k + 1] += kk * md->target[0];
-				modw[3 * k + 2] += kk * md->target[1];
-				r->flags[k] |= WB_CELL_MODIFIER;
-				cells++;
-			}
-		if (!cells) {
+		if (!mc.cells) {
 			snprintf(p, sizeof(p), "modifiers[%d]", m);
 			ERRP(p, "the region covers no cell of the %gx%g m terrain", W, H);
 		}
