@@ -94,35 +94,52 @@ static int usage_error(const char *fmt, const char *arg)
 	__attribute__((format(printf, 1, 0)));
 static int usage_error(const char *fmt, const char *arg)
 {
+	/* arg comes from the command line: shown with its control
+	   characters escaped, like every untrusted string */
+	char esc[256];
+	wb_str_escape(esc, sizeof(esc), arg);
 	fprintf(stderr, "wbake: ");
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	fprintf(stderr, fmt, arg);
+	fprintf(stderr, fmt, esc);
 #pragma GCC diagnostic pop
 	fprintf(stderr, "\nTry 'wbake --help'.\n");
 	return WB_EUSAGE;
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
+/* An option that takes a value, given a second time: a usage error, not
+ * the last one silently (a script that passes --steps twice means one of
+ * them). Flags given twice are harmless and accepted. */
+static int given_twice(const char *opt, const char *first, const char *second)
 {
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
+	char e1[128], e2[128];
+	wb_str_escape(e1, sizeof(e1), first);
+	wb_str_escape(e2, sizeof(e2), second);
+	fprintf(stderr, "wbake: option '%s' given twice ('%s', then '%s'); give it once\n"
+		"Try 'wbake --help'.\n", opt, e1, e2);
+	return WB_EUSAGE;
 }
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
+	/* the value each option taking one was given, to refuse a second */
+	enum { V_OUT, V_SOLVER, V_DEVICE, V_CL_DEVICE, V_THREADS, V_STEPS,
+	       V_FROM, V_PAGES, V_COUNT };
+	const char *seen[V_COUNT] = { 0 };
 	memset(o, 0, sizeof(*o));
 	o->solver = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 		long v;
-#define NEED_VAL() do { if (!val) return usage_error("option '%s' needs a value", a); i++; } while (0)
+#define NEED_VAL(id) do { \
+		if (!val) \
+			return usage_error("option '%s' needs a value", a); \
+		if (seen[id]) \
+			return given_twice(a, seen[id], val); \
+		seen[id] = val; \
+		i++; \
+	} while (0)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
 			exit(0);
@@ -130,14 +147,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			printf("wbake %s\n", WB_VERSION_STRING);
 			exit(0);
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
-			NEED_VAL();
+			NEED_VAL(V_OUT);
 			if (!*val)
 				return usage_error("%s", "-o needs a directory name, found ''");
 			o->out = val;
 		} else if (!strcmp(a, "--check")) {
 			o->check = 1;
 		} else if (!strcmp(a, "--solver")) {
-			NEED_VAL();
+			NEED_VAL(V_SOLVER);
 			if (!strcmp(val, "lbm"))
 				o->solver = WB_SOLVER_LBM;
 			else if (!strcmp(val, "swe"))
@@ -145,7 +162,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			else
 				return usage_error("--solver expects 'lbm' or 'swe', found '%s'", val);
 		} else if (!strcmp(a, "--device")) {
-			NEED_VAL();
+			NEED_VAL(V_DEVICE);
 			if (!strcmp(val, "cpu"))
 				o->opencl = 0;
 			else if (!strcmp(val, "opencl"))
@@ -153,25 +170,25 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			else
 				return usage_error("--device expects 'cpu' or 'opencl', found '%s'", val);
 		} else if (!strcmp(a, "--cl-device")) {
-			NEED_VAL();
-			if (parse_long(val, 0, 1000, &v))
-				return usage_error("--cl-device expects a device index, found '%s'", val);
+			NEED_VAL(V_CL_DEVICE);
+			if (wb_parse_long(val, 0, 1000, &v))
+				return usage_error("--cl-device expects a device index from 0 to 1000, found '%s'", val);
 			o->cl_device = (int)v;
 			o->cl_device_set = 1;
 		} else if (!strcmp(a, "--list-devices")) {
 			o->list_devices = 1;
 		} else if (!strcmp(a, "--threads")) {
-			NEED_VAL();
-			if (parse_long(val, 1, 4096, &v))
+			NEED_VAL(V_THREADS);
+			if (wb_parse_long(val, 1, 4096, &v))
 				return usage_error("--threads expects a number from 1 to 4096, found '%s'", val);
 			o->threads = (int)v;
 		} else if (!strcmp(a, "--steps")) {
-			NEED_VAL();
-			if (parse_long(val, 1, 1000000000L, &v))
-				return usage_error("--steps expects a positive number of steps, found '%s'", val);
+			NEED_VAL(V_STEPS);
+			if (wb_parse_long(val, 1, 1000000000L, &v))
+				return usage_error("--steps expects a number of steps from 1 to 1000000000, found '%s'", val);
 			o->steps = v;
 		} else if (!strcmp(a, "--from")) {
-			NEED_VAL();
+			NEED_VAL(V_FROM);
 			if (!*val)
 				return usage_error("%s", "--from needs the directory of an earlier bake, found ''");
 			o->from = val;
@@ -182,7 +199,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(a, "--report")) {
 			o->report = 1;
 		} else if (!strcmp(a, "--pages")) {
-			NEED_VAL();
+			NEED_VAL(V_PAGES);
 			if (strcmp(val, "png"))
 				return usage_error("--pages expects 'png', found '%s'", val);
 			o->pages_png = 1;

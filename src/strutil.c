@@ -1,7 +1,10 @@
 /*
- * strutil.c - UTF-8 checking and terminal-safe escaping (see strutil.h).
+ * strutil.c - UTF-8 checking, terminal-safe escaping and strict number
+ * parsing (see strutil.h).
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "strutil.h"
@@ -94,4 +97,21 @@ size_t wb_str_escape(char *out, size_t size, const char *s)
 	if (size > 0)
 		out[fitted] = 0;
 	return need;
+}
+
+int wb_parse_long(const char *s, long lo, long hi, long *out)
+{
+	if (!s)
+		return -1;
+	/* strtol alone would skip leading spaces and take a '+' */
+	const char *d = s[0] == '-' && lo < 0 ? s + 1 : s;
+	if (*d < '0' || *d > '9')
+		return -1;
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
 }

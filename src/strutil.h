@@ -7,6 +7,10 @@
  * escape sequence in a material name cannot drive the user's terminal and
  * invalid UTF-8 never ends up inside manifest.json.
  *
+ * Command-line values are untrusted too: wb_parse_long reads a number
+ * strictly (the whole string, no spaces), so that ' 5' or '5x' is refused
+ * with a message rather than taken as 5.
+ *
  * No function here allocates; all are pure and thread-safe.
  */
 #ifndef WB_STRUTIL_H
@@ -29,5 +33,11 @@ size_t wb_utf8_check(const char *s, size_t n);
  * Returns the length the whole escaped string needs (not counting the NUL),
  * like snprintf; a result >= size means out was truncated. */
 size_t wb_str_escape(char *out, size_t size, const char *s);
+
+/* Parse s, a command-line value, as a whole decimal integer in [lo, hi]:
+ * digits only, with a leading '-' only when lo < 0; no spaces, no '+', no
+ * "0x", nothing after the digits. Returns 0 and sets *out, or -1 (leaving
+ * *out alone) when s is NULL, empty, anything else or out of range. */
+int wb_parse_long(const char *s, long lo, long hi, long *out);
 
 #endif

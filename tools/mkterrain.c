@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strutil.h"
 #include "util.h"
 #include "wbake.h"
 
@@ -913,16 +914,20 @@ int main(int argc, char **argv)
 		/* mkterrain world [SIZE] [DIR] */
 		int S = 4096;
 		const char *dir = argc > 3 ? argv[3] : "build/world";
-		char *end = NULL;
-		if (argc > 2) {
-			long v = strtol(argv[2], &end, 10);
-			S = *end || v < 256 || v > 32768 ? -1 : (int)v;
-		}
-		if (argc > 4 || S < 0) {
+		if (argc > 4) {
 			fprintf(stderr, "usage: mkterrain world [SIZE 256..32768] "
 				"[DIR]\n");
 			return 1;
 		}
+		long v = S;
+		if (argc > 2 && wb_parse_long(argv[2], 256, 32768, &v)) {
+			char e[128];
+			wb_str_escape(e, sizeof(e), argv[2]);
+			fprintf(stderr, "mkterrain: world SIZE expects a number from 256 to 32768, found '%s'\n"
+				"usage: mkterrain world [SIZE 256..32768] [DIR]\n", e);
+			return 1;
+		}
+		S = (int)v;
 		double *zw = malloc(sizeof(double) * (size_t)S * S);
 		if (!zw) {
 			fprintf(stderr, "mkterrain: out of memory\n");

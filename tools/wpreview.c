@@ -25,6 +25,7 @@
 #include "bake.h"
 #include "maps.h"
 #include "preview.h"
+#include "strutil.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -33,6 +34,29 @@ static void usage(FILE *f)
 		   "  writes DIR/height.png flow.png material.png distance.png"
 		   " [foam.png]\n"
 		   "  --scene: draw over the scene's terrain, and write depth.png\n");
+}
+
+/* "wpreview: " and fmt with up to three strings from the command line
+ * (a, b, c; NULL when fmt uses fewer), shown escaped, then the usage;
+ * returns the usage exit code, 1. */
+static int usage_err(const char *fmt, const char *a, const char *b,
+		     const char *c) __attribute__((format(printf, 1, 0)));
+static int usage_err(const char *fmt, const char *a, const char *b,
+		     const char *c)
+{
+	char e[3][128];
+	wb_str_escape(e[0], sizeof(e[0]), a);
+	wb_str_escape(e[1], sizeof(e[1]), b);
+	wb_str_escape(e[2], sizeof(e[2]), c);
+	fprintf(stderr, "wpreview: ");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wformat-extra-args"
+	fprintf(stderr, fmt, e[0], e[1], e[2]);
+#pragma GCC diagnostic pop
+	fprintf(stderr, "\n");
+	usage(stderr);
+	return 1;
 }
 
 static void print_diags(const struct wb_diags *d)
@@ -179,39 +203,43 @@ static int pack_materials(wtp_pack *p, struct wb_material *mt,
 
 int main(int argc, char **argv)
 {
-	const char *pack = NULL, *out = NULL, *scene = NULL;
+	const char *pack = NULL, *out = NULL, *scene = NULL, *lod_arg = NULL;
 	long lod = -1;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		const char *a = argv[i], **dst = NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!strcmp(argv[i], "--scene") && i + 1 < argc) {
-			scene = argv[++i];
-		} else if (!strcmp(argv[i], "--lod") && i + 1 < argc) {
-			char *end;
-			errno = 0;
-			lod = strtol(argv[++i], &end, 10);
-			if (errno || *end || lod < 0) {
-				fprintf(stderr, "wpreview: --lod wants a number >= 0\n");
-				return 1;
-			}
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "wpreview: unknown option '%s'\n", argv[i]);
-			usage(stderr);
-			return 1;
+		} else if (!strcmp(a, "-o")) {
+			dst = &out;
+		} else if (!strcmp(a, "--scene")) {
+			dst = &scene;
+		} else if (!strcmp(a, "--lod")) {
+			dst = &lod_arg;
+		} else if (a[0] == '-' && a[1]) {
+			return usage_err("unknown option '%s'", a, NULL, NULL);
 		} else if (!pack) {
-			pack = argv[i];
+			pack = a;
 		} else {
-			usage(stderr);
-			return 1;
+			return usage_err("unexpected argument '%s' (one pack per run)", a, NULL, NULL);
 		}
+		if (!dst)
+			continue;
+		/* an option that takes a value may be given once */
+		if (i + 1 >= argc)
+			return usage_err("option '%s' needs a value", a, NULL, NULL);
+		if (*dst)
+			return usage_err("option '%s' given twice ('%s', then '%s'); give it once",
+					 a, *dst, argv[i + 1]);
+		*dst = argv[++i];
 	}
-	if (!pack || !out) {
-		usage(stderr);
-		return 1;
-	}
+	if (lod_arg && wb_parse_long(lod_arg, 0, 31, &lod))
+		return usage_err("--lod expects a LOD number from 0 to 31, found '%s'",
+				 lod_arg, NULL, NULL);
+	if (!pack)
+		return usage_err("missing PACK.wtp", NULL, NULL, NULL);
+	if (!out)
+		return usage_err("missing -o DIR", NULL, NULL, NULL);
 	struct wb_diags d;
 	wb_diags_init(&d);
 	unsigned char *buf = NULL;

@@ -45,6 +45,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "strutil.h"
 #include "util.h"
 
 #define SIDE 130
@@ -77,6 +78,21 @@ static int usage_err(const char *fmt, ...)
 	return 1;
 }
 
+/* An option that takes a value (a1, or the pair a1 a2), given a second
+ * time (b1 or b1 b2): a usage error showing both, not the last one
+ * silently. */
+static int twice(const char *opt, const char *a1, const char *a2,
+		 const char *b1, const char *b2)
+{
+	char e[4][128];
+	wb_str_escape(e[0], sizeof(e[0]), a1);
+	wb_str_escape(e[1], sizeof(e[1]), a2 ? a2 : "");
+	wb_str_escape(e[2], sizeof(e[2]), b1);
+	wb_str_escape(e[3], sizeof(e[3]), b2 ? b2 : "");
+	return usage_err("option '%s' given twice ('%s%s%s', then '%s%s%s'); give it once",
+			 opt, e[0], a2 ? " " : "", e[1], e[2], b2 ? " " : "", e[3]);
+}
+
 static void print_diags(const struct wb_diags *d)
 {
 	char buf[1024];
@@ -98,18 +114,6 @@ static int load(const char *path, unsigned char **buf, size_t *len)
 		return 4;
 	}
 	wb_diags_release(&d);
-	return 0;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	if (!s || !*s)
-		return -1;
-	long v = strtol(s, &end, 10);
-	if (*end || v < lo || v > hi)
-		return -1;
-	*out = v;
 	return 0;
 }
 
@@ -1074,36 +1078,60 @@ int main(int argc, char **argv)
 	int cmp = !strcmp(cmd, "compare");
 	int json = 0;
 	long lod = -1, tx = -1, ty = -1;
+	/* an option that takes a value may be given once (flags: any
+	 * number of times); values are shown escaped */
+	const char *seen_lod = NULL;
+	int seen_tile = 0; /* argv index of the first --tile's X */
+	char e1[128], e2[128];
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		int ext = !strcmp(cmd, "extract");
 		if (!strcmp(a, "--json") && !strcmp(cmd, "info")) {
 			json = 1;
 		} else if (ext && !strcmp(a, "--lod")) {
-			if (i + 1 >= argc || parse_long(argv[++i], 0, 31, &lod))
-				return usage_err("--lod needs a LOD number, got '%s'",
-						 i < argc ? argv[i] : "");
+			if (i + 1 >= argc)
+				return usage_err("--lod needs a LOD number");
+			if (seen_lod)
+				return twice(a, seen_lod, NULL, argv[i + 1], NULL);
+			seen_lod = argv[i + 1];
+			wb_str_escape(e1, sizeof(e1), argv[++i]);
+			if (wb_parse_long(argv[i], 0, 31, &lod))
+				return usage_err("--lod needs a LOD number (0..31), got '%s'", e1);
 		} else if (ext && !strcmp(a, "--tile")) {
-			if (i + 2 >= argc || parse_long(argv[i + 1], 0, 1 << 24, &tx) ||
-			    parse_long(argv[i + 2], 0, 1 << 24, &ty))
+			if (i + 2 >= argc)
 				return usage_err("--tile needs two page indices X Y");
+			if (seen_tile)
+				return twice(a, argv[seen_tile], argv[seen_tile + 1],
+					     argv[i + 1], argv[i + 2]);
+			seen_tile = i + 1;
+			wb_str_escape(e1, sizeof(e1), argv[i + 1]);
+			wb_str_escape(e2, sizeof(e2), argv[i + 2]);
+			if (wb_parse_long(argv[i + 1], 0, 1 << 24, &tx) ||
+			    wb_parse_long(argv[i + 2], 0, 1 << 24, &ty))
+				return usage_err("--tile needs two page indices X Y (0..16777216), got '%s' '%s'", e1, e2);
 			i += 2;
 		} else if (ext && !strcmp(a, "--layer")) {
 			if (i + 1 >= argc)
 				return usage_err("--layer needs a name");
+			if (layer)
+				return twice(a, layer, NULL, argv[i + 1], NULL);
 			layer = argv[++i];
 		} else if ((ext || two) && !strcmp(a, "-o")) {
 			if (i + 1 >= argc)
 				return usage_err("-o needs a file name");
+			if (out)
+				return twice(a, out, NULL, argv[i + 1], NULL);
 			out = argv[++i];
 		} else if (a[0] == '-' && a[1]) {
-			return usage_err("unknown option '%s'", a);
+			wb_str_escape(e1, sizeof(e1), a);
+			return usage_err("unknown option '%s'", e1);
 		} else if (!pack) {
 			pack = a;
 		} else if ((two || cmp) && !pack2) {
 			pack2 = a;
 		} else {
-			return usage_err("unexpected argument '%s'", a);
+			wb_str_escape(e1, sizeof(e1), a);
+			return usage_err("unexpected argument '%s'", e1);
 		}
 	}
 	if (!pack)
