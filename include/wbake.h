@@ -171,9 +171,14 @@ struct wb_modifier {
 
 enum wb_material_kind { WB_MAT_RIVER, WB_MAT_LAKE, WB_MAT_OCEAN };
 
+/* The longest name (bytes of UTF-8, without the NUL) of a material, source,
+ * blocker, modifier or keep_dry entry: names end up in the pack's metadata,
+ * the manifest and messages, so a scene may not make them unbounded. */
+#define WB_NAME_MAX 64
+
 struct wb_material {
 	int id;            /* written into the material layer, 1..255 */
-	char *name;
+	char *name;        /* at most WB_NAME_MAX bytes */
 	enum wb_material_kind kind;
 	double amplitude, frequency, speed; /* wave parameters for the runtime */
 };

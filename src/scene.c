@@ -188,6 +188,15 @@ static const char *kind_of(const cJSON *v)
 	return "an invalid value";
 }
 
+/* Whether text[0..len) is only JSON white space (or nothing). */
+static int blank(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!strchr(" \t\r\n", text[i]) || !text[i])
+			return 0;
+	return 1;
+}
+
 /* Precision for printing at most max bytes of the (valid UTF-8) string s
  * without cutting a character in two. */
 static int cut(const char *s, int max)
@@ -428,6 +437,28 @@ static int get_str(struct ctx *c, const cJSON *obj, const char *parent,
 		return -1;
 	}
 	*out = v->valuestring;
+	return 1;
+}
+
+/* The "name" of an entry (materials, sources, blockers, modifiers,
+ * keep_dry): a string of at most WB_NAME_MAX bytes, since it ends up in the
+ * pack, the manifest and messages. Returns as get_str. */
+static int get_name(struct ctx *c, const cJSON *obj, const char *parent,
+		    int req, const char **out)
+{
+	const char *s;
+	int r = get_str(c, obj, parent, "name", req, &s);
+	if (r <= 0)
+		return r;
+	size_t n = strlen(s);
+	if (n > WB_NAME_MAX) {
+		char p[PATHN];
+		ERR(c, pkey(p, sizeof(p), parent, "name"),
+		    "expected a name of at most %d bytes, found %zu bytes: \"%.*s...\"",
+		    WB_NAME_MAX, n, cut(s, 40), s);
+		return -1;
+	}
+	*out = s;
 	return 1;
 }
 
@@ -819,7 +850,7 @@ static void parse_materials(struct ctx *c, const cJSON *m, struct wb_scene *sc)
 		if (get_int(c, it, p, "id", OPT, 1, 255, &id) > 0)
 			mt->id = (int)id;
 		const char *name;
-		if (get_str(c, it, p, "name", REQ, &name) > 0)
+		if (get_name(c, it, p, REQ, &name) > 0)
 			mt->name = dup_str(c, p, name);
 		int k = get_enum(c, it, p, "kind", REQ, kinds);
 		if (k >= 0)
@@ -907,7 +938,7 @@ static void parse_sources(struct ctx *c, const cJSON *s, struct wb_scene *sc)
 			continue;
 		int k = get_enum(c, it, p, "type", REQ, kinds);
 		const char *name;
-		if (get_str(c, it, p, "name", OPT, &name) > 0)
+		if (get_name(c, it, p, OPT, &name) > 0)
 			src->name = dup_str(c, p, name);
 		if (k < 0) {
 			check_keys(c, it, p, wb_keys_source_any);
@@ -1026,7 +1057,7 @@ static void parse_blockers(struct ctx *c, const cJSON *b, struct wb_scene *sc)
 			continue;
 		check_keys(c, it, p, wb_keys_blocker);
 		const char *name;
-		if (get_str(c, it, p, "name", OPT, &name) > 0)
+		if (get_name(c, it, p, OPT, &name) > 0)
 			bl->name = dup_str(c, p, name);
 		get_points_key(c, it, p, "polygon", REQ, 3, &bl->area);
 		int hb = get_num(c, it, p, "bottom", REQ, -1e6, 0, 1e6, &bl->bottom);
@@ -1059,7 +1090,7 @@ static void parse_modifiers(struct ctx *c, const cJSON *m, struct wb_scene *sc)
 			continue;
 		check_keys(c, it, p, wb_keys_modifier);
 		const char *name;
-		if (get_str(c, it, p, "name", OPT, &name) > 0)
+		if (get_name(c, it, p, OPT, &name) > 0)
 			md->name = dup_str(c, p, name);
 		int hp = get_points_key(c, it, p, "polygon", OPT, 3, &md->area);
 		int hc = get_point_key(c, it, p, "center", OPT, md->center);
@@ -1164,7 +1195,7 @@ static void parse_keep_dry(struct ctx *c, const cJSON *k, struct wb_scene *sc)
 			continue;
 		check_keys(c, it, p, wb_keys_keep_dry);
 		const char *name;
-		if (get_str(c, it, p, "name", REQ, &name) > 0)
+		if (get_name(c, it, p, REQ, &name) > 0)
 			kd->name = strdup(name);
 		int hp = member(it, "point") != NULL, ha = member(it, "polygon") != NULL;
 		if (hp == ha)
@@ -1477,6 +1508,10 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 		if (root)
 			wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
 				    "syntax error: unexpected text after the scene object");
+		else if (off >= len && blank(text, len))
+			wb_diag_add(d, WB_SEV_ERROR, file, NULL, 0, 0,
+				    "the file is empty%s: expected a scene, a JSON object",
+				    len ? " (only white space)" : "");
 		else if (off >= len)
 			wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
 				    "syntax error: unexpected end of file (an unclosed { or [, or a missing value?)");

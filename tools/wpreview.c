@@ -183,7 +183,7 @@ static float *terrain_at(const struct wb_raster *r, int nx, int ny, int f)
 /* Materials of the pack as scene materials (names point into the pack
  * buffer's copies in names[]). */
 static int pack_materials(wtp_pack *p, struct wb_material *mt,
-			  char names[][64], int max)
+			  char names[][WB_NAME_MAX + 1], int max)
 {
 	int n = 0;
 	for (uint32_t i = 0; i < wtp_material_count(p) && n < max; i++) {
@@ -193,7 +193,10 @@ static int pack_materials(wtp_pack *p, struct wb_material *mt,
 		memset(&mt[n], 0, sizeof mt[n]);
 		mt[n].id = (int)w.id;
 		mt[n].kind = (enum wb_material_kind)(w.kind <= 2 ? w.kind : 0);
-		snprintf(names[n], 64, "%.*s", (int)(w.name_len < 63 ? w.name_len : 63),
+		/* wbake writes at most WB_NAME_MAX bytes; a longer name (a
+		 * pack from elsewhere) is cut */
+		snprintf(names[n], WB_NAME_MAX + 1, "%.*s",
+			 (int)(w.name_len < WB_NAME_MAX ? w.name_len : WB_NAME_MAX),
 			 w.name ? w.name : "");
 		mt[n].name = names[n];
 		n++;
@@ -310,8 +313,8 @@ int main(int argc, char **argv)
 			free(m.depth);
 			m.depth = NULL;
 		}
-		struct wb_material mt[64];
-		char names[64][64];
+		struct wb_material mt[255]; /* ids 1..255 */
+		char names[255][WB_NAME_MAX + 1];
 		char name[256] = "";
 		const void *v;
 		uint32_t vl;
@@ -323,7 +326,7 @@ int main(int argc, char **argv)
 		pi.terrain = terrain;
 		pi.scene = name;
 		pi.materials = mt;
-		pi.n_materials = pack_materials(&p, mt, names, 64);
+		pi.n_materials = pack_materials(&p, mt, names, 255);
 		pi.distance_max = p.distance_max;
 		s = preview_write(&pi, out, &d);
 		if (s != WB_OK) {

@@ -42,6 +42,44 @@ printf '[1, 2]\n' > "$T/array.json"
 run 2 $W "$T/array.json" --check
 expect_err "$T/array.json:1:1: error: expected the scene to be a JSON object, found an array"
 
+# an empty file is said to be empty, not "an unclosed { or [" at 1:1
+: > "$T/empty.json"
+run 2 $W "$T/empty.json" --check
+expect_err "$T/empty.json: error: the file is empty: expected a scene, a JSON object"
+printf ' \n\t\r\n' > "$T/blank.json"
+run 2 $W "$T/blank.json" --check
+expect_err "$T/blank.json: error: the file is empty (only white space): expected a scene, a JSON object"
+
+# names (materials, sources, blockers, modifiers, keep_dry) are at most 64
+# bytes: they end up in the pack, the manifest and messages
+long65=$(awk 'BEGIN { for (i = 0; i < 65; i++) printf "L" }')
+long64=$(awk 'BEGIN { for (i = 0; i < 64; i++) printf "L" }')
+e40=$(awk 'BEGIN { for (i = 0; i < 40; i++) printf "L" }')
+big=$(awk 'BEGIN { for (i = 0; i < 100000; i++) printf "b" }')
+b40=$(awk 'BEGIN { for (i = 0; i < 40; i++) printf "b" }')
+u33=$(awk 'BEGIN { for (i = 0; i < 33; i++) printf "\303\251" }') # 33 x e-acute: 66 bytes
+u20=$(awk 'BEGIN { for (i = 0; i < 20; i++) printf "\303\251" }')
+names() { # names FILE MATERIAL SOURCE BLOCKER MODIFIER KEEP_DRY
+	cat > "$1" <<J
+{"name": "x", "terrain": {"heightmap": "terrain.png"},
+ "materials": [{"name": "$2", "kind": "lake"}],
+ "sources": [{"type": "spring", "name": "$3", "point": [10, 10], "discharge": 1, "material": 1}],
+ "blockers": [{"name": "$4", "polygon": [[0, 0], [5, 0], [5, 5]], "bottom": 0, "top": 100}],
+ "modifiers": [{"name": "$5", "center": [20, 20], "radius": 5, "velocity": [1, 0]}],
+ "simulation": {"keep_dry": [{"name": "$6", "point": [30, 30]}]}}
+J
+}
+names "$T/long.json" "$long65" "$big" "$u33" "$long65" "$long65"
+run 2 $W "$T/long.json" --check
+expect_err "$T/long.json:2:25: error: materials[0].name: expected a name of at most 64 bytes, found 65 bytes: \"$e40...\""
+expect_err "$T/long.json:3:41: error: sources[0].name: expected a name of at most 64 bytes, found 100000 bytes: \"$b40...\""
+expect_err "$T/long.json:4:24: error: blockers[0].name: expected a name of at most 64 bytes, found 66 bytes: \"$u20...\""
+expect_err "$T/long.json:5:25: error: modifiers[0].name: expected a name of at most 64 bytes, found 65 bytes: \"$e40...\""
+expect_err "$T/long.json:6:39: error: simulation.keep_dry[0].name: expected a name of at most 64 bytes, found 65 bytes: \"$e40...\""
+check "five name errors" test "$(grep -c 'expected a name of at most 64 bytes' "$T/err")" -eq 5
+names "$T/ok64.json" "$long64" "$long64" "$long64" "$long64" "$long64"
+run 0 $W "$T/ok64.json" --check
+
 # missing scene file
 run 2 $W "$T/nope.json" --check
 expect_err_has "$T/nope.json: error: cannot open"
