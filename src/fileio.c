@@ -45,6 +45,41 @@ static char *str_dup(const char *s)
 	return p;
 }
 
+const char *wb_file_kind(unsigned int m)
+{
+	if (S_ISREG(m))
+		return "a regular file";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO (named pipe)";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a regular file";
+}
+
+/* wb_fail for mkdir of p[0..n) that failed with errno e: a component in
+ * the way is named with what it is. */
+static enum wb_status mkdir_fail(struct wb_diags *d, const char *dir,
+				 char *p, size_t n, int e, int whole)
+{
+	struct stat st;
+	char c = p[n];
+	p[n] = 0;
+	int in_way = e == ENOTDIR && stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
+	enum wb_status r = in_way
+		? wb_fail(d, WB_EIO, dir, "cannot create directory: '%s' is %s, not a directory",
+			  p, wb_file_kind(st.st_mode))
+		: whole ? wb_fail(d, WB_EIO, dir, "cannot create directory: %s", strerror(e))
+		: wb_fail(d, WB_EIO, dir, "cannot create directory '%s': %s", p, strerror(e));
+	p[n] = c;
+	return r;
+}
+
 /* mkdir one component; an existing directory is fine. */
 static int mkdir_one(const char *p)
 {
@@ -79,18 +114,15 @@ enum wb_status wb_mkdirs(const char *dir, struct wb_diags *d)
 		int e = errno;
 		p[i] = '/';
 		if (rc < 0) {
-			enum wb_status st = wb_fail(d, WB_EIO, dir,
-				"cannot create directory '%.*s': %s",
-				(int)i, p, strerror(e));
+			enum wb_status st = mkdir_fail(d, dir, p, i, e, 0);
 			free(p);
 			return st;
 		}
 	}
 	if (mkdir_one(p) < 0) {
-		int e = errno;
+		enum wb_status st = mkdir_fail(d, dir, p, n, errno, 1);
 		free(p);
-		return wb_fail(d, WB_EIO, dir, "cannot create directory: %s",
-			       strerror(e));
+		return st;
 	}
 	free(p);
 	return WB_OK;
@@ -212,22 +244,6 @@ enum wb_status wb_write_file_atomic(const char *path, const void *data,
 	return wb_atomic_commit(&a, d);
 }
 
-/* What a non-regular file is, for messages. */
-static const char *file_kind(mode_t m)
-{
-	if (S_ISDIR(m))
-		return "a directory";
-	if (S_ISFIFO(m))
-		return "a FIFO (named pipe)";
-	if (S_ISCHR(m))
-		return "a character device";
-	if (S_ISBLK(m))
-		return "a block device";
-	if (S_ISSOCK(m))
-		return "a socket";
-	return "not a regular file";
-}
-
 enum wb_status wb_input_open(const char *path, int *fd, size_t *size,
 			     struct wb_diags *d)
 {
@@ -252,7 +268,7 @@ enum wb_status wb_input_open(const char *path, int *fd, size_t *size,
 		close(f);
 		return wb_fail(d, WB_EINPUT, path,
 			       "cannot read: expected a regular file, found %s",
-			       file_kind(st.st_mode));
+			       wb_file_kind(st.st_mode));
 	}
 	int fl = fcntl(f, F_GETFL);
 	if (fl >= 0)

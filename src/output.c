@@ -459,8 +459,8 @@ enum wb_status wb_outdir_open(struct wb_outdir *od, const char *outdir,
 	if (stat(p, &st) == 0) {
 		if (!S_ISDIR(st.st_mode)) {
 			s = wb_fail(d, WB_EIO, outdir,
-				    "cannot create directory: %s (something that is not a directory has this name)",
-				    strerror(ENOTDIR));
+				    "cannot create directory: '%s' is %s, not a directory",
+				    outdir, wb_file_kind(st.st_mode));
 			goto fail;
 		}
 		full = realpath(p, NULL);

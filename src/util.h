@@ -15,8 +15,13 @@
  * through a caller that knows which input it came from. */
 void wb_diags_set_file(struct wb_diags *d, int from, const char *file);
 
-/* Create 'dir' and its parents (mode 0777 & ~umask). WB_EIO names it. */
+/* Create 'dir' and its parents (mode 0777 & ~umask). WB_EIO names it; a
+ * component that exists and is not a directory is named with its kind. */
 enum wb_status wb_mkdirs(const char *dir, struct wb_diags *d);
+
+/* What a file of st_mode m is, for messages: "a regular file", "a
+ * directory", "a FIFO (named pipe)", "a character device", ... */
+const char *wb_file_kind(unsigned int m);
 
 /* Atomic output: wb_atomic_open() opens "<path>.tmp.<pid>" for writing;
  * wb_atomic_commit() flushes, fsyncs, closes and renames it over 'path';

@@ -250,7 +250,7 @@ static void test_mkdirs(void **state)
 	assert_int_equal(wb_mkdirs(under, &d), WB_EIO);
 	assert_int_equal(d.errors, 1);
 	assert_string_equal(d.v[0].file, under);
-	assert_non_null(strstr(d.v[0].msg, "Not a directory"));
+	assert_non_null(strstr(d.v[0].msg, "is a regular file, not a directory"));
 	free(deep);
 	free(file);
 	free(under);

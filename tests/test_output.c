@@ -347,7 +347,7 @@ static void test_refusals(void **state)
 	pathf(out, sizeof out, "%s", "afile");
 	put(out, "data");
 	assert_int_equal(wb_outdir_open(&od, out, &d), WB_EIO);
-	assert_true(has_diag(&d, "Not a directory"));
+	assert_true(has_diag(&d, "is a regular file, not a directory"));
 	assert_string_equal(get(out, buf, sizeof buf), "data");
 
 	/* a directory with a file wbake did not write */

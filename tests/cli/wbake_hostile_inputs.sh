@@ -46,6 +46,17 @@ hscene "$T/hdir.json" '{"heightmap": "hdir.png"}'
 run 2 $W "$T/hdir.json" --check
 expect_err "$T/hdir.png: error: cannot read: expected a regular file, found a directory"
 
+# an output "directory" that is something else: refused at once (exit 4),
+# saying what it is; nothing is read from or written to it
+hscene "$T/ok.json" '{"heightmap": "h.r16", "size": [4, 5]}'
+mkfifo "$T/ofifo"
+run 4 timeout 10 $W "$T/ok.json" -o "$T/ofifo" --steps 1 --quiet
+expect_err "$T/ofifo: error: cannot create directory: '$T/ofifo' is a FIFO (named pipe), not a directory"
+run 4 timeout 10 $W "$T/ok.json" -o /dev/null --steps 1 --quiet
+expect_err "/dev/null: error: cannot create directory: '/dev/null' is a character device, not a directory"
+run 4 timeout 10 $W "$T/ok.json" -o /dev/null/out --steps 1 --quiet
+expect_err "/dev/null: error: cannot create directory: '/dev/null' is a character device, not a directory"
+
 # ---- sizes ---------------------------------------------------------------
 # a raw heightmap must be exactly width*height*bytes: a 1 GiB sparse file
 # declared 4x5 is refused from its size alone, without being read

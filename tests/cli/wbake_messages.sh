@@ -131,10 +131,10 @@ run 1 $W "$T/rest.json" -o ''
 expect_err "wbake: -o needs a directory name, found ''"
 : > "$T/file"
 run 4 timeout 60 $W "$T/rest.json" -o "$T/file" --steps 100000000
-expect_err "$T/file: error: cannot create directory: Not a directory (something that is not a directory has this name)"
+expect_err "$T/file: error: cannot create directory: '$T/file' is a regular file, not a directory"
 check "refused before the solve" sh -c "! grep -q baking '$T/err'"
 run 4 timeout 60 $W "$T/rest.json" -o "$T/file/sub/out" --steps 100000000
-expect_err "$T/file/sub: error: cannot create directory '$T/file': Not a directory"
+expect_err "$T/file/sub: error: cannot create directory: '$T/file' is a regular file, not a directory"
 check "refused before the solve (parent)" sh -c "! grep -q baking '$T/err'"
 if [ "$(id -u)" -ne 0 ]; then  # root writes anywhere
 	mkdir -p "$T/ro" && chmod 555 "$T/ro"
