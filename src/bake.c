@@ -2,9 +2,11 @@
  * bake.c - the pipeline steps shared by wbake, tests and benchmarks
  * (see bake.h).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "bake.h"
@@ -109,6 +111,16 @@ enum wb_status wb_bake_guess(struct wb_bake *b, struct wb_diags *d)
 enum wb_status wb_bake_warm(struct wb_bake *b, const char *dir, int threads,
 			    struct wb_diags *d)
 {
+	/* say what 'dir' is when it is not a directory, rather than
+	   "DIR/state.wbs: cannot open: Not a directory" */
+	struct stat sb;
+	if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
+		return wb_fail(d, WB_EINPUT, dir,
+			       "expected the output directory of an earlier bake, found %s",
+			       wb_file_kind(sb.st_mode));
+	if (stat(dir, &sb) != 0 && errno == ENOENT)
+		return wb_fail(d, WB_EINPUT, dir,
+			       "expected the output directory of an earlier bake, found nothing of this name");
 	char *path = wb_path_join(dir, WB_STATE_FILE);
 	if (!path)
 		return wb_fail(d, WB_EIO, dir, "out of memory");

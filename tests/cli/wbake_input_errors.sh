@@ -51,4 +51,17 @@ done
 check "terrain.pfm header" sh -c "head -c 12 '$T/o/fields/terrain.pfm' | tr '\\n' ' ' | grep -qx 'Pf 3 2 -1.0 '"
 check "terrain.pfm size" sh -c "test \$(wc -c < '$T/o/fields/terrain.pfm') -eq 36"
 check "terrain.pfm bottom row first" sh -c "od -An -j12 -N4 -tf4 '$T/o/fields/terrain.pfm' | grep -qw 8"
+# --from names what it was given when that is not an earlier bake's
+# directory (it said "X/state.wbs: cannot open: Not a directory")
+head -c 40 /dev/zero > "$T/f.r16"
+scene "$T/from.json" '{"heightmap": "f.r16", "size": [4, 5]}'
+: > "$T/plain"
+run 2 $W "$T/from.json" -o "$T/fo" --from "$T/plain" --steps 1 --quiet
+expect_err "$T/plain: error: expected the output directory of an earlier bake, found a regular file"
+mkfifo "$T/pipe"
+run 2 timeout 10 $W "$T/from.json" -o "$T/fo" --from "$T/pipe" --steps 1 --quiet
+expect_err "$T/pipe: error: expected the output directory of an earlier bake, found a FIFO (named pipe)"
+run 2 $W "$T/from.json" -o "$T/fo" --from "$T/nowhere" --steps 1 --quiet
+expect_err "$T/nowhere: error: expected the output directory of an earlier bake, found nothing of this name"
+check "--from refused: no output" test ! -e "$T/fo"
 finish

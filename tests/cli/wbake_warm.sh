@@ -23,7 +23,7 @@ expect_err_has "warm start refused"
 check "nothing written" test ! -e "$T/c/manifest.json"
 # no state there
 run 2 $W $S -o "$T/c" --steps 20 --quiet --from "$T/nowhere"
-expect_err_has "nowhere/state.wbs"
+expect_err "$T/nowhere: error: expected the output directory of an earlier bake, found nothing of this name"
 # a corrupt state
 cp "$T/a/state.wbs" "$T/bad.wbs" && mkdir -p "$T/bad" &&
 	printf 'X' | dd of="$T/bad.wbs" bs=1 seek=200 conv=notrunc 2>/dev/null &&
