@@ -1498,6 +1498,11 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 	else if (off > 0 && (off >= len || isspace((unsigned char)text[off])) &&
 		 !isspace((unsigned char)text[off - 1]) && text[off - 1] != 0)
 		off--; /* cJSON stops one past a bad closing character */
+	/* a file that ends on what needs more after it ('{', ',', ':')
+	   fails at its end, as it does with a final newline */
+	if (!root && off < len && text[off] && strchr("{[,:", text[off]) &&
+	    (size_t)scan_ws(text, len, off + 1) >= len)
+		off = len;
 	if (!root || off < len) {
 		int line, col;
 		offset_to_linecol(text, len, off, &line, &col);

@@ -50,6 +50,18 @@ printf ' \n\t\r\n' > "$T/blank.json"
 run 2 $W "$T/blank.json" --check
 expect_err "$T/blank.json: error: the file is empty (only white space): expected a scene, a JSON object"
 
+# a file cut off after '{', ',' or ':' without a final newline fails at
+# its end, as with one (it said "syntax error near '{'" at 1:1)
+printf '{' > "$T/cut1.json"
+run 2 $W "$T/cut1.json" --check
+expect_err "$T/cut1.json:1:2: error: syntax error: unexpected end of file (an unclosed { or [, or a missing value?)"
+printf '{"name": "x",' > "$T/cut2.json"
+run 2 $W "$T/cut2.json" --check
+expect_err "$T/cut2.json:1:14: error: syntax error: unexpected end of file (an unclosed { or [, or a missing value?)"
+printf '{"name": "x"}}' > "$T/cut3.json"
+run 2 $W "$T/cut3.json" --check
+expect_err "$T/cut3.json:1:14: error: syntax error: unexpected text after the scene object"
+
 # names (materials, sources, blockers, modifiers, keep_dry) are at most 64
 # bytes: they end up in the pack, the manifest and messages
 long65=$(awk 'BEGIN { for (i = 0; i < 65; i++) printf "L" }')
