@@ -375,6 +375,7 @@ void lbm_release(struct lbm *L)
 	free(L->row_out);
 	sb_free(L);
 	lbm_fv_free(L);
+	lbm_par_release(L);
 	memset(L, 0, sizeof(*L));
 }
 
@@ -722,6 +723,86 @@ static void extrap_bed(struct lbm *L, int32_t *const *A, const float *hb,
 
 static int sb_use(const struct lbm *L);
 
+/* ---- which edge ghosts a process fills and books ----------------------
+ *
+ * One process fills every ghost and books every edge ghost. Several
+ * (par.h): a ghost row or column cell belongs to the band of its
+ * interior row (the north and south ghost rows, and the corners, to the
+ * bands of rows 0 and ny - 1). Each rank books (edge_flux) the ghosts of
+ * its band only, the books summed over the ranks as integers
+ * (lbm_par_exchange: exact, so any cut gives the one process's sums).
+ * With LBM_PAR_OWN (lbm_par_setup: the pure LBM, every band three rows
+ * at least) a rank also fills only the ghosts that its next steps read,
+ * from what its neighbours sent (wb_par_plan: the nearest row whole, the
+ * ring columns of the two rows after it):
+ *   - the kernel reads the ghosts of the band's rows and of the halo
+ *     rows (rows J0 - 1 .. J1; the north / south ghost rows with rows 0
+ *     and ny - 1);
+ *   - a Zou-He closure of row k writes ghosts of rows k - 1, k, k + 1 and
+ *     reads the interior cells of rows k - 1 .. k + 1 next to the edge:
+ *     the closures of rows J0 - 2 .. J1 + 1, reading rows J0 - 3 ..
+ *     J1 + 2;
+ *   - extrap_bed on a ghost of row k reads the depths hb (the other time
+ *     buffer) of the ghosts of rows k - 1 .. k + 1, which this rank's own
+ *     pass 1 of the previous step wrote: pass 1 runs on rows J0 - 2 ..
+ *     J1 + 1;
+ *   - the corners, with periodic north and south edges, copy the ghost of
+ *     the far end's row after pass 1: rank 0 runs pass 1 on row ny - 1
+ *     too, the last rank on row 0 (from the ring rows, exchanged whole).
+ * Other ranks' ghosts past those rows are not read; they hold whatever
+ * last came in (docs/mpi.md "Edge ghosts by band"). */
+struct greach {
+	int p1[2];  /* west / east rows [p1[0], p1[1]) of pass 1 */
+	int xr;     /* and this row (-1: none) */
+	int ex[2];  /* rows of extrap_bed */
+	int zh[2];  /* rows of the Zou-He closures */
+	int bk[2];  /* rows booked (edge_flux) */
+	int n, s;   /* fill the north / south ghost row and its corners */
+	int bn, bs; /* book them */
+};
+
+static void ghost_reach(const struct lbm *L, struct greach *g)
+{
+	const int ny = L->ny;
+	int J0, J1;
+	wb_par_band(L->par, ny, &J0, &J1);
+	g->bk[0] = J0;
+	g->bk[1] = J1;
+	g->bn = J0 == 0;
+	g->bs = J1 == ny;
+	g->xr = -1;
+	if (L->par_mode != LBM_PAR_OWN) {
+		g->p1[0] = g->ex[0] = g->zh[0] = 0;
+		g->p1[1] = g->ex[1] = g->zh[1] = ny;
+		g->n = g->s = 1;
+		return;
+	}
+	g->p1[0] = g->zh[0] = J0 - 2 > 0 ? J0 - 2 : 0;
+	g->p1[1] = g->zh[1] = J1 + 2 < ny ? J1 + 2 : ny;
+	g->ex[0] = J0 - 1 > 0 ? J0 - 1 : 0;
+	g->ex[1] = J1 + 1 < ny ? J1 + 1 : ny;
+	g->n = g->bn;
+	g->s = g->bs;
+	if (L->edges[WB_NORTH].kind == WB_EDGE_PERIODIC && g->n != g->s) {
+		const int x = g->n ? ny - 1 : 0;
+		g->xr = x >= g->p1[0] && x < g->p1[1] ? -1 : x;
+	}
+}
+
+/* Cells [*k0, *k1) of edge s: rows r of the west and east edges; all of
+ * the north (south) edge when n (so), else none. */
+static void edge_span(const struct lbm *L, int s, const int r[2],
+		      int n, int so, int *k0, int *k1)
+{
+	*k0 = 0;
+	if (s == WB_WEST || s == WB_EAST) {
+		*k0 = r[0];
+		*k1 = r[1];
+	} else {
+		*k1 = (s == WB_NORTH ? n : so) ? L->nx : 0;
+	}
+}
+
 /* The interior block beside segment q of edge s (lbm.h sb_gs). */
 static int gseg_block(const struct lbm *L, int s, int q)
 {
@@ -783,13 +864,19 @@ static void gseg_skips(struct lbm *L)
 }
 
 /* After the passes: which segments' ghosts hold only +0 bits now (those
- * skipped still do). */
-static void gseg_zero(struct lbm *L)
+ * skipped still do); only the segments the passes reached (g: the rest
+ * are read by no one here, their flags not at all). */
+static void gseg_zero(struct lbm *L, const struct greach *g)
 {
 	int32_t *const *A = L->f[L->cur];
 	const float *hA = L->h[L->cur];
-	for (int s = 0; s < 4; s++)
-		for (int q = L->sb_gs[s]; q < L->sb_gs[s + 1]; q++) {
+	for (int s = 0; s < 4; s++) {
+		int e0, e1;
+		edge_span(L, s, g->p1, g->n, g->s, &e0, &e1);
+		if (e1 <= e0)
+			continue;
+		for (int q = L->sb_gs[s] + e0 / LBM_SB;
+		     q <= L->sb_gs[s] + (e1 - 1) / LBM_SB; q++) {
 			if (L->sb_gsk[q])
 				continue;
 			const int k0 = (q - L->sb_gs[s]) * LBM_SB;
@@ -797,16 +884,55 @@ static void gseg_zero(struct lbm *L)
 				k0 + LBM_SB : edge_len(L, s);
 			uint32_t acc = 0;
 			for (int k = k0; k < k1; k++) {
-				int g, p, nxn, nyn;
-				lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+				int gc, p, nxn, nyn;
+				lbm_edge_cell(L, s, k, &gc, &p, &nxn, &nyn);
 				for (int a = 0; a < LBM_Q; a++)
-					acc |= (uint32_t)A[a][g];
+					acc |= (uint32_t)A[a][gc];
 				uint32_t b;
-				memcpy(&b, &hA[g], 4);
+				memcpy(&b, &hA[gc], 4);
 				acc |= b;
 			}
 			L->sb_gz[L->cur][q] = (uint8_t)(acc == 0);
 		}
+	}
+}
+
+/* Pass 1 of lbm_fill_ghosts on cell k of edge s: copies, mirrors and
+ * ghost depths. */
+static void ghost_pass1(struct lbm *L, int s, int k, double ramp)
+{
+	int32_t *const *A = L->f[L->cur];
+	float *hA = L->h[L->cur];
+	int g, p, nxn, nyn;
+	lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
+	int part = L->gpart[g];
+	switch (L->gkind[g]) {
+	case LBM_G_PERIODIC:
+	case LBM_G_EXTRAP:
+		for (int a = 0; a < LBM_Q; a++)
+			put32(&A[a][g], A[a][part]);
+		putf(&hA[g], hA[part]);
+		break;
+	case LBM_G_MIRROR:
+		for (int a = 0; a < LBM_Q; a++) {
+			int cx = lbm_cx[a], cy = lbm_cy[a];
+			if (nxn)
+				cx = -cx;
+			else
+				cy = -cy;
+			put32(&A[a][g], A[dir_of(cx, cy)][p]);
+		}
+		putf(&hA[g], hA[p]);
+		break;
+	case LBM_G_ZOU: {
+		float hs = (float)(L->ginit[g] +
+				   (L->gspec[g] - L->ginit[g]) * ramp);
+		putf(&hA[g], MAXF(hA[p], hs));
+		break;
+	}
+	default:
+		break;
+	}
 }
 
 void lbm_fill_ghosts(struct lbm *L)
@@ -818,6 +944,9 @@ void lbm_fill_ghosts(struct lbm *L)
 	const float e = (float)L->p.e;
 	/* the depths of the bed transfers in f[cur] (lbm.h bed_lvl) */
 	const float *hb = L->h[L->bed_lvl ? !L->cur : L->cur];
+	/* several processes: the ghosts this one's rows read (greach) */
+	struct greach G;
+	ghost_reach(L, &G);
 	/* the block-sparse step: segments whose passes would store nothing */
 	const uint8_t *skip = NULL;
 	if (sb_use(L) && L->sb_valid && L->sb_gsk) {
@@ -826,45 +955,22 @@ void lbm_fill_ghosts(struct lbm *L)
 	}
 	/* pass 1: copies, mirrors and ghost depths */
 	for (int s = 0; s < 4; s++) {
-		for (int k = 0; k < edge_len(L, s); k++) {
+		int k0, k1;
+		edge_span(L, s, G.p1, G.n, G.s, &k0, &k1);
+		for (int k = k0; k < k1; k++) {
 			if (skip && skip[L->sb_gs[s] + k / LBM_SB]) {
 				k |= LBM_SB - 1; /* the segment's last */
 				continue;
 			}
-			int g, p, nxn, nyn;
-			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
-			int part = L->gpart[g];
-			switch (L->gkind[g]) {
-			case LBM_G_PERIODIC:
-			case LBM_G_EXTRAP:
-				for (int a = 0; a < LBM_Q; a++)
-					put32(&A[a][g], A[a][part]);
-				putf(&hA[g], hA[part]);
-				break;
-			case LBM_G_MIRROR:
-				for (int a = 0; a < LBM_Q; a++) {
-					int cx = lbm_cx[a], cy = lbm_cy[a];
-					if (nxn)
-						cx = -cx;
-					else
-						cy = -cy;
-					put32(&A[a][g], A[dir_of(cx, cy)][p]);
-				}
-				putf(&hA[g], hA[p]);
-				break;
-			case LBM_G_ZOU: {
-				float hs = (float)(L->ginit[g] +
-						   (L->gspec[g] - L->ginit[g]) * ramp);
-				putf(&hA[g], MAXF(hA[p], hs));
-				break;
-			}
-			default:
-				break;
-			}
+			ghost_pass1(L, s, k, ramp);
 		}
+		if (G.xr >= 0 && (s == WB_WEST || s == WB_EAST))
+			ghost_pass1(L, s, G.xr, ramp);
 	}
 	for (int q = 0; q < 4; q++) {
 		int g = PIX(L, (q & 1) ? L->nx : -1, (q & 2) ? L->ny : -1);
+		if (!((q & 2) ? G.s : G.n))
+			continue;
 		if (L->gkind[g] == LBM_G_PERIODIC) {
 			for (int a = 0; a < LBM_Q; a++) {
 				int cx = lbm_cx[a], cy = lbm_cy[a];
@@ -886,7 +992,9 @@ void lbm_fill_ghosts(struct lbm *L)
 	/* the open edges' populations into the interior (extrap_bed; after
 	 * the corners, which copied them as they were) */
 	for (int s = 0; s < 4; s++) {
-		for (int k = 0; k < edge_len(L, s); k++) {
+		int k0, k1;
+		edge_span(L, s, G.ex, G.n, G.s, &k0, &k1);
+		for (int k = k0; k < k1; k++) {
 			if (skip && skip[L->sb_gs[s] + k / LBM_SB]) {
 				k |= LBM_SB - 1;
 				continue;
@@ -907,7 +1015,9 @@ void lbm_fill_ghosts(struct lbm *L)
 	 * from the given discharge, from velocity * depth, or from the given
 	 * depth h: Q = h - (f_0 + f_t + f_-t) - 2 (f_-n + f_-n+t + f_-n-t). */
 	for (int s = 0; s < 4; s++) {
-		for (int k = 0; k < edge_len(L, s); k++) {
+		int k0, k1;
+		edge_span(L, s, G.zh, G.n, G.s, &k0, &k1);
+		for (int k = k0; k < k1; k++) {
 			int g, p, nxn, nyn;
 			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
 			if (L->gkind[g] != LBM_G_ZOU)
@@ -963,7 +1073,7 @@ void lbm_fill_ghosts(struct lbm *L)
 		}
 	}
 	if (skip)
-		gseg_zero(L);
+		gseg_zero(L, &G);
 }
 
 /* Integer bed-slope transfer of the link from x to y in direction a, as
@@ -1001,8 +1111,13 @@ static void edge_flux(const struct lbm *L, int64_t *in, int64_t *out)
 		else                                                         \
 			so -= net;                                           \
 	} while (0)
+	/* several processes: the ghosts of this band (greach) */
+	struct greach G;
+	ghost_reach(L, &G);
 	for (int s = 0; s < 4; s++) {
-		for (int k = 0; k < edge_len(L, s); k++) {
+		int k0, k1;
+		edge_span(L, s, G.bk, G.bn, G.bs, &k0, &k1);
+		for (int k = k0; k < k1; k++) {
 			int g, p, nxn, nyn;
 			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
 			if (L->gkind[g] == LBM_G_ZOU || L->gkind[g] == LBM_G_EXTRAP)
@@ -1011,6 +1126,8 @@ static void edge_flux(const struct lbm *L, int64_t *in, int64_t *out)
 	}
 	for (int q = 0; q < 4; q++) {
 		int g = PIX(L, (q & 1) ? L->nx : -1, (q & 2) ? L->ny : -1);
+		if (!((q & 2) ? G.bs : G.bn))
+			continue;
 		if (L->gkind[g] != LBM_G_SOLID &&
 		    (L->ckind[q] == LBM_G_ZOU || L->ckind[q] == LBM_G_EXTRAP))
 			GHOST_NET(g);
@@ -1923,7 +2040,11 @@ static void sb_run_set(struct lbm *L)
 	int32_t *const *A = L->f[L->cur];
 	const float *hA = L->h[L->cur];
 	const uint8_t *gz = L->sb_gz[L->cur]; /* segments known +0 */
-	for (int gj = 0; gj <= ny + 1; gj++) {
+	/* the ghosts of the rows the kernel reads: the band's and its
+	   halo's (several processes; the others' are not this one's) */
+	int J0, J1;
+	wb_par_band(L->par, ny, &J0, &J1);
+	for (int gj = J0; gj <= J1 + 1; gj++) {
 		const int edge = gj == 0 || gj == ny + 1;
 		for (int gi = 0; gi <= nx + 1; gi += edge ? 1 : nx + 1) {
 			const int corner = (gi == 0 || gi == nx + 1) && edge;
@@ -2197,10 +2318,17 @@ static void locate_bad(const struct lbm *L, struct wb_diags *d)
 enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 {
 	lbm_kernel_params(L, &L->kp); /* L->p may have been changed */
+	if (L->par && !L->par_mode && lbm_par_setup(L))
+		return wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
 	for (long s = 0; s < nsteps; s++) {
 		lbm_fill_ghosts(L);
 		int64_t ein, eout;
 		edge_flux(L, &ein, &eout);
+		if (L->par) { /* this band's, summed by lbm_par_exchange */
+			L->par_edge[0] = ein;
+			L->par_edge[1] = eout;
+			ein = eout = 0;
+		}
 		const int H = L->H;
 		/* several processes (par.h): this one's rows, then the
 		   exchange of what the rows wrote */
@@ -2265,8 +2393,8 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 			out = eout + (eadj < 0 ? -eadj : 0);
 		if (L->par) { /* every band's, summed (lbm_par_exchange) */
 			L->clamped += L->par_sum[0];
-			in += L->par_sum[1];
-			out += L->par_sum[2];
+			in += L->par_sum[1] + L->par_sum[4];
+			out += L->par_sum[2] + L->par_sum[5];
 			bad = L->par_sum[3] != 0;
 		}
 		for (int jj = 1; jj < H - 1 && !L->par; jj++) {
@@ -2709,21 +2837,24 @@ enum wb_status lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 
 /* Several processes, the pure LBM: this rank never reads the rows of the
  * other bands past its halo (the kernel reads one row beyond the band,
- * the edge conditions the boundary ring, which the exchange keeps up to
- * date; docs/mpi.md), yet lbm_init wrote the initial water, the bed and
- * the wall heights of every row. Give the pages of those rows back (they
- * read +0 again), keeping the ring: its columns of those rows are put
- * back where they are nonzero. So a rank's f, h, z and c stay backed in
- * its band (and halo) only. */
+ * the edge conditions the ring columns of the two rows after it, or,
+ * with LBM_PAR_ALL, the whole boundary ring, which the exchange keeps up
+ * to date; docs/mpi.md), yet lbm_init wrote the initial water, the bed
+ * and the wall heights of every row. Give the pages of those rows back
+ * (they read +0 again); with LBM_PAR_ALL keeping the ring: its columns
+ * of those rows are put back where they are nonzero. So a rank's f, h, z
+ * and c stay backed in its band (and halo) only. */
 static void par_trim(struct lbm *L)
 {
 	int J0, J1;
 	wb_par_band(L->par, L->ny, &J0, &J1);
 	/* padded rows kept: the ring rows 0 .. 2, ny - 1 .. ny + 1 and the
-	   band with two rows each side */
+	   band with two rows each side (three: LBM_PAR_OWN, which reads the
+	   ring columns of the third) */
+	const int own = L->par_mode == LBM_PAR_OWN;
 	const long pg = sysconf(_SC_PAGESIZE);
 	const int cols[6] = { 0, 1, 2, L->nx - 1, L->nx, L->nx + 1 };
-	int runs[2][2] = { { 3, J0 - 1 }, { J1 + 3, L->ny - 1 } }; /* [a, b) */
+	int runs[2][2] = { { 3, J0 - 1 - own }, { J1 + 3 + own, L->ny - 1 } };
 	/* the populations and depths of both buffers, the bed z and the
 	   wall heights c (read through the same cells) */
 	enum { NA = 2 * (LBM_Q + 1) + 3 };
@@ -2761,7 +2892,7 @@ static void par_trim(struct lbm *L)
 				madvise((void *)lo, hi - lo, MADV_DONTNEED);
 			/* the page-aligned ends kept their bytes; the ring
 			   columns back where they were nonzero */
-			for (int jj = a; jj < e; jj++)
+			for (int jj = a; jj < e && !own; jj++)
 				for (int c = 0; c < 6; c++) {
 					char *at = base + ((size_t)jj * L->W + cols[c]) * 4;
 					if (memcmp(at, &kp[(size_t)jj * 6 + c], 4))
@@ -2829,8 +2960,12 @@ int lbm_par_rebalance(struct lbm *L, float *const *rows, int nrows)
 		for (int j = nr[r]; j < nr[r + 1]; j++)
 			if (j < p->row0[r] || j >= p->row0[r + 1])
 				mv[j] = sel[j + 1] = 1;
-	for (int r = 1; r < n; r++) /* the new halo rows */
-		sel[nr[r]] = sel[nr[r] + 1] = 1;
+	/* the rows next to every new band edge, three each side: the new
+	   halo rows and the ring columns the edge ghosts read (greach) */
+	for (int r = 1; r < n; r++)
+		for (int R = nr[r] - 2; R <= nr[r] + 3; R++)
+			if (R >= 0 && R < L->H)
+				sel[R] = 1;
 	if (!L->hybrid) {
 		/* the hybrid's ranks hold every row already (lbm_par_hybrid);
 		   the pure LBM's hold their band, halo and ring */
@@ -2862,6 +2997,10 @@ int lbm_par_rebalance(struct lbm *L, float *const *rows, int nrows)
 	}
 	wb_par_split(p, ny, work); /* nr, and this band's share */
 	p->rebalances++;
+	if (lbm_par_replan(L)) { /* the exchange of the new bands */
+		res = -1;
+		goto out;
+	}
 	if (!L->hybrid) {
 		/* the rows outside the band and its halo: no output flags
 		   (as for rows never run), no pages */
@@ -2897,6 +3036,11 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 	if (!hybrid) {
 		lbm_fv_free(&L);
 		L.hybrid = 0;
+	}
+	if (L.par && lbm_par_setup(&L)) {
+		st = wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
+		lbm_release(&L);
+		return st;
 	}
 	if (L.par && !L.hybrid)
 		par_trim(&L);

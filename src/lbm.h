@@ -275,6 +275,9 @@ struct lbm_special {
 	float mu, mv, mk;   /* modifier target (m/s) and rate (1/s) */
 };
 
+struct wb_par_plan;
+enum { LBM_PAR_ALL = 1, LBM_PAR_OWN = 2 };
+
 /* Ghost cell kinds (lbm.gkind, ghost ring only). */
 enum { LBM_G_SOLID, LBM_G_PERIODIC, LBM_G_MIRROR, LBM_G_EXTRAP, LBM_G_ZOU };
 
@@ -328,9 +331,18 @@ struct lbm {
 	int *row_bad;
 	int64_t *row_in, *row_out;
 	/* several processes: the step's totals of row_clamp, row_in,
-	   row_out and of the rows flagged bad, over every band
-	   (lbm_par_exchange) */
-	int64_t par_sum[4];
+	   row_out, of the rows flagged bad, and of the edge books (mass
+	   in and out through the edge ghosts each band owns, edge_flux),
+	   over every band (lbm_par_exchange) */
+	int64_t par_sum[6];
+	int64_t par_edge[2]; /* this band's edge books of the step */
+	/* several processes, how the edge ghosts are kept (lbm_par_setup):
+	   0 not decided yet; LBM_PAR_ALL every rank fills every ghost from
+	   the whole ring (the hybrid, or a band of fewer than three rows);
+	   LBM_PAR_OWN a rank fills the ghosts its band and halo read, and
+	   exchanges with its neighbours only (par_plan) */
+	int par_mode;
+	struct wb_par_plan *par_plan;
 	/* bookkeeping */
 	long step;
 	double time;          /* simulated seconds (dt changes on a rescale) */

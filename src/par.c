@@ -290,34 +290,197 @@ int wb_par_ring(struct wb_par *p, void *const *fields, int nf,
 	return e;
 }
 
-/* After a step: the per-row partials to all; then, when a row went bad
- * (the step checks the depth range and may rescale: rare), all rows of
- * f and h; else the halo rows and the boundary ring, which are all the
- * next step reads from other ranks. */
+/* A cell's record in the exchanges of LBM_PAR_OWN: its 9 populations and
+ * its depth in buffer b. n: the plan's index (rows of nx + 2 cells), not
+ * the solver's (rows of L->W, which may be wider). */
+static void lbm_rec_get(const struct lbm *L, int b, int n, char *rec)
+{
+	n = n / (L->nx + 2) * L->W + n % (L->nx + 2);
+	for (int a = 0; a < LBM_Q; a++)
+		memcpy(rec + 4 * a, &L->f[b][a][n], 4);
+	memcpy(rec + 4 * LBM_Q, &L->h[b][n], 4);
+}
+
+/* ... stored only where the bytes differ (a rank's memory follows its
+ * band: src/lbm.c field_alloc) */
+static void lbm_rec_put(struct lbm *L, int b, int n, const char *rec)
+{
+	n = n / (L->nx + 2) * L->W + n % (L->nx + 2);
+	for (int a = 0; a < LBM_Q; a++)
+		put_bytes(&L->f[b][a][n], rec + 4 * a, 4);
+	put_bytes(&L->h[b][n], rec + 4 * LBM_Q, 4);
+}
+
+/* wb_par_cells (par.h's layouts) on the step's output, f[!cur] and
+ * h[!cur], of a CPU rank: the plan's records one cell at a time (a few
+ * rows' worth a step); the halo's chunks that hold a nonzero bit only,
+ * a chunk not sent being stored as +0. */
+static int lbm_par_cells(void *user, int write, const int *cells, long n,
+			 void *buf, size_t bytes)
+{
+	struct lbm *L = user;
+	const struct wb_par *p = L->par;
+	const struct wb_par_plan *q = L->par_plan;
+	const int b = !L->cur, up = p->rank > 0, dn = p->rank + 1 < p->size;
+	const long nh = q->nh, nch = q->nch, CH = WB_PAR_CHUNK;
+	const size_t rec = (LBM_Q + 1) * 4, crec = (size_t)CH * rec;
+	char *o = buf;
+	if (!write) {
+		const long m = n - 2 * nh; /* this rank's ring cells */
+		if ((size_t)m * rec + (2 + 2 * (size_t)nch) * 4 +
+		    2 * (size_t)nch * crec > bytes)
+			return -1;
+		for (long k = 0; k < m; k++)
+			lbm_rec_get(L, b, cells[2 * nh + k], o + (size_t)k * rec);
+		uint32_t hdr[2] = { 0, 0 };
+		char *tag = o + (size_t)m * rec + 8,
+		     *slot = tag + 2 * (size_t)nch * 4;
+		for (int d = 0; d < 2; d++) {
+			if (!(d ? dn : up)) /* no one to send it to */
+				continue;
+			for (long c = 0; c < nch; c++) {
+				const long k0 = d * nh + c * CH,
+					   k1 = k0 + CH < (d + 1) * nh ? k0 + CH : (d + 1) * nh;
+				char *w = slot + (size_t)hdr[0] * crec;
+				uint32_t acc = 0;
+				for (long k = k0; k < k1; k++) {
+					lbm_rec_get(L, b, cells[k], w + (size_t)(k - k0) * rec);
+					for (size_t x = 0; x < rec; x += 4) {
+						uint32_t v;
+						memcpy(&v, w + (size_t)(k - k0) * rec + x, 4);
+						acc |= v;
+					}
+				}
+				if (!acc)
+					continue;
+				memset(w + (size_t)(k1 - k0) * rec, 0,
+				       (size_t)(CH - (k1 - k0)) * rec);
+				const uint32_t t = (uint32_t)(d * nch + c);
+				memcpy(tag + (size_t)hdr[0] * 4, &t, 4);
+				hdr[0]++;
+			}
+		}
+		memcpy(o + (size_t)m * rec, hdr, 8);
+		return 0;
+	}
+	/* the ring records of the other ranks, the map, the slots */
+	const int np = up + dn;
+	const long ring = n - np * nh;
+	const size_t head = (size_t)ring * rec + (size_t)np * nch * 4;
+	if (ring < 0 || head > bytes)
+		return -1;
+	for (long k = 0; k < ring; k++)
+		lbm_rec_put(L, b, cells[np * nh + k], o + (size_t)k * rec);
+	const char *map = o + (size_t)ring * rec, *slots = o + head;
+	const size_t nslot = (bytes - head) / crec;
+	static const char zero[(LBM_Q + 1) * 4];
+	for (int d = 0; d < np; d++)
+		for (long c = 0; c < nch; c++) {
+			int32_t sl;
+			memcpy(&sl, map + ((size_t)d * nch + c) * 4, 4);
+			if (sl >= 0 && (size_t)sl >= nslot)
+				return -1;
+			const long k0 = d * nh + c * CH,
+				   k1 = k0 + CH < (d + 1) * nh ? k0 + CH : (d + 1) * nh;
+			for (long k = k0; k < k1; k++)
+				lbm_rec_put(L, b, cells[k], sl < 0 ? zero :
+					    slots + (size_t)sl * crec + (size_t)(k - k0) * rec);
+		}
+	return 0;
+}
+
+/* Ring rows in the plan: only where the north and south ghosts copy the
+ * far end's rows. */
+static int lbm_plan_rows(const struct lbm *L)
+{
+	return L->edges[WB_NORTH].kind == WB_EDGE_PERIODIC ||
+	       L->edges[WB_SOUTH].kind == WB_EDGE_PERIODIC;
+}
+
+int lbm_par_setup(struct lbm *L)
+{
+	struct wb_par *p = L->par;
+	if (L->par_mode)
+		return 0;
+	L->par_mode = LBM_PAR_ALL;
+	if (!p || p->size <= 1 || p->ny != L->ny || L->hybrid)
+		return 0;
+	struct wb_par_plan *q = calloc(1, sizeof(*q));
+	if (!q)
+		return -1;
+	for (int r = 0; r < p->size; r++)
+		if (p->row0[r + 1] - p->row0[r] < 3) { /* LBM_PAR_ALL */
+			free(q);
+			return 0;
+		}
+	if (wb_par_plan_make(p, L->nx, L->ny, lbm_plan_rows(L), q)) {
+		free(q);
+		return -1;
+	}
+	L->par_plan = q;
+	L->par_mode = LBM_PAR_OWN;
+	return 0;
+}
+
+int lbm_par_replan(struct lbm *L)
+{
+	struct wb_par *p = L->par;
+	if (L->par_mode != LBM_PAR_OWN)
+		return 0;
+	wb_par_plan_release(L->par_plan);
+	if (wb_par_plan_make(p, L->nx, L->ny, lbm_plan_rows(L), L->par_plan)) {
+		p->failed = 1; /* a band of fewer than three rows, or memory */
+		return -1;
+	}
+	return 0;
+}
+
+void lbm_par_release(struct lbm *L)
+{
+	if (L->par_plan)
+		wb_par_plan_release(L->par_plan);
+	free(L->par_plan);
+	L->par_plan = NULL;
+	L->par_mode = 0;
+}
+
+/* After a step: the per-row partials and the edge books to all; then,
+ * when a row went bad (the step checks the depth range and may rescale:
+ * rare), all rows of f and h; else what the next step reads from other
+ * ranks: with the hybrid nothing more (lbm_par_hybrid sent every row);
+ * LBM_PAR_OWN the plan's cells (the neighbours' nearest row, the ring
+ * columns of the two rows after it, and the ring rows where the north
+ * and south edges are periodic); LBM_PAR_ALL the halo rows and the
+ * whole boundary ring. */
 int lbm_par_exchange(struct lbm *L)
 {
 	struct wb_par *p = L->par;
 	const int nb = !L->cur;
 	int e = 0;
-	/* the books: this band's rows, then every band's in rank order
-	   (integers: the one process's sums); the rows flagged bad only
-	   when there are some (depth_range, locate_bad read them) */
+	/* the books: this band's rows and edge ghosts, then every band's in
+	   rank order (integers: the one process's sums); the rows flagged
+	   bad only when there are some (depth_range, locate_bad read them) */
 	int J0, J1;
 	wb_par_band(p, L->ny, &J0, &J1);
-	long long v[4] = { 0, 0, 0, 0 };
+	long long v[6] = { 0, 0, 0, 0, L->par_edge[0], L->par_edge[1] };
 	for (int j = J0 + 1; j <= J1; j++) {
 		v[0] += L->row_clamp[j];
 		v[1] += L->row_in[j];
 		v[2] += L->row_out[j];
 		v[3] += L->row_bad[j] != 0;
 	}
-	e |= wb_par_sums(p, v, 4);
-	for (int k = 0; k < 4; k++)
+	e |= wb_par_sums(p, v, 6);
+	for (int k = 0; k < 6; k++)
 		L->par_sum[k] = v[k];
 	if (!e && v[3]) {
 		e |= wb_par_rows(p, L->row_bad, sizeof(int), 1, 1, 0);
 		return e | lbm_par_full(L, nb);
 	}
+	if (L->hybrid || e)
+		return e;
+	if (L->par_mode == LBM_PAR_OWN)
+		return wb_par_plan_exchange(p, L->par_plan, LBM_Q + 1, 4,
+					    lbm_par_cells, L);
 	/* one halo and one ring exchange for the 9 populations and h */
 	void *f[LBM_Q + 1];
 	for (int a = 0; a < LBM_Q; a++)

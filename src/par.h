@@ -16,12 +16,22 @@
  * computes only the rows of its band; the phase's outputs - fields and the
  * per-row partials of every reduction - are then exchanged (wb_par_rows,
  * wb_par_list), so that each process again holds exactly the state one
- * process would hold. Everything between those phases (edges, ghosts,
- * particles, foam, reductions, the time step) runs the same code on the
- * same bytes in every process, so it gives the same result everywhere.
- * Equal bytes for any number of processes follow by construction: a row
- * computes the same float operations whichever process computes it, and
- * every reduction still adds its per-row partials in row order.
+ * process would hold in the rows it reads. Everything between those
+ * phases (edges, ghosts, particles, foam, reductions, the time step)
+ * runs the same code on the same bytes in every process that reads its
+ * result, so it gives the same result everywhere. The one exception is
+ * the LBM's edge ghosts on CPU and OpenCL ranks (src/lbm.c greach):
+ * a ghost belongs to the band of its interior row (the north and south
+ * ghost rows, and the corners, to the bands of rows 0 and ny - 1); a
+ * rank books the edge flux of its own ghosts only (integers, summed over
+ * the ranks) and fills only the ghosts its band and halo rows read, from
+ * its neighbours' nearest row and the ring columns of the two rows after
+ * it (wb_par_plan; on CPU ranks with the hybrid, or a band of fewer
+ * than three rows, every ghost, from every row or the whole ring); the
+ * other ghosts of its copy are stale and read by no one. Equal bytes for any number of processes follow by
+ * construction: a row computes the same float operations whichever
+ * process computes it, and every reduction still adds its per-row
+ * partials in row order (or is an integer sum).
  *
  * Invariant the hooks rely on: a phase writes only into the rows it
  * computes (per-row partials into slots of those rows).
@@ -130,9 +140,10 @@ int wb_par_ring(struct wb_par *p, void *const *fields, int nf,
 
 /* Fields that live elsewhere (an OpenCL device): the exchange after a
  * step through one gather and one scatter by lists of padded cell
- * indices (base[(i + 1) + (j + 1) * W] is row j, column i). Unlike the
- * CPU path (wb_par_halo + wb_par_ring: every rank then computes every
- * edge ghost), a rank computes the edge ghosts and edge books of its own
+ * indices (base[(i + 1) + (j + 1) * W] is row j, column i; the CPU
+ * ranks of the pure LBM use it too, lbm_par_exchange). Unlike
+ * wb_par_halo + wb_par_ring (with which every rank computes every edge
+ * ghost), a rank computes the edge ghosts and edge books of its own
  * rows only, so it needs from each neighbour: the nearest row whole, and
  * the ring columns (the ghost column and two interior columns at each
  * side) of the next two rows - how far an edge ghost's Zou-He closure
@@ -208,11 +219,23 @@ int wb_par_sums(struct wb_par *p, long long *v, int n);
 /* The sum of every rank's v, added in rank order (exact for integers). */
 long long wb_par_sum(struct wb_par *p, long long v);
 
-/* The LBM step's exchange (lbm_step): f and h of the step just computed,
- * the totals of the per-row partials (lbm.par_sum; every row's only when
- * a row went out of range). */
+/* The LBM step's exchange (lbm_step): the totals of the per-row partials
+ * and of the edge books (lbm.par_sum), then f and h of the step just
+ * computed: every row's when a row went out of range; with the hybrid
+ * nothing more (lbm_par_hybrid sent every row); else what the next step
+ * of the neighbours reads (lbm.par_mode: LBM_PAR_OWN the plan of
+ * wb_par_plan_make, as the OpenCL ranks; LBM_PAR_ALL, a band of fewer
+ * than three rows, the halo row and the whole ring, wb_par_ring). */
 struct lbm;
 int lbm_par_exchange(struct lbm *L);
+/* Once per run, before the first step (lbm_step calls it): how this
+ * rank keeps the edge ghosts (lbm.par_mode) and, for LBM_PAR_OWN, the
+ * plan (lbm.par_plan, released by lbm_release). 0, or -1 out of memory. */
+int lbm_par_setup(struct lbm *L);
+/* The plan again for bands that moved (lbm_par_rebalance); -1 (and
+ * p->failed) when it cannot be made. */
+int lbm_par_replan(struct lbm *L);
+void lbm_par_release(struct lbm *L);
 /* The LBM's block-sparse step (lbm.c): cut the rows again by the work
  * the next steps will do (the active blocks, as lbm_par_work weighs
  * them), when that takes the largest band's work down by LBM_PAR_GAIN

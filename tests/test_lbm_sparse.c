@@ -41,7 +41,7 @@
 #include "solve.h"
 
 enum { SC_FRONT, SC_CORNER, SC_RAIN, SC_INFLOW, SC_SHEET, SC_DECK, SC_WRAP,
-       SC_EDGE };
+       SC_EDGE, SC_ZOU, SC_THIN, SC_THIN1, SC_PNS, SC_PALL, SC_ZOUR };
 
 static struct wb_sim sim_of(int hybrid)
 {
@@ -74,6 +74,12 @@ static void scene(struct wb_raster *r, int kind)
 		nx = 150, ny = 70;
 	if (kind == SC_SHEET)
 		nx = 120, ny = 60, dx = 5.0;
+	if (kind == SC_ZOU || kind == SC_PNS || kind == SC_PALL)
+		nx = 70, ny = 90;
+	if (kind == SC_ZOUR)
+		nx = 150, ny = 120;
+	if (kind == SC_THIN || kind == SC_THIN1) /* bands of 1 or 2 rows */
+		nx = 70, ny = kind == SC_THIN ? 8 : 7;
 	assert_int_equal(wb_raster_alloc(r, nx, ny, dx), WB_OK);
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
@@ -170,6 +176,43 @@ static void scene(struct wb_raster *r, int kind)
 		r->edges[WB_NORTH].free_slip = 1;
 		r->edges[WB_SOUTH].kind = WB_EDGE_WALL;
 		r->edges[WB_SOUTH].free_slip = 1;
+		break;
+	case SC_ZOU: /* inflow (west) and held level (east): Zou-He ghosts */
+	case SC_THIN:
+	case SC_THIN1:
+	case SC_PNS:  /* ... with periodic north and south edges */
+	case SC_PALL: /* every edge periodic */
+		/* water along every edge, so that the ghosts of every row,
+		   and the corners, hold water from the first step: the band
+		   edges cross them */
+		for (int j = 0; j < ny; j++)
+			for (int i = 0; i < nx; i++)
+				if (i < 5 || i >= nx - 5 || j < 3 || j >= ny - 3 ||
+				    (i > 20 && i < 40 && j > 30 && j < 50))
+					r->h0[i + (size_t)j * nx] =
+						(float)(0.2 + 0.3 * rough(&s));
+		if (kind == SC_PALL) {
+			for (int q = 0; q < 4; q++)
+				r->edges[q].kind = WB_EDGE_PERIODIC;
+			break;
+		}
+		r->edges[WB_WEST].kind = WB_EDGE_INFLOW;
+		r->edges[WB_WEST].discharge = 0.4;
+		if (kind == SC_PNS) {
+			r->edges[WB_NORTH].kind = WB_EDGE_PERIODIC;
+			r->edges[WB_SOUTH].kind = WB_EDGE_PERIODIC;
+			break; /* the east edge open: extrapolated ghosts */
+		}
+		r->edges[WB_EAST].kind = WB_EDGE_LEVEL;
+		r->edges[WB_EAST].level = 3.0;
+		break; /* north and south open */
+	case SC_ZOUR: /* an inflow (west) into a pool in the north-west:
+			 the bands follow it along the edge */
+		for (int j = 0; j < 30; j++)
+			for (int i = 0; i < 30; i++)
+				r->h0[i + (size_t)j * nx] = (float)(0.5 + 0.3 * rough(&s));
+		r->edges[WB_WEST].kind = WB_EDGE_INFLOW;
+		r->edges[WB_WEST].discharge = 0.4;
 		break;
 	case SC_SHEET:
 		for (int j = ny / 2 - 2; j < ny / 2 + 2; j++)
@@ -381,6 +424,63 @@ static void test_solve_identical(void **state)
 	solve_pair(SC_FRONT, 1, 2);
 }
 
+/* Beyond the band and halo rows, what the next step of rank q reads of
+ * the other bands (src/lbm.c greach): in the current buffer the ring
+ * columns (ghost column and two interior columns at each side) of the two
+ * rows past each halo row, and the ghost depths of the first of them in
+ * the other buffer (extrap_bed's hb); with periodic north and south edges
+ * the ring rows. A rank that fills every ghost from the whole ring
+ * (LBM_PAR_ALL, the hybrid's ranks aside: they hold every row) holds the
+ * ring of both buffers. */
+static int cells_same(const struct lbm *L, const struct lbm *one, int t,
+		      int hf, size_t c, size_t n)
+{
+	int ok = !memcmp(L->h[t] + c, one->h[t] + c, n * sizeof(float));
+	for (int x = 0; x < LBM_Q && ok && !hf; x++)
+		ok = !memcmp(L->f[t][x] + c, one->f[t][x] + c, n * sizeof(int32_t));
+	return ok;
+}
+
+static int reach_same(const struct lbm *L, const struct lbm *one, int q)
+{
+	const int J0 = L->par->row0[q], J1 = L->par->row0[q + 1];
+	const int cols[6] = { 0, 1, 2, L->nx - 1, L->nx, L->nx + 1 };
+	const int rows[6] = { 0, 1, 2, L->ny - 1, L->ny, L->ny + 1 };
+	int ok = 1;
+	if (L->par_mode == LBM_PAR_ALL && !L->hybrid) {
+		for (int t = 0; t < 2 && ok; t++)
+			for (int R = 0; R < L->H && ok; R++)
+				for (int c = 0; c < 6 && ok; c++)
+					ok = cells_same(L, one, t, 0,
+							(size_t)R * L->W + cols[c], 1);
+		for (int t = 0; t < 2 && ok; t++)
+			for (int k = 0; k < 6 && ok; k++)
+				ok = cells_same(L, one, t, 0, (size_t)rows[k] * L->W,
+						(size_t)L->W);
+		return ok;
+	}
+	if (L->par_mode != LBM_PAR_OWN)
+		return 1;
+	/* interior rows J0 - 3, J0 - 2, J1 + 1, J1 + 2: padded + 1 */
+	const int far[4] = { J0 - 2, J0 - 1, J1 + 2, J1 + 3 };
+	for (int k = 0; k < 4 && ok; k++) {
+		const int R = far[k];
+		if (R < 1 || R > L->ny)
+			continue;
+		for (int c = 0; c < 6 && ok; c++) {
+			const size_t n = (size_t)R * L->W + cols[c];
+			ok = cells_same(L, one, L->cur, 0, n, 1);
+			if (ok && (k == 1 || k == 2))
+				ok = cells_same(L, one, !L->cur, 1, n, 1);
+		}
+	}
+	if (L->edges[WB_NORTH].kind == WB_EDGE_PERIODIC)
+		for (int k = 0; k < 6 && ok; k++)
+			ok = cells_same(L, one, L->cur, 0, (size_t)rows[k] * L->W,
+					(size_t)L->W);
+	return ok;
+}
+
 /* Several processes: n ranks (one OpenMP thread each, one thread inside)
  * step the scene side by side with one sparse process; after every
  * checkpoint each rank's band and halo rows (both buffers) and the
@@ -455,6 +555,8 @@ static double compare_ranks(int kind, int hybrid, int n, long steps,
 				ok = ok && !memcmp(L->h[t] + a, one.h[t] + a,
 						   (e - a) * sizeof(float));
 			}
+			if (ok)
+				ok = reach_same(L, &one, q);
 			if (!ok && bad_step < 0) {
 				bad_step = one.step, bad_rank = q;
 				for (size_t c = a; c < e && bad_cell < 0; c++) {
@@ -502,6 +604,25 @@ static void test_ranks(void **state)
 	compare_ranks(SC_EDGE, 0, 3, 200, 10, "walls and open edges", 0);
 }
 
+/* Edge ghosts next to band edges (src/lbm.c greach): each rank fills the
+ * ghosts its rows read and books its own; Zou-He closures (inflow,
+ * held level), extrapolated open edges, periodic edges and the corners,
+ * wet in every row, with 2, 3 and 4 ranks; bands of one and two rows
+ * (every rank then fills every ghost from the whole ring). */
+static void test_ranks_edges(void **state)
+{
+	(void)state;
+	for (int n = 2; n <= 4; n++) {
+		compare_ranks(SC_ZOU, 0, n, 40, 4, "inflow, held level, open", 0);
+		compare_ranks(SC_PNS, 0, n, 40, 4, "periodic north-south, inflow", 0);
+	}
+	compare_ranks(SC_PALL, 0, 3, 40, 4, "every edge periodic", 0);
+	compare_ranks(SC_ZOUR, 0, 3, 150, 10, "inflow, bands follow", 1);
+	compare_ranks(SC_THIN, 0, 3, 30, 3, "bands of 2 and 3 rows", 0);
+	compare_ranks(SC_THIN1, 0, 4, 30, 3, "bands of 1 and 2 rows", 0);
+	compare_ranks(SC_ZOU, 1, 3, 30, 5, "inflow, held level, hybrid", 0);
+}
+
 /* The bands follow the water (lbm_par_rebalance between checkpoints):
  * the rows that change hands carry the one process's bytes on. */
 static void test_ranks_rebalance(void **state)
@@ -529,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_solve_identical),
 		cmocka_unit_test(test_ranks),
 		cmocka_unit_test(test_ranks_rebalance),
+		cmocka_unit_test(test_ranks_edges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
