@@ -900,14 +900,14 @@ struct cl_lbm {
 	cl_mem b_cnt;        /* the counts: stepped, cleared, cells, edge */
 	cl_mem b_acc;        /* (ulong) the cells of the lists stepped so far,
 				but the last */
-	cl_kernel k_brun, k_bzero, k_bcnt, k_bedge;
+	cl_kernel k_brun, k_bedge;
 	/* the window's samples on the blocks the next step runs
 	 * (lbm_enq_sample): their list and its count */
 	cl_mem b_slist, b_scnt;
 	cl_kernel k_bsmp, k_macb, k_accb;
 	int bgroups;         /* work-groups of a block-sparse launch (each
 				on every bgroups-th block of its list) */
-	int zgroups;         /* the same for lbm_blk_zero (fewer) */
+	int bly;             /* rows of a block per step work-group */
 	long long sp_cells;  /* interior cell-steps stepped densely */
 	/* the LBM/FV hybrid (cl_fv_*): the host keeps a copy of the lattice
 	 * (L.f, L.h) that is current only in the rows it reads back */
@@ -934,7 +934,6 @@ struct cl_lbm {
 	int nsp;             /* special cells in si/sf: this band's (par.h) */
 	/* several processes (par.h): the exchange's cell lists */
 	struct wb_par_plan plan;
-	uint8_t *fown;       /* per flux ghost: in this band (its books) */
 	cl_mem pg, ps, pbuf;
 	cl_kernel k_pack, k_unpack, k_zpack;
 	/* the gathered records (par.h): this rank's ring cells (zo / 10 of
@@ -942,7 +941,7 @@ struct cl_lbm {
 	 * slots; the read brings the first kread slots with the count (the
 	 * rest, when more came, in a second read) */
 	long zo, kread;
-	/* the exchange behind the band's interior rows (lbm_par_setup):
+	/* the exchange behind the band's interior rows (cl_par_setup):
 	 * ovl set when it runs so; the step kernel's first and last
 	 * LBM_PAR_EDGE rows and the specials there (si[0 .. nsp_e)) run
 	 * first, their records come back (prd) into pin while the interior
@@ -994,7 +993,7 @@ void cl_lbm_free(struct cl_lbm *c)
 		buf_free(m[k]);
 	cl_kernel ks[] = { c->k_ghost, c->k_flux, c->k_step, c->k_spec,
 			   c->k_macro, c->k_mfix, c->k_rowsum, c->k_resid,
-			   c->k_brun, c->k_bzero, c->k_bcnt, c->k_pack,
+			   c->k_brun, c->k_pack,
 			   c->k_unpack, c->k_zpack, c->k_bsmp, c->k_macb,
 			   c->k_accb, c->k_bedge };
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
@@ -1013,7 +1012,6 @@ void cl_lbm_free(struct cl_lbm *c)
 		clReleaseMemObject(c->pinm);
 	}
 	wb_par_plan_release(&c->plan);
-	free(c->fown);
 	free(c->cm_un);
 	free(c->cm_a);
 	free(c->cm_b);
@@ -1032,7 +1030,7 @@ static int lbm_par_mine(const struct lbm *L, int n)
 
 /* Several processes: whether padded row prow lies within LBM_PAR_EDGE
  * rows of the band's first or last row (or outside it), the rows whose
- * step the exchange waits for (lbm_par_setup); every row without par. */
+ * step the exchange waits for (cl_par_setup); every row without par. */
 #define LBM_PAR_EDGE 3
 static int lbm_par_edge_row(const struct lbm *L, int prow)
 {
@@ -1043,8 +1041,35 @@ static int lbm_par_edge_row(const struct lbm *L, int prow)
 	return j < j0 + LBM_PAR_EDGE || j >= j1 - LBM_PAR_EDGE;
 }
 
-/* Build the ghost, flux and special lists (specials: this band's) and
- * upload them. */
+/* Several processes (par.h): whether this band fills the ghost of edge
+ * s at position k (lbm_edge_cell; the corners: s = -1, k = q). The
+ * band's kernel pulls from the ghosts of rows J0 - 1 .. J1; a ghost gets
+ * populations from the closures of the rows either side of it, which
+ * read rows k - 1 .. k + 1, and the exchange brings rows J0 - 3 .. J1 + 2
+ * (cl_par_setup: the ring columns of the two rows past the halo row).
+ * So the rows [J0 - 3, J1 + 3), and the north (south) side within 3
+ * rows of the band, give every ghost of rows J0 - 1 .. J1 the values of
+ * a fill of all ghosts (which computed the others from rows this rank
+ * does not hold, for nothing). tests/cli/wbake_mpi_opencl.sh: with the
+ * rows [J0 - 1, J1 + 1) the same bytes (the band pulls only what the
+ * closures of its own rows write into the ghosts beside it), with [J0,
+ * J1) not (the coast's level edge). One process: every ghost. */
+static int lbm_par_ghost(const struct lbm *L, int s, int k)
+{
+	if (!L->par)
+		return 1;
+	int J0, J1;
+	wb_par_band(L->par, L->ny, &J0, &J1);
+	const int north = J0 - 3 <= 0, south = J1 + 3 >= L->ny;
+	if (s < 0)
+		return (k & 2) ? south : north;
+	if (s == WB_WEST || s == WB_EAST)
+		return k >= J0 - 3 && k < J1 + 3;
+	return s == WB_NORTH ? north : south;
+}
+
+/* Build the ghost, flux and special lists (ghosts: those of this band and
+ * its halo, fluxes and specials: this band's) and upload them. */
 static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 {
 	struct lbm *L = &c->L;
@@ -1069,9 +1094,12 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 			int g, p, nxn, nyn;
 			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
 			int kind = L->gkind[g];
-			if (kind == LBM_G_ZOU || kind == LBM_G_EXTRAP)
+			/* several processes: the books of the ghosts of
+			 * this band's rows (summed over the ranks) */
+			if ((kind == LBM_G_ZOU || kind == LBM_G_EXTRAP) &&
+			    (!L->par || wb_par_owns_cell(L->par, g, L->W, L->ny)))
 				fg[nf++] = g;
-			if (kind == LBM_G_SOLID)
+			if (kind == LBM_G_SOLID || !lbm_par_ghost(L, s, k))
 				continue;
 			gi[n1].s[0] = g;
 			gi[n1].s[1] = p;
@@ -1088,9 +1116,10 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 	for (int q = 0; q < 4; q++) {
 		int g = (((q & 1) ? L->nx : -1) + 1) + (((q & 2) ? L->ny : -1) + 1) * L->W;
 		if (L->gkind[g] != LBM_G_SOLID &&
-		    (L->ckind[q] == LBM_G_ZOU || L->ckind[q] == LBM_G_EXTRAP))
+		    (L->ckind[q] == LBM_G_ZOU || L->ckind[q] == LBM_G_EXTRAP) &&
+		    (!L->par || wb_par_owns_cell(L->par, g, L->W, L->ny)))
 			fg[nf++] = g;
-		if (L->gkind[g] != LBM_G_PERIODIC)
+		if (L->gkind[g] != LBM_G_PERIODIC || !lbm_par_ghost(L, -1, q))
 			continue;
 		/* a corner continuing an open edge copies the interior
 		 * corner cell its ghost copies (lbm.c lbm_fill_ghosts: the
@@ -1109,7 +1138,7 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 		for (int k = 0; k < len; k++) {
 			int g, p, nxn, nyn;
 			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
-			if (L->gkind[g] != LBM_G_EXTRAP)
+			if (L->gkind[g] != LBM_G_EXTRAP || !lbm_par_ghost(L, s, k))
 				continue;
 			gi[n1].s[0] = g;
 			gi[n1].s[1] = p;
@@ -1124,7 +1153,7 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 		for (int k = 0; k < len; k++) {
 			int g, p, nxn, nyn;
 			lbm_edge_cell(L, s, k, &g, &p, &nxn, &nyn);
-			if (L->gkind[g] != LBM_G_ZOU)
+			if (L->gkind[g] != LBM_G_ZOU || !lbm_par_ghost(L, s, k))
 				continue;
 			int m = n1 + n2++;
 			gi[m].s[0] = g;
@@ -1139,7 +1168,7 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 		}
 	}
 	/* several processes: the specials in the band's edge rows first
-	 * (lbm_par_setup; each special changes its own cell only, the
+	 * (cl_par_setup; each special changes its own cell only, the
 	 * books add integers, so the order does not change a bit) */
 	int ns = 0;
 	for (int pass = 0; pass < 2; pass++) {
@@ -1174,12 +1203,6 @@ static enum wb_status lbm_lists(struct cl_lbm *c, struct wb_diags *d)
 	}
 	for (int k = 0; k < ns; k++)
 		c->spn[k] = si[k].s[0];
-	if (L->par && !(c->fown = malloc((size_t)nf + 1))) {
-		st = wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
-		goto out;
-	}
-	for (int k = 0; L->par && k < nf; k++)
-		c->fown[k] = (uint8_t)wb_par_owns_cell(L->par, fg[k], L->W, L->ny);
 	c->n1 = n1;
 	c->n2 = n2;
 	c->nf = nf;
@@ -1390,9 +1413,9 @@ fail:
  * before each step lbm_blk_run lists the blocks to step (wet or next to a
  * wet block, holding a special, or within one cell of a ghost cell with a
  * nonzero bit) and the sleeping blocks whose output buffer may not be
- * zero; lbm_blk_zero clears the second list, lbm_step runs over the first
- * (block-index indirection) and ORs the output of each block into its wet
- * flag. The counts stay on the device: both launch a fixed number of
+ * zero; lbm_step runs over the first (block-index indirection), ORs the
+ * output of each block into its wet flag and clears the blocks of the
+ * second (in its first launch of the step). The counts stay on the device: both launch a fixed number of
  * work-groups that read them and loop over the lists, so the host never
  * waits for the device within a step (a blocking read of the counts each
  * step idled the device for the round trip and the launches after it). Every block starts as wet in
@@ -1413,10 +1436,6 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 	c->sp = L->sparse && wg >= 32 && L->sb_keep;
 	if (!(c->k_brun = clCreateKernel(e->prog, "lbm_blk_run", &err)))
 		return cl_fail(d, err, "lbm_blk_run");
-	if (!(c->k_bzero = clCreateKernel(e->prog, "lbm_blk_zero", &err)))
-		return cl_fail(d, err, "lbm_blk_zero");
-	if (!(c->k_bcnt = clCreateKernel(e->prog, "lbm_blk_cnt", &err)))
-		return cl_fail(d, err, "lbm_blk_cnt");
 	if (!(c->k_bedge = clCreateKernel(e->prog, "lbm_blk_edge", &err)))
 		return cl_fail(d, err, "lbm_blk_edge");
 	if (!(c->k_bsmp = clCreateKernel(e->prog, "lbm_blk_sample", &err)))
@@ -1431,11 +1450,13 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 	clGetDeviceInfo(e->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cu), &cu,
 			NULL);
 	c->bgroups = (int)(cu > 0 ? 16 * cu : 16);
+	/* the step's work-groups: 32 columns by 4 rows of a block where the
+	 * kernel allows 128 items (a group of one 32-item row held one warp,
+	 * and NVIDIA's limit of 32 groups per multiprocessor then left half
+	 * its warp slots empty); the same cells whatever the shape */
+	c->bly = wg >= 128 ? 4 : 1;
 	if ((size_t)c->bgroups > nb)
 		c->bgroups = (int)nb > 0 ? (int)nb : 1;
-	c->zgroups = (int)(cu > 0 ? 2 * cu : 2);
-	if (c->zgroups > c->bgroups)
-		c->zgroups = c->bgroups;
 	cl_uint *keep = malloc(nb * sizeof(cl_uint));
 	if (!keep)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
@@ -1484,8 +1505,10 @@ static void lbm_band_brows(const struct cl_lbm *c, int *br0, int *br1)
 
 /* lbm_blk_edge on f[cur], h[cur] (their ghosts filled) with a new stamp:
  * the edge blocks beside a nonzero ghost cell, for lbm_blk_live, over the
- * padded rows of the block rows [br0, br1) and their rings. */
-static cl_int lbm_enq_edge(struct cl_lbm *c, int br0, int br1)
+ * padded rows of the block rows [br0, br1) and their rings (the north
+ * and south ghost rows where those block rows reach them); reset: the
+ * lists' counts zeroed for lbm_blk_run, as before a step. */
+static cl_int lbm_enq_edge(struct cl_lbm *c, int br0, int br1, int reset)
 {
 	const struct lbm *L = &c->L;
 	const cl_int W = L->W, nx = L->nx, ny = L->ny, nbx = c->nbx,
@@ -1505,8 +1528,16 @@ static cl_int lbm_enq_edge(struct cl_lbm *c, int br0, int br1)
 	err |= ARG(k, 9, r1);
 	err |= ARG(k, 10, c->b_estamp);
 	err |= ARG(k, 11, stamp);
-	if (err == CL_SUCCESS && r1 > r0)
-		err = run1d(c->env, k, 2 * (size_t)(r1 - r0) + 2 * (size_t)W);
+	const cl_int north = br0 == 0, south = br1 == nby, rs = reset;
+	err |= ARG(k, 12, north);
+	err |= ARG(k, 13, south);
+	err |= ARG(k, 14, c->b_cnt);
+	err |= ARG(k, 15, c->b_acc);
+	err |= ARG(k, 16, rs);
+	const size_t n = 2 * (size_t)(r1 > r0 ? r1 - r0 : 0) +
+			 (size_t)(north + south) * (size_t)W;
+	if (err == CL_SUCCESS)
+		err = run1d(c->env, k, n > 0 ? n : 1);
 	return err;
 }
 
@@ -1514,26 +1545,22 @@ static cl_int lbm_enq_edge(struct cl_lbm *c, int br0, int br1)
  * blocks to step in b_list (count b_cnt[0]); with the exchange behind
  * the interior (ovl), those with a row among the band's first or last
  * LBM_PAR_EDGE rows in b_elist instead (b_cnt[3]); the sleeping blocks
- * to clear from the back of b_list (b_cnt[1]), cleared here. */
+ * to clear from the back of b_list (b_cnt[1]), cleared by the step
+ * kernel's first launch (lbm_enq_step). */
 static cl_int lbm_sparse_lists(struct cl_lbm *c)
 {
 	struct cl_env *e = c->env;
 	const struct lbm *L = &c->L;
-	const cl_int W = L->W, nx = L->nx, ny = L->ny, nbx = c->nbx,
-		     nby = c->nby, nb = c->nbx * c->nby;
-	cl_kernel k = c->k_bcnt;
-	cl_int err = ARG(k, 0, c->b_cnt);
-	err |= ARG(k, 1, c->b_acc);
-	if (err == CL_SUCCESS)
-		err = run1d(e, k, 1);
+	const cl_int nx = L->nx, ny = L->ny, nbx = c->nbx, nby = c->nby;
+	cl_int err = CL_SUCCESS;
 	/* several processes: the band's block rows and one on each side
 	 * (their flags cleared before the exchange's scatter sets those of
 	 * the halo; the blocks beyond are read by no kernel of this band) */
 	int br0, br1;
 	lbm_band_brows(c, &br0, &br1);
 	if (err == CL_SUCCESS)
-		err = lbm_enq_edge(c, br0, br1);
-	k = c->k_brun;
+		err = lbm_enq_edge(c, br0, br1, 1);
+	cl_kernel k = c->k_brun;
 	err |= ARG(k, 0, c->b_wet[c->cur]);
 	err |= ARG(k, 1, c->b_wet[!c->cur]);
 	err |= ARG(k, 2, c->b_keep);
@@ -1556,26 +1583,6 @@ static cl_int lbm_sparse_lists(struct cl_lbm *c)
 	       gn = round_up((size_t)(br1 - br0) * nbx, 64);
 	if (err == CL_SUCCESS && br1 > br0)
 		err = enq_nd(e, k, 1, &go, &gn, NULL);
-	if (err != CL_SUCCESS)
-		return err;
-	k = c->k_bzero;
-	err |= ARG(k, 0, c->f[!c->cur]);
-	err |= ARG(k, 1, c->h[!c->cur]);
-	err |= ARG(k, 2, c->N);
-	err |= ARG(k, 3, W);
-	err |= ARG(k, 4, nx);
-	err |= ARG(k, 5, ny);
-	err |= ARG(k, 6, nbx);
-	err |= ARG(k, 7, nb);
-	err |= ARG(k, 8, c->b_list);
-	err |= ARG(k, 9, J0);
-	err |= ARG(k, 10, J1);
-	err |= ARG(k, 11, c->b_cnt);
-	/* few blocks fall asleep in a step: fewer groups than a step's
-	   (each group loops over every zgroups-th block) */
-	size_t gs[2] = { 32 * (size_t)c->zgroups, 32 }, ls[2] = { 32, 1 };
-	if (err == CL_SUCCESS)
-		err = enq_nd(e, k, 2, NULL, gs, ls);
 	return err;
 }
 
@@ -1630,7 +1637,7 @@ static cl_int cl_fv_macro(struct cl_lbm *c, int slot);
 
 static cl_int lbm_enq_rows(struct cl_lbm *c, cl_kernel k, int j0, int j1);
 static cl_int lbm_enq_special(struct cl_lbm *c, cl_float hd, int from, int to);
-static int lbm_par_setup(struct cl_lbm *c);
+static int cl_par_setup(struct cl_lbm *c);
 static cl_int lbm_par_gather_early(struct cl_lbm *c);
 
 static cl_int lbm_enq_step(struct cl_lbm *c)
@@ -1684,7 +1691,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	err |= ARG(k, 12, c->bad);
 	err |= ARG(k, 13, step);
 	cl_int sparse = c->sp, nbx = c->nbx, slx = (cl_int)c->lx, which = 0;
-	if (L->par && !c->pbuf && lbm_par_setup(c))
+	if (L->par && !c->pbuf && cl_par_setup(c))
 		return CL_OUT_OF_HOST_MEMORY;
 	if (sparse && err == CL_SUCCESS)
 		err = lbm_sparse_lists(c);
@@ -1702,6 +1709,11 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 	err |= ARG(k, 21, c->zi);
 	err |= ARG(k, 22, c->b_cnt);
 	err |= ARG(k, 23, which);
+	/* the step's first launch clears the sleeping blocks that
+	   lbm_blk_run listed (lbm_sparse_lists) */
+	const cl_int znb = sparse ? c->nbx * c->nby : 0, zoff = 0;
+	err |= ARG(k, 24, c->b_list);
+	err |= ARG(k, 25, znb);
 	if (err != CL_SUCCESS)
 		return err;
 	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)(J1 - J0) },
@@ -1710,6 +1722,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		gs[0] = 32 * (size_t)c->bgroups;
 		gs[1] = 32;
 		ls[0] = 32;
+		ls[1] = (size_t)c->bly;
 	}
 	if (c->ovl) {
 		/* the band's edge rows (by rows; block-sparse: the blocks
@@ -1737,6 +1750,7 @@ static cl_int lbm_enq_step(struct cl_lbm *c)
 		if (err == CL_SUCCESS && sparse) {
 			err = ARG(k, 14, c->b_list);
 			err |= ARG(k, 23, which);
+			err |= ARG(k, 25, zoff); /* cleared by the first */
 			if (err == CL_SUCCESS)
 				err = enq_nd(e, k, 2, NULL, gs, ls);
 		} else if (err == CL_SUCCESS) {
@@ -1887,7 +1901,7 @@ static int lbm_par_cells(void *user, int write, const int *cells, long n,
 	const size_t head = ((size_t)c->zo + 2 + 2 * (size_t)nch) * 4,
 		     crec = WB_PAR_CHUNK * (LBM_Q + 1) * 4;
 	cl_int err = CL_SUCCESS, ni = (cl_int)n;
-	(void)cells; /* the plan's lists, uploaded by lbm_par_setup */
+	(void)cells; /* the plan's lists, uploaded by cl_par_setup */
 	if (!write) {
 		/* gathered and read behind the edge rows (lbm_enq_step), or
 		   now */
@@ -1951,7 +1965,7 @@ static int lbm_par_cells(void *user, int write, const int *cells, long n,
  * what the band's next step and its edge ghosts read from the
  * neighbours' rows (wb_par_plan; its cell lists uploaded), and whether
  * the exchange runs behind the interior rows (ovl). */
-static int lbm_par_setup(struct cl_lbm *c)
+static int cl_par_setup(struct cl_lbm *c)
 {
 	struct wb_par *p = c->L.par;
 	struct cl_env *e = c->env;
@@ -2178,7 +2192,7 @@ static cl_int lbm_enq_sample(struct cl_lbm *c, int slot, cl_kernel kacc)
 	int br0, br1;
 	lbm_band_brows(c, &br0, &br1);
 	if (err == CL_SUCCESS)
-		err = lbm_enq_edge(c, br0, br1);
+		err = lbm_enq_edge(c, br0, br1, 0);
 	err |= ARG(k, 0, c->b_wet[c->cur]);
 	err |= ARG(k, 1, c->b_keep);
 	err |= ARG(k, 2, c->b_estamp);
@@ -2400,15 +2414,14 @@ static cl_int lbm_books(struct cl_lbm *c, long long *in, long long *out)
 	if (!t)
 		return CL_OUT_OF_HOST_MEMORY;
 	long long si = 0, so = 0, fi = 0, fo = 0;
-	/* several processes: the edge ghosts of this band (the others'
-	   are not computed here) */
+	/* several processes: the edge ghosts of this band (lbm_lists) */
 	cl_int err = buf_read(e, c->acc_fin, 0, nf * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < nf; k++)
-		fi += !c->fown || c->fown[k] ? t[k] : 0;
+		fi += t[k];
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->acc_fout, 0, nf * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < nf; k++)
-		fo += !c->fown || c->fown[k] ? t[k] : 0;
+		fo += t[k];
 	if (err == CL_SUCCESS)
 		err = buf_read(e, c->acc_sin, 0, ns * sizeof(cl_long), t);
 	for (size_t k = 0; err == CL_SUCCESS && k < ns; k++)

@@ -578,8 +578,9 @@ inline void lbm_cell(global const int *restrict A, global int *restrict B,
 /*
  * The step: cell (get_global_id(0), get_global_id(1)) of the grid
  * (round_up(nx, slx), ny), or, block-sparse (lbm_blk_run), blocks
- * blist[0 .. cnt[which]): work-groups (32, 1), the g-th of them working
- * on row get_global_id(1) of blocks g, g + groups, ... (the count is read
+ * blist[0 .. cnt[which]): work-groups (32, 1) or (32, 4), those of
+ * group column g working on row get_global_id(1) of blocks g, g + groups,
+ * ... (get_num_groups(0) groups per row; the count is read
  * here, on the device: the host launches a fixed number of groups and
  * never waits for the lists).
  */
@@ -591,7 +592,7 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 		     global const int *blist, int sparse, int nbx, int slx,
 		     global uint *wet_out, int j0, int j1,
 		     global const int *restrict zi, global const int *cnt,
-		     int which)
+		     int which, global const int *zlist, int znb)
 {
 	if (!sparse) {
 		lbm_cell(A, B, hA, hB, z, c, N, W, nx, ny, kp, clamp_acc, bad,
@@ -607,15 +608,23 @@ kernel void lbm_step(global const int *restrict A, global int *restrict B,
 			 (blk % nbx) * 32 + (int)get_local_id(0),
 			 (blk / nbx) * 32 + (int)get_global_id(1), blk);
 	}
-}
-
-/* The lists' counts of lbm_blk_run zeroed before it runs, the cells of
- * the last step's list added to *acc first (one work-item). */
-kernel void lbm_blk_cnt(global int *cnt, global ulong *acc)
-{
-	if (get_global_id(0) == 0) {
-		acc[0] += (ulong)(uint)cnt[2];
-		cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
+	/* znb > 0: the sleeping blocks whose output buffer may hold a
+	 * nonzero bit, zlist[znb - 1 - g] for g < cnt[1] (lbm_blk_run lists
+	 * them from the back), get the dense step's zeros in the band's
+	 * rows: blocks apart from those stepped, so in the same launch (a
+	 * launch of its own cost about as much as a short list's step on
+	 * each rank of several) */
+	const int m = znb > 0 ? cnt[1] : 0;
+	const int i0 = (int)get_local_id(0), jy = (int)get_global_id(1);
+	for (int g = (int)get_group_id(0); g < m; g += ng) {
+		const int blk = zlist[znb - 1 - g];
+		const int i = (blk % nbx) * 32 + i0, j = (blk / nbx) * 32 + jy;
+		if (i < nx && j < ny && j >= j0 && j < j1) {
+			const int n = (i + 1) + (j + 1) * W;
+			for (int a = 0; a < 9; a++)
+				B[WB_SLICE(a, N, n)] = 0;
+			hB[n] = 0.0f;
+		}
 	}
 }
 
@@ -627,7 +636,7 @@ kernel void lbm_blk_cnt(global int *cnt, global ulong *acc)
  * cell of it holds one (the ghost ring is filled); its wet_out starts as
  * keep and lbm_step ORs in its output. Otherwise the dense step would
  * write zeros there: when wet_out says the output buffer may hold
- * something else, b is listed from the back for lbm_blk_zero. cnt[0],
+ * something else, b is listed from the back for lbm_step to clear. cnt[0],
  * cnt[1]: the two counts, cnt[2]: the cells of the stepped blocks (the
  * order within the lists does not matter:
  * every cell is written by one item, the clamp slots are integer).
@@ -636,7 +645,7 @@ kernel void lbm_blk_cnt(global int *cnt, global ulong *acc)
  * The ghost cells of the grid's outer ring that hold a nonzero bit, per
  * block (lbm_blk_live's third condition): one item per ghost cell of the
  * padded rows [r0, r1) of the west and east ghost columns and of the whole
- * north and south ghost rows; a nonzero cell sets estamp[b] = stamp for
+ * north (north) and south (south) ghost rows; a nonzero cell sets estamp[b] = stamp for
  * every edge block b whose padded box (the block and its one-cell ring)
  * holds it. lbm_blk_live then reads one word per edge block instead of
  * walking the box's ghost cells in one item (up to 68 cells of 10 arrays,
@@ -644,18 +653,29 @@ kernel void lbm_blk_cnt(global int *cnt, global ulong *acc)
  */
 kernel void lbm_blk_edge(global const int *A, global const float *hA, int N,
 			 int W, int nx, int ny, int nbx, int nby, int r0,
-			 int r1, global uint *estamp, uint stamp)
+			 int r1, global uint *estamp, uint stamp, int north,
+			 int south, global int *cnt, global ulong *cells,
+			 int reset)
 {
 	const int t = (int)get_global_id(0), nr = r1 - r0, H = ny + 2;
+	/* before a step's lists (reset): the counts of lbm_blk_run zeroed,
+	 * the cells of the last step's list added to *cells first (in this
+	 * launch, not one of its own: lbm_blk_run runs after it) */
+	if (reset && t == 0) {
+		cells[0] += (ulong)(uint)cnt[2];
+		cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
+	}
 	int col, g, p;
 	if (t < 2 * nr) {
 		col = 1;
 		g = t < nr ? 0 : nx + 1;
 		p = r0 + (t < nr ? t : t - nr);
-	} else if (t < 2 * nr + 2 * W) {
+	} else if (t < 2 * nr + (north + south) * W) {
+		/* the north ghost row when north, the south one when south
+		 * (several processes: a band far from a side reads neither) */
 		const int u = t - 2 * nr;
 		col = 0;
-		g = u < W ? 0 : ny + 1;
+		g = u < W && north ? 0 : ny + 1;
 		p = u < W ? u : u - W;
 	} else {
 		return;
@@ -758,27 +778,6 @@ kernel void lbm_blk_sample(global const uint *wet_in, global const uint *keep,
 	if (r1 > r0 &&
 	    lbm_blk_live(wet_in, keep, estamp, stamp, nx, ny, nbx, nby, bx, by))
 		list[atomic_inc(&cnt[0])] = b;
-}
-
-/* Zeros in f, h of the blocks blist[nb - 1 - g], g < cnt[1]
- * (work-groups (32, 1), each on blocks g, g + groups, ... as lbm_step). */
-kernel void lbm_blk_zero(global int *B, global float *hB, int N, int W,
-			 int nx, int ny, int nbx, int nb,
-			 global const int *blist, int j0, int j1,
-			 global const int *cnt)
-{
-	const int m = cnt[1], ng = (int)get_num_groups(0);
-	for (int g = (int)get_group_id(0); g < m; g += ng) {
-		const int blk = blist[nb - 1 - g];
-		const int i = (blk % nbx) * 32 + (int)get_local_id(0);
-		const int j = (blk / nbx) * 32 + (int)get_global_id(1);
-		if (i < nx && j < ny && j >= j0 && j < j1) {
-			const int n = (i + 1) + (j + 1) * W;
-			for (int a = 0; a < 9; a++)
-				B[WB_SLICE(a, N, n)] = 0;
-			hB[n] = 0.0f;
-		}
-	}
 }
 
 /* Equilibrium lbm_feq of lbm.h. */
