@@ -908,6 +908,7 @@ struct cl_lbm {
 	int bgroups;         /* work-groups of a block-sparse launch (each
 				on every bgroups-th block of its list) */
 	int bly;             /* rows of a block per step work-group */
+	int sly;             /* the same for a sample's macro and sums */
 	long long sp_cells;  /* interior cell-steps stepped densely */
 	/* the LBM/FV hybrid (cl_fv_*): the host keeps a copy of the lattice
 	 * (L.f, L.h) that is current only in the rows it reads back */
@@ -1444,6 +1445,12 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 		return cl_fail(d, err, "lbm_macro_blk");
 	if (!(c->k_accb = clCreateKernel(e->prog, "lbm_accum_blk", &err)))
 		return cl_fail(d, err, "lbm_accum_blk");
+	size_t wm = 0, wa = 0;
+	clGetKernelWorkGroupInfo(c->k_macb, e->dev, CL_KERNEL_WORK_GROUP_SIZE,
+				 sizeof(wm), &wm, NULL);
+	clGetKernelWorkGroupInfo(c->k_accb, e->dev, CL_KERNEL_WORK_GROUP_SIZE,
+				 sizeof(wa), &wa, NULL);
+	c->sly = wm >= 128 && wa >= 128 ? 4 : 1; /* as bly below */
 	/* enough groups to fill the device several times over; the rest
 	 * of a short list's groups return at once */
 	cl_uint cu = 1;
@@ -2208,7 +2215,8 @@ static cl_int lbm_enq_sample(struct cl_lbm *c, int slot, cl_kernel kacc)
 	if (err == CL_SUCCESS)
 		err = run1d(e, k, (size_t)nbx * nby);
 	/* whole blocks, as the step's block-sparse launch */
-	size_t gs[2] = { 32 * (size_t)c->bgroups, 32 }, ls[2] = { 32, 1 };
+	size_t gs[2] = { 32 * (size_t)c->bgroups, 32 },
+	       ls[2] = { 32, (size_t)c->sly };
 	k = c->k_macb;
 	err |= lbm_macro_args(c, k, slot);
 	err |= ARG(k, 18, c->b_slist);
