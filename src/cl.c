@@ -1423,6 +1423,16 @@ fail:
  * both buffers, so the first step runs everything and the flags are exact
  * from then on. */
 
+/* The block-sparse launches' shape: work-groups of 32 columns by
+ * CL_BLK_ROWS rows of a block, CL_BLK_GROUPS group columns per compute
+ * unit (each on every such column's block of the list). */
+#ifndef CL_BLK_ROWS
+#define CL_BLK_ROWS 4
+#endif
+#ifndef CL_BLK_GROUPS
+#define CL_BLK_GROUPS 16
+#endif
+
 static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 {
 	struct cl_env *e = c->env;
@@ -1450,18 +1460,19 @@ static enum wb_status lbm_sparse_create(struct cl_lbm *c, struct wb_diags *d)
 				 sizeof(wm), &wm, NULL);
 	clGetKernelWorkGroupInfo(c->k_accb, e->dev, CL_KERNEL_WORK_GROUP_SIZE,
 				 sizeof(wa), &wa, NULL);
-	c->sly = wm >= 128 && wa >= 128 ? 4 : 1; /* as bly below */
+	c->sly = wm >= 32 * CL_BLK_ROWS && wa >= 32 * CL_BLK_ROWS ?
+		CL_BLK_ROWS : 1; /* as bly below */
 	/* enough groups to fill the device several times over; the rest
 	 * of a short list's groups return at once */
 	cl_uint cu = 1;
 	clGetDeviceInfo(e->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cu), &cu,
 			NULL);
-	c->bgroups = (int)(cu > 0 ? 16 * cu : 16);
+	c->bgroups = (int)(cu > 0 ? CL_BLK_GROUPS * cu : CL_BLK_GROUPS);
 	/* the step's work-groups: 32 columns by 4 rows of a block where the
 	 * kernel allows 128 items (a group of one 32-item row held one warp,
 	 * and NVIDIA's limit of 32 groups per multiprocessor then left half
 	 * its warp slots empty); the same cells whatever the shape */
-	c->bly = wg >= 128 ? 4 : 1;
+	c->bly = wg >= 32 * CL_BLK_ROWS ? CL_BLK_ROWS : 1;
 	if ((size_t)c->bgroups > nb)
 		c->bgroups = (int)nb > 0 ? (int)nb : 1;
 	cl_uint *keep = malloc(nb * sizeof(cl_uint));
