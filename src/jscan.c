@@ -2,22 +2,32 @@
  * jscan.c - one iterative pass over JSON text: UTF-8, NUL escapes, depth,
  * and the line and column of requested JSON paths (see jscan.h).
  *
- * The grammar follows cJSON 1.7's parser (cJSON.c parse_value and friends)
- * so that "wb_jscan accepts, cJSON failed" can only mean cJSON ran out of
- * memory: whitespace is any byte <= 32; strings end at the first unescaped
- * quote, accept raw control bytes, and take the escapes b f n r t " \ / u
- * with surrogate pairs checked as cJSON does; numbers are what strtod()
- * reads of the longest run (at most 63 bytes) of "0-9 + - e E .".
- * Stricter than cJSON (so reported, not silently accepted): invalid UTF-8,
- * "\u0000", and "\u" without four hex digits, which cJSON turns into a NUL.
+ * The grammar is RFC 8259's, which is a subset of what cJSON 1.7's parser
+ * (cJSON.c parse_value and friends) accepts, so that "wb_jscan accepts,
+ * cJSON failed" can only mean cJSON ran out of memory. cJSON is laxer, and
+ * what it lets through silently is refused here, at the byte at fault:
+ * white space other than space, tab, CR and LF (cJSON skips every byte
+ * <= 32, NUL included), raw control bytes in strings, numbers such as
+ * "01", "1." or "-" (cJSON takes whatever strtod() reads), numbers longer
+ * than 63 bytes (cJSON cuts them there), literals run into a word
+ * ("truex"), invalid UTF-8, "\u0000" and "\u" without four hex digits
+ * (which cJSON turns into a NUL), and numbers out of a double's range.
+ *
+ * A syntax error is described (res->msg) and placed where a reader would
+ * fix it: the '}' after a trailing comma, the token where a ',' is
+ * missing, the opening quote of a string that is not closed, the first
+ * byte of a bad number; at the end of the file, the '{' or '[' left open.
  *
  * Workload: the whole scene once before cJSON parses it, and once more
  * after validation when diagnostics need positions; O(text + paths).
  */
+#include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "jscan.h"
 #include "strutil.h"
@@ -41,6 +51,7 @@ struct frame {
 	size_t plen;    /* the container's own path */
 	uint64_t h;
 	int ovf;
+	int line, col;  /* of the '{' or '[' */
 };
 
 struct scan {
@@ -78,7 +89,8 @@ static void lines_to(struct scan *s, size_t from, size_t to)
 
 static void skip_ws(struct scan *s)
 {
-	while (s->i < s->len && s->t[s->i] <= 32) {
+	while (s->i < s->len && (s->t[s->i] == ' ' || s->t[s->i] == '\t' ||
+				 s->t[s->i] == '\n' || s->t[s->i] == '\r')) {
 		if (s->t[s->i] == '\n') {
 			s->line++;
 			s->lstart = s->i + 1;
@@ -98,6 +110,108 @@ static int stop(struct scan *s, enum wb_jscan_status st, size_t off)
 	r->col = (int)(off - s->lstart + 1);
 	snprintf(r->path, sizeof(r->path), "%s", s->path);
 	return -1;
+}
+
+/* What is at t[off], for "found ...": short and printable once escaped. */
+static void found_at(const struct scan *s, size_t off, char *buf, size_t n)
+{
+	const unsigned char *t = s->t;
+	if (off >= s->len) {
+		snprintf(buf, n, "the end of the file");
+		return;
+	}
+	unsigned c = t[off];
+	size_t k = 1, cap = 24;
+	if (c == 0) {
+		snprintf(buf, n, "a NUL byte");
+	} else if (c < 0x20 || c == 0x7f) {
+		snprintf(buf, n, "a control character (byte 0x%02x)", c);
+	} else if (c == '"') {
+		while (off + k < s->len && k < cap && t[off + k] != '"' &&
+		       t[off + k] >= 0x20)
+			k++;
+		int closed = off + k < s->len && t[off + k] == '"';
+		snprintf(buf, n, "'%.*s%s'", (int)(k + closed), (const char *)t + off,
+			 closed ? "" : "...");
+	} else if (c >= 0x80) {
+		size_t m = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+		if (off + m <= s->len &&
+		    wb_utf8_check((const char *)t + off, m) == m)
+			snprintf(buf, n, "'%.*s'", (int)m, (const char *)t + off);
+		else
+			snprintf(buf, n, "byte 0x%02x", c);
+	} else if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+		   (c >= 'a' && c <= 'z') || c == '_' || c == '-' || c == '+' ||
+		   c == '.') {
+		while (off + k < s->len && k < cap &&
+		       ((t[off + k] >= '0' && t[off + k] <= '9') ||
+			(t[off + k] >= 'A' && t[off + k] <= 'Z') ||
+			(t[off + k] >= 'a' && t[off + k] <= 'z') ||
+			t[off + k] == '_' || t[off + k] == '-' ||
+			t[off + k] == '+' || t[off + k] == '.'))
+			k++;
+		snprintf(buf, n, "'%.*s%s'", (int)k, (const char *)t + off,
+			 k == cap ? "..." : "");
+	} else {
+		snprintf(buf, n, "'%c'", c);
+	}
+}
+
+/* A syntax error at off (on the counters' current line), described. */
+static int syntax(struct scan *s, size_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int syntax(struct scan *s, size_t off, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->res->msg, sizeof(s->res->msg), fmt, ap);
+	va_end(ap);
+	return stop(s, WB_JSCAN_SYNTAX, off);
+}
+
+/* A hint for what was found where a value, a member name, ',' or a
+ * closing bracket should be: the mistakes JSON written by hand makes. */
+static const char *hint_at(const struct scan *s, size_t off)
+{
+	const unsigned char *t = s->t;
+	if (off >= s->len)
+		return "";
+	size_t k = 0;
+	char w[16];
+	while (off + k < s->len && k < sizeof(w) - 1 &&
+	       ((t[off + k] >= 'A' && t[off + k] <= 'Z') ||
+		(t[off + k] >= 'a' && t[off + k] <= 'z')))
+		w[k] = (char)t[off + k], k++;
+	w[k] = 0;
+	if (t[off] == '\'')
+		return " (strings and member names take double quotes)";
+	if (t[off] == '/' && off + 1 < s->len &&
+	    (t[off + 1] == '/' || t[off + 1] == '*'))
+		return " (JSON has no comments)";
+	if (t[off] == 0)
+		return " (a scene is UTF-8 text: is this a binary or UTF-16 file?)";
+	if (off + 3 <= s->len && t[off] == 0xE2 && t[off + 1] == 0x80 &&
+	    t[off + 2] >= 0x98 && t[off + 2] <= 0x9F)
+		return " (a typographic quote: JSON takes plain double quotes)";
+	if (off + 3 <= s->len && t[off] == 0xEF && t[off + 1] == 0xBB &&
+	    t[off + 2] == 0xBF)
+		return " (a byte order mark is allowed only at the start of the file)";
+	if (strcasecmp(w, "nan") == 0 || strcasecmp(w, "infinity") == 0 ||
+	    strcasecmp(w, "inf") == 0)
+		return " (JSON has no NaN or Infinity)";
+	if (strcasecmp(w, "true") == 0 || strcasecmp(w, "false") == 0 ||
+	    strcasecmp(w, "null") == 0)
+		return " (JSON's literals are true, false and null, in lower case)";
+	if (k)
+		return " (a string needs double quotes)";
+	return "";
+}
+
+/* " (the '{' at line L, column C is not closed)" for frame f. */
+static void open_note(const struct frame *f, char *buf, size_t n)
+{
+	snprintf(buf, n, "the '%c' at line %d, column %d is not closed",
+		 f->obj ? '{' : '[', f->line, f->col);
 }
 
 static void path_restore(struct scan *s, const struct frame *f)
@@ -178,27 +292,28 @@ static void key_put(struct scan *s, const void *p, size_t n)
 static int scan_string(struct scan *s, int is_key)
 {
 	const unsigned char *t = s->t;
-	size_t start = s->i + 1, end = start;
-	while (end < s->len && t[end] != '"') {
-		if (t[end] == '\\') {
-			if (end + 1 >= s->len)
-				break;
+	size_t open = s->i, start = s->i + 1, end = start;
+	/* the closing quote, or the first raw control byte before it */
+	while (end < s->len && t[end] != '"' && t[end] >= 0x20) {
+		if (t[end] == '\\' && end + 1 < s->len && t[end + 1] >= 0x20)
 			end++;
-		}
 		end++;
 	}
-	if (end >= s->len) {
-		lines_to(s, s->i, s->len);
-		return stop(s, WB_JSCAN_SYNTAX, s->len);
-	}
+	if (end >= s->len)
+		return syntax(s, open, "string not closed: no '\"' after it before the end of the file");
+	size_t stopk = end; /* content to check: t[start..stopk) */
+	if (t[end] != '"' && t[end - 1] == '\\')
+		stopk = end + 1; /* a backslash before a control byte: a bad escape */
 	s->klen = 0;
 	s->key_ovf = 0;
 	size_t k = start;
-	while (k < end) {
+	while (k < stopk) {
 		if (t[k] != '\\') {
 			size_t r = k;
-			while (r < end && t[r] != '\\')
+			while (r < stopk && t[r] != '\\')
 				r++;
+			if (r > end)
+				r = end;
 			size_t bad = wb_utf8_check((const char *)t + k, r - k);
 			lines_to(s, k, k + bad);
 			if (bad < r - k) {
@@ -208,6 +323,8 @@ static int scan_string(struct scan *s, int is_key)
 			if (is_key)
 				key_put(s, t + k, r - k);
 			k = r;
+			if (k >= end)
+				break;
 			continue;
 		}
 		unsigned char c = t[k + 1], out[4];
@@ -221,22 +338,22 @@ static int scan_string(struct scan *s, int is_key)
 		case '"': case '\\': case '/': out[0] = c; break;
 		case 'u': {
 			if (end - k < 6)
-				return stop(s, WB_JSCAN_SYNTAX, k);
+				return stop(s, WB_JSCAN_ESCAPE, k);
 			long cp = hex4(t + k + 2);
 			if (cp < 0)
 				return stop(s, WB_JSCAN_ESCAPE, k);
 			if (cp == 0)
 				return stop(s, WB_JSCAN_NUL, k);
 			if (cp >= 0xDC00 && cp <= 0xDFFF)
-				return stop(s, WB_JSCAN_SYNTAX, k);
+				return syntax(s, k, "\\u%04lX is the second half of a surrogate pair, without a first (\\uD800..\\uDBFF) before it",
+					      (unsigned long)cp);
 			size_t seq = 6;
 			if (cp >= 0xD800 && cp <= 0xDBFF) {
-				if (end - k < 12 || t[k + 6] != '\\' ||
-				    t[k + 7] != 'u')
-					return stop(s, WB_JSCAN_SYNTAX, k);
-				long lo = hex4(t + k + 8);
+				long lo = end - k >= 12 && t[k + 6] == '\\' &&
+					  t[k + 7] == 'u' ? hex4(t + k + 8) : -1;
 				if (lo < 0xDC00 || lo > 0xDFFF)
-					return stop(s, WB_JSCAN_SYNTAX, k);
+					return syntax(s, k, "\\u%04lX is the first half of a surrogate pair: a \\uDC00..\\uDFFF must follow it",
+						      (unsigned long)cp);
 				cp = 0x10000 + (((cp & 0x3FF) << 10) | (lo & 0x3FF));
 				seq = 12;
 			}
@@ -263,12 +380,28 @@ static int scan_string(struct scan *s, int is_key)
 			k += seq;
 			continue;
 		}
-		default:
-			return stop(s, WB_JSCAN_SYNTAX, k);
+		default: {
+			char f[48];
+			if (c >= 0x20 && c < 0x7f)
+				snprintf(f, sizeof(f), "'\\%c'", c);
+			else
+				found_at(s, k + 1, f, sizeof(f));
+			return syntax(s, k, "invalid escape%s%s in a string (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)",
+				      c >= 0x20 && c < 0x7f ? " " : ": '\\' followed by ", f);
+		}
 		}
 		if (is_key)
 			key_put(s, out, olen);
 		k += 2;
+	}
+	if (t[end] != '"') {
+		/* a raw control byte; the counters are at the string's line */
+		if (t[end] == '\n' || t[end] == '\r')
+			return syntax(s, open, "string not closed on its line (a line break in a string is written \\n)");
+		if (t[end] == 0)
+			return syntax(s, end, "a NUL byte in a string");
+		return syntax(s, end, "a raw control character (byte 0x%02x) in a string; write it as \\u%04X%s",
+			      t[end], t[end], t[end] == '\t' ? " or \\t" : "");
 	}
 	s->i = end + 1;
 	return 0;
@@ -307,26 +440,70 @@ static size_t strict_number(const char *p, size_t m)
 	return k;
 }
 
+static int numchar(unsigned c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+	       (c >= 'a' && c <= 'z') || c == '+' || c == '-' || c == '.';
+}
+
+/* The number at s->i (a '-' or a digit): the whole run of number-like
+ * characters must be one strict JSON number, so that "01", "1.", "1e",
+ * "0x10" and "-Infinity" are refused at their first byte. */
 static int scan_number(struct scan *s)
 {
-	char buf[64];
+	const char *p = (const char *)s->t + s->i;
 	size_t m = 0;
-	while (m < sizeof(buf) - 1 && s->i + m < s->len &&
-	       s->t[s->i + m] != 0 &&
-	       strchr("0123456789+-eE.", s->t[s->i + m])) {
-		buf[m] = (char)s->t[s->i + m];
+	while (s->i + m < s->len && numchar(s->t[s->i + m]))
 		m++;
+	int show = m > 30 ? 30 : (int)m;
+	const char *more = m > 30 ? "..." : "";
+	if (strict_number(p, m) != m) {
+		const char *why = "";
+		const char *d = p[0] == '-' ? p + 1 : p;
+		size_t dm = p[0] == '-' ? m - 1 : m;
+		const char *dot = memchr(p, '.', m);
+		const char *e = NULL;
+		for (size_t k = 0; k < m; k++)
+			if (p[k] == 'e' || p[k] == 'E') {
+				e = p + k;
+				break;
+			}
+		if (dm == 0)
+			why = " (a '-' must be followed by digits)";
+		else if ((d[0] < '0' || d[0] > '9') && d[0] != '.')
+			why = strncasecmp(d, "inf", 3) == 0 ||
+				      strncasecmp(d, "nan", 3) == 0
+				      ? " (JSON has no NaN or Infinity)"
+				      : "";
+		else if (dm > 1 && d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
+			why = " (JSON numbers are decimal)";
+		else if (dm > 1 && d[0] == '0' && d[1] >= '0' && d[1] <= '9')
+			why = " (JSON numbers have no leading zeros)";
+		else if (d[0] == '.' )
+			why = " (a digit must come before the decimal point)";
+		else if (dot && (dot + 1 == p + m || dot[1] < '0' || dot[1] > '9'))
+			why = " (a digit must follow the decimal point)";
+		else if (e && (e + 1 == p + m ||
+			       ((e[1] < '0' || e[1] > '9') &&
+				(e + 2 == p + m || e[2] < '0' || e[2] > '9'))))
+			why = " (the exponent needs digits)";
+		return syntax(s, s->i, "invalid number '%.*s%s'%s", show, p, more,
+			      why);
 	}
+	/* cJSON reads at most 63 bytes of a number */
+	if (m > 63)
+		return syntax(s, s->i, "number '%.*s%s' too long: at most 63 characters",
+			      show, p, more);
+	char buf[64];
+	memcpy(buf, p, m);
 	buf[m] = 0;
-	size_t used = strict_number(buf, m);
-	if (used != m) { /* what cJSON's strtod() would take */
-		char *e;
-		strtod(buf, &e);
-		used = (size_t)(e - buf);
+	if (isinf(strtod(buf, NULL))) {
+		snprintf(s->res->msg, sizeof(s->res->msg),
+			 "the number %s is out of range (a double holds at most 1.8e308)",
+			 buf);
+		return stop(s, WB_JSCAN_RANGE, s->i);
 	}
-	if (!used)
-		return stop(s, WB_JSCAN_SYNTAX, s->i);
-	s->i += used;
+	s->i += m;
 	return 0;
 }
 
@@ -363,11 +540,33 @@ static int build_table(struct scan *s)
 	return 0;
 }
 
+/* A word at t[off]: a letter, then letters, digits or '_'; its length. */
+static size_t word_len(const struct scan *s, size_t off)
+{
+	size_t k = 0;
+	while (off + k < s->len &&
+	       ((s->t[off + k] >= 'A' && s->t[off + k] <= 'Z') ||
+		(s->t[off + k] >= 'a' && s->t[off + k] <= 'z') ||
+		(k && ((s->t[off + k] >= '0' && s->t[off + k] <= '9') ||
+		       s->t[off + k] == '_'))))
+		k++;
+	return k;
+}
+
+/* The member name just decoded, shortened for a message. */
+static void key_note(const struct scan *s, char *buf, size_t n)
+{
+	int k = s->klen > 40 ? 40 : (int)s->klen;
+	snprintf(buf, n, "\"%.*s%s\"", k, s->key,
+		 s->klen > 40 || s->key_ovf ? "..." : "");
+}
+
 void wb_jscan(const char *text, size_t len, int max_depth, long max_values,
 	      struct wb_jscan_loc *locs, size_t n, struct wb_jscan_result *res)
 {
 	struct frame fr[WB_JSCAN_MAX_DEPTH];
 	struct scan s;
+	char f[64], note[96];
 	memset(res, 0, sizeof(*res));
 	memset(&s, 0, sizeof(s));
 	s.t = (const unsigned char *)text;
@@ -389,6 +588,7 @@ void wb_jscan(const char *text, size_t len, int max_depth, long max_values,
 	}
 	int depth = 0;
 	long values = 0;
+	int prev = 0; /* what the value follows: 0 (nothing), '[', ',' or ':' */
 	skip_ws(&s);
 value:
 	at_value(&s);
@@ -397,7 +597,13 @@ value:
 		goto out;
 	}
 	if (s.i >= s.len) {
-		stop(&s, WB_JSCAN_SYNTAX, s.i);
+		if (depth) {
+			open_note(&fr[depth - 1], note, sizeof(note));
+			syntax(&s, s.i, "unexpected end of file: expected a value (%s)",
+			       note);
+		} else {
+			syntax(&s, s.i, "unexpected end of file: expected a value");
+		}
 		goto out;
 	}
 	switch (s.t[s.i]) {
@@ -408,7 +614,8 @@ value:
 			goto out;
 		}
 		fr[depth] = (struct frame){ s.t[s.i] == '{', 0, s.plen, s.h,
-					    s.ovf };
+					    s.ovf, s.line,
+					    (int)(s.i - s.lstart + 1) };
 		depth++;
 		s.i++;
 		skip_ws(&s);
@@ -417,9 +624,12 @@ value:
 			depth--;
 			goto after;
 		}
-		if (fr[depth - 1].obj)
+		if (fr[depth - 1].obj) {
+			prev = '{';
 			goto key;
+		}
 		path_append(&s, "[0]", 3);
+		prev = '[';
 		goto value;
 	case '"':
 		if (scan_string(&s, 0) < 0)
@@ -428,24 +638,51 @@ value:
 	default:
 		break;
 	}
-	if (s.len - s.i >= 4 && memcmp(s.t + s.i, "null", 4) == 0)
-		s.i += 4;
-	else if (s.len - s.i >= 5 && memcmp(s.t + s.i, "false", 5) == 0)
-		s.i += 5;
-	else if (s.len - s.i >= 4 && memcmp(s.t + s.i, "true", 4) == 0)
-		s.i += 4;
-	else if (s.t[s.i] == '-' || (s.t[s.i] >= '0' && s.t[s.i] <= '9')) {
-		if (scan_number(&s) < 0)
-			goto out;
-	} else {
-		stop(&s, WB_JSCAN_SYNTAX, s.i);
+	{
+		size_t w = word_len(&s, s.i);
+		const unsigned char *p = s.t + s.i;
+		if ((w == 4 && memcmp(p, "null", 4) == 0) ||
+		    (w == 4 && memcmp(p, "true", 4) == 0) ||
+		    (w == 5 && memcmp(p, "false", 5) == 0)) {
+			s.i += w;
+			goto after;
+		}
+		if (!w && (*p == '-' || (*p >= '0' && *p <= '9'))) {
+			if (scan_number(&s) < 0)
+				goto out;
+			goto after;
+		}
+		found_at(&s, s.i, f, sizeof(f));
+		if (*p == ']' && prev == ',')
+			syntax(&s, s.i, "expected a value after ',', found %s (JSON allows no trailing comma)",
+			       f);
+		else if ((*p == '.' || *p == '+') && s.i + 1 < s.len &&
+			 s.t[s.i + 1] >= '0' && s.t[s.i + 1] <= '9')
+			syntax(&s, s.i, "expected a value, found %s (a JSON number starts with a digit or '-')",
+			       f);
+		else if (prev == ':') {
+			key_note(&s, note, sizeof(note));
+			syntax(&s, s.i, "expected a value for the member %s, found %s%s",
+			       note, f, hint_at(&s, s.i));
+		} else {
+			syntax(&s, s.i, "expected a value, found %s%s", f,
+			       hint_at(&s, s.i));
+		}
 		goto out;
 	}
-	goto after;
 key:
 	path_restore(&s, &fr[depth - 1]);
 	if (s.i >= s.len || s.t[s.i] != '"') {
-		stop(&s, WB_JSCAN_SYNTAX, s.i);
+		found_at(&s, s.i, f, sizeof(f));
+		open_note(&fr[depth - 1], note, sizeof(note));
+		if (s.i >= s.len)
+			syntax(&s, s.i, "unexpected end of file: expected a member name (%s)",
+			       note);
+		else if (s.t[s.i] == '}' && prev == ',')
+			syntax(&s, s.i, "expected a member name after ',', found '}' (JSON allows no trailing comma)");
+		else
+			syntax(&s, s.i, "expected a member name in double quotes, found %s%s",
+			       f, hint_at(&s, s.i));
 		goto out;
 	}
 	if (scan_string(&s, 1) < 0) {
@@ -461,11 +698,19 @@ key:
 	}
 	skip_ws(&s);
 	if (s.i >= s.len || s.t[s.i] != ':') {
-		stop(&s, WB_JSCAN_SYNTAX, s.i);
+		found_at(&s, s.i, f, sizeof(f));
+		key_note(&s, note, sizeof(note));
+		if (s.i >= s.len)
+			syntax(&s, s.i, "unexpected end of file: expected ':' after the member name %s",
+			       note);
+		else
+			syntax(&s, s.i, "expected ':' after the member name %s, found %s",
+			       note, f);
 		goto out;
 	}
 	s.i++;
 	skip_ws(&s);
+	prev = ':';
 	goto value;
 after:
 	if (depth == 0) {
@@ -477,26 +722,45 @@ after:
 	}
 	skip_ws(&s);
 	{
-		struct frame *f = &fr[depth - 1];
+		struct frame *fp = &fr[depth - 1];
+		char close = fp->obj ? '}' : ']';
 		if (s.i < s.len && s.t[s.i] == ',') {
 			s.i++;
 			skip_ws(&s);
-			if (f->obj)
+			prev = ',';
+			if (fp->obj)
 				goto key;
 			char ix[32];
-			int k = snprintf(ix, sizeof(ix), "[%ld]", ++f->idx);
-			path_restore(&s, f);
+			int k = snprintf(ix, sizeof(ix), "[%ld]", ++fp->idx);
+			path_restore(&s, fp);
 			path_append(&s, ix, (size_t)k);
 			goto value;
 		}
-		if (s.i < s.len && s.t[s.i] == (f->obj ? '}' : ']')) {
+		if (s.i < s.len && s.t[s.i] == close) {
 			s.i++;
 			depth--;
-			path_restore(&s, f);
+			path_restore(&s, fp);
 			goto after;
 		}
-		path_restore(&s, f);
-		stop(&s, WB_JSCAN_SYNTAX, s.i);
+		path_restore(&s, fp);
+		found_at(&s, s.i, f, sizeof(f));
+		open_note(fp, note, sizeof(note));
+		if (s.i >= s.len) {
+			syntax(&s, s.i, "unexpected end of file: %s", note);
+		} else {
+			unsigned c = s.t[s.i];
+			int starts = c == '"' || c == '{' || c == '[' || c == '-' ||
+				     (c >= '0' && c <= '9') || word_len(&s, s.i);
+			if (c == '}' || c == ']')
+				syntax(&s, s.i, "expected ',' or '%c', found %s (%s)",
+				       close, f, note);
+			else if (starts)
+				syntax(&s, s.i, "expected ',' or '%c', found %s (a missing ','?)",
+				       close, f);
+			else
+				syntax(&s, s.i, "expected ',' or '%c', found %s%s",
+				       close, f, hint_at(&s, s.i));
+		}
 	}
 out:
 	free(s.slot);

@@ -4,16 +4,21 @@
  *
  * cJSON keeps no positions and accepts strings that are not UTF-8 or that
  * hold "\u0000" (which silently truncates them). wb_jscan() walks the text
- * once, iteratively (no recursion), accepting exactly the grammar cJSON
- * 1.7 accepts, and
+ * once, iteratively (no recursion), accepting strict JSON (RFC 8259, a
+ * subset of what cJSON 1.7 accepts), and
  *   - stops at the first string (or key) that is not valid UTF-8, holds a
  *     "\u0000" escape or a "\u" escape without four hex digits, and at the
  *     first array or object nested deeper than max_depth, and at the
  *     value past max_values (cJSON spends ~70 bytes on each), giving the
  *     problem's JSON path, line and column;
- *   - reports a syntax error only as "not valid" (cJSON's own position
- *     and message are the ones shown), so that a caller whose cJSON parse
- *     failed on text wb_jscan accepts knows the failure was out of memory;
+ *   - stops at the first syntax error, saying what is wrong and where
+ *     (the '}' after a trailing comma, the token before which a ',' is
+ *     missing, the opening quote of an unclosed string, the '{' or '['
+ *     left open at the end of the file); because it accepts nothing cJSON
+ *     refuses, a caller whose cJSON parse failed on text wb_jscan accepts
+ *     knows the failure was out of memory;
+ *   - refuses a number that overflows a double (1e400), which cJSON would
+ *     silently read as infinity;
  *   - fills line and column for each requested JSON path ("a.b[3].c", as
  *     scene.c builds them) with an open-addressed hash of the paths and an
  *     incrementally hashed current path: the cost is one pass over the text
@@ -32,13 +37,14 @@
 
 enum wb_jscan_status {
 	WB_JSCAN_OK,
-	WB_JSCAN_SYNTAX,  /* not JSON cJSON accepts; cJSON says where */
+	WB_JSCAN_SYNTAX,  /* not JSON: msg says what, line and col where */
 	WB_JSCAN_DEPTH,   /* nested deeper than max_depth */
 	WB_JSCAN_UTF8,    /* a string or key is not valid UTF-8 */
 	WB_JSCAN_NUL,     /* a string or key holds \u0000 */
 	WB_JSCAN_ESCAPE,  /* a \u escape without four hex digits */
 	WB_JSCAN_COUNT,   /* more than max_values values */
 	WB_JSCAN_NOMEM,   /* no memory for the path table: nothing located */
+	WB_JSCAN_RANGE,   /* a number past a double's range (msg says which) */
 };
 
 /* One path to locate: in, path; out, line and col of the first value at
@@ -55,6 +61,8 @@ struct wb_jscan_result {
 	int in_key;       /* the problem is in an object key (path: its object) */
 	int byte;         /* UTF8: the offending byte */
 	char path[WB_JSCAN_PATHN]; /* JSON path of the value at fault */
+	char msg[200];    /* SYNTAX, RANGE: what is wrong, in a sentence
+			   * (no "syntax error: " prefix, no position) */
 };
 
 /* Scan text[0..len) (a UTF-8 byte order mark is not skipped: the caller

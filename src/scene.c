@@ -13,14 +13,19 @@
  * problem. Unknown keys are warnings that name the closest known key.
  *
  * The text is hostile until checked (limits in scene_keys.h): before cJSON
- * sees it, one pass of wb_jscan (jscan.c) refuses nesting past
- * WB_SCENE_MAX_DEPTH, more than WB_SCENE_MAX_VALUES values, invalid UTF-8
- * and "\u0000" (which cJSON would silently cut strings at), naming the
- * JSON path. Because wb_jscan accepts exactly cJSON's grammar, a cJSON
- * failure on text it accepted is out of memory: WB_EIO, exit 4, not a
- * syntax error. Positions of the semantic diagnostics are found together in
- * one more pass at the end (locate_all), and duplicate keys by sorting, so
- * that no number of problems makes the parse quadratic.
+ * sees it, one pass of wb_jscan (jscan.c) checks the syntax, strictly
+ * (RFC 8259: no trailing commas, no "01", no raw control bytes in
+ * strings, none of which cJSON refuses), and refuses nesting past
+ * WB_SCENE_MAX_DEPTH, more than WB_SCENE_MAX_VALUES values, invalid UTF-8,
+ * "\u0000" (which cJSON would silently cut strings at) and numbers past a
+ * double (which cJSON reads as infinity), naming the line and column and,
+ * past the syntax, the JSON path. cJSON's own error pointer is not used:
+ * it lands after the fault, often at the end of the file. Because cJSON
+ * accepts all strict JSON, a cJSON failure on text wb_jscan accepted is
+ * out of memory: WB_EIO, exit 4, not a syntax error. Positions of the
+ * semantic diagnostics are found together in one more pass at the end
+ * (locate_all), and duplicate keys by sorting, so that no number of
+ * problems makes the parse quadratic.
  */
 #include <ctype.h>
 #include <limits.h>
@@ -1450,15 +1455,33 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 		text += 3; /* UTF-8 byte order mark */
 		len -= 3;
 	}
-	/* What cJSON does not check: nesting, UTF-8, NUL escapes. */
+	if (len >= 2 && (((unsigned char)text[0] == 0xFF &&
+			  (unsigned char)text[1] == 0xFE) ||
+			 ((unsigned char)text[0] == 0xFE &&
+			  (unsigned char)text[1] == 0xFF)))
+		return wb_fail(d, WB_EINPUT, file,
+			       "the file is UTF-16 (it starts with the byte order mark %02x %02x): save the scene as UTF-8",
+			       (unsigned char)text[0], (unsigned char)text[1]);
+	if (blank(text, len)) {
+		wb_diag_add(d, WB_SEV_ERROR, file, NULL, 0, 0,
+			    "the file is empty%s: expected a scene, a JSON object",
+			    len ? " (only white space)" : "");
+		return WB_EINPUT;
+	}
+	/* Syntax, and what cJSON does not check: nesting, UTF-8, NUL
+	 * escapes, numbers past a double. wb_jscan says what and where. */
 	struct wb_jscan_result js;
 	wb_jscan(text, len, WB_SCENE_MAX_DEPTH, WB_SCENE_MAX_VALUES, NULL, 0, &js);
-	if (js.status == WB_JSCAN_DEPTH || js.status == WB_JSCAN_COUNT ||
-	    js.status == WB_JSCAN_UTF8 ||
-	    js.status == WB_JSCAN_NUL || js.status == WB_JSCAN_ESCAPE) {
+	if (js.status != WB_JSCAN_OK) {
 		const char *what = js.in_key ? "a key" : "a string";
 		const char *path = js.path[0] ? js.path : NULL;
-		if (js.status == WB_JSCAN_DEPTH)
+		if (js.status == WB_JSCAN_SYNTAX)
+			wb_diag_add(d, WB_SEV_ERROR, file, NULL, js.line, js.col,
+				    "syntax error: %s", js.msg);
+		else if (js.status == WB_JSCAN_RANGE)
+			wb_diag_add(d, WB_SEV_ERROR, file, path, js.line, js.col,
+				    "%s", js.msg);
+		else if (js.status == WB_JSCAN_DEPTH)
 			wb_diag_add(d, WB_SEV_ERROR, file, path, js.line, js.col,
 				    "arrays and objects nested more than %d deep",
 				    WB_SCENE_MAX_DEPTH);
@@ -1474,61 +1497,34 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 			wb_diag_add(d, WB_SEV_ERROR, file, path, js.line, js.col,
 				    "%s holds \\u0000 (NUL), which is not allowed",
 				    what);
-		else
+		else if (js.status == WB_JSCAN_ESCAPE)
 			wb_diag_add(d, WB_SEV_ERROR, file, path, js.line, js.col,
 				    "%s holds a \\u escape without four hex digits",
 				    what);
+		else /* NOMEM: only with paths to locate, never here */
+			return wb_fail(d, WB_EIO, file, "out of memory");
 		return WB_EINPUT;
 	}
-	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-	if (!root && js.status == WB_JSCAN_OK)
-		/* the text is valid JSON (wb_jscan follows cJSON's grammar):
+	/* only white space may follow the scene object */
+	size_t off = (size_t)scan_ws(text, len, js.off);
+	if (off < len) {
+		int line, col;
+		offset_to_linecol(text, len, off, &line, &col);
+		wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
+			    "syntax error: %s after the %s",
+			    text[off] ? "unexpected text" :
+			    "a NUL byte (a scene is UTF-8 text)",
+			    text[js.off - 1] == '}' ? "scene object" :
+			    "first JSON value");
+		return WB_EINPUT;
+	}
+	cJSON *root = cJSON_ParseWithLengthOpts(text, js.off, NULL, 0);
+	if (!root)
+		/* the text is strict JSON, which cJSON accepts (jscan.c):
 		 * cJSON can only have failed to allocate */
 		return wb_fail(d, WB_EIO, file,
 			       "out of memory parsing the scene (%zu bytes)",
 			       len);
-	size_t off = end && end >= text ? (size_t)(end - text) : 0;
-	if (off > len)
-		off = len;
-	/* after a complete value, or where cJSON gave up just before the end
-	 * of the text, skip blanks so the position points at what is wrong */
-	if (root || (size_t)scan_ws(text, len, off) >= len)
-		off = (size_t)scan_ws(text, len, off);
-	else if (off > 0 && (off >= len || isspace((unsigned char)text[off])) &&
-		 !isspace((unsigned char)text[off - 1]) && text[off - 1] != 0)
-		off--; /* cJSON stops one past a bad closing character */
-	/* a file that ends on what needs more after it ('{', ',', ':')
-	   fails at its end, as it does with a final newline */
-	if (!root && off < len && text[off] && strchr("{[,:", text[off]) &&
-	    (size_t)scan_ws(text, len, off + 1) >= len)
-		off = len;
-	if (!root || off < len) {
-		int line, col;
-		offset_to_linecol(text, len, off, &line, &col);
-		int show = 0;
-		while (off + show < len && show < 20 && text[off + show] != '\n' &&
-		       text[off + show] != '\r' && text[off + show] != 0)
-			show++;
-		if (root)
-			wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
-				    "syntax error: unexpected text after the scene object");
-		else if (off >= len && blank(text, len))
-			wb_diag_add(d, WB_SEV_ERROR, file, NULL, 0, 0,
-				    "the file is empty%s: expected a scene, a JSON object",
-				    len ? " (only white space)" : "");
-		else if (off >= len)
-			wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
-				    "syntax error: unexpected end of file (an unclosed { or [, or a missing value?)");
-		else if (text[off] == 0)
-			wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
-				    "syntax error: NUL byte in the file");
-		else
-			wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
-				    "syntax error near '%.*s'", show, text + off);
-		cJSON_Delete(root);
-		return WB_EINPUT;
-	}
 	if (!cJSON_IsObject(root)) {
 		char f[96];
 		found(root, f, sizeof(f));

@@ -300,9 +300,75 @@ static void test_jscan_refuses(void **state)
 	assert_int_equal(r.status, WB_JSCAN_OK);
 }
 
-/* wb_jscan accepts exactly what cJSON accepts (other than what it refuses
- * on purpose), so that "cJSON failed on text wb_jscan accepts" can only be
- * out of memory. Checked over deterministic mutations of JSON snippets. */
+/* Syntax errors: where a reader would fix them, and what they are (it
+ * was wherever cJSON's error pointer landed: the end of the file for a
+ * trailing comma before a final newline). */
+static void test_jscan_syntax(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		int line, col;
+		const char *msg; /* a part of the message */
+		size_t len;      /* 0: strlen(text) */
+	} cases[] = {
+		{ "{\"a\": 1,}\n", 1, 9, "no trailing comma", 0 },
+		{ "[1, 2,]\n", 1, 7, "no trailing comma", 0 },
+		{ "{\"a\": [{\"b\": [1, 2,\n]}]}", 2, 1, "no trailing comma", 0 },
+		{ "{\"a\": 1 \"b\": 2}", 1, 9, "a missing ','", 0 },
+		{ "[{}\n{}]", 2, 1, "a missing ','", 0 },
+		{ "{\"a\": x}", 1, 7, "a string needs double quotes", 0 },
+		{ "{'a': 1}", 1, 2, "double quotes", 0 },
+		{ "{\"a\": 1} // c", 1, 10, NULL, 0 }, /* trailing text: OK here */
+		{ "{\"a\": /* c */ 1}", 1, 7, "no comments", 0 },
+		{ "[01]", 1, 2, "leading zeros", 0 },
+		{ "[1.]", 1, 2, "follow the decimal point", 0 },
+		{ "[1.5e+]", 1, 2, "exponent needs digits", 0 },
+		{ "[0x1F]", 1, 2, "decimal", 0 },
+		{ "[\"ab\n\"]", 1, 2, "not closed on its line", 0 },
+		{ "  \"abc", 1, 3, "not closed", 0 },
+		{ "[\"a\tb\"]", 1, 4, "control character (byte 0x09)", 0 },
+		{ "[\"a\\qb\"]", 1, 4, "invalid escape '\\q'", 0 },
+		{ "[1\0]", 1, 3, "a NUL byte", 4 },
+		{ "\0", 1, 1, "a NUL byte", 1 },
+		{ "[1, \x01]", 1, 5, "control character (byte 0x01)", 0 },
+		{ "{\"a\": [1}", 1, 9, "the '[' at line 1, column 7 is not closed", 0 },
+		{ "{\n \"a\": [\n  1,\n", 4, 1, "end of file: expected a value (the '[' at line 2, column 7", 0 },
+		{ "{\"a\": {}\n", 2, 1, "end of file: the '{' at line 1, column 1 is not closed", 0 },
+		{ "{\"a\" 1}", 1, 6, "expected ':' after the member name \"a\"", 0 },
+		{ "[true1]", 1, 2, "'true1'", 0 },
+		{ "[nan]", 1, 2, "no NaN", 0 },
+		{ "[\"\\udc00\"]", 1, 3, "second half of a surrogate pair", 0 },
+		{ "", 1, 1, "end of file: expected a value", 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct wb_jscan_result r;
+		size_t n = cases[i].len ? cases[i].len : strlen(cases[i].text);
+		wb_jscan(cases[i].text, n, 8, 0, NULL, 0, &r);
+		if (!cases[i].msg) {
+			assert_int_equal(r.status, WB_JSCAN_OK);
+			continue;
+		}
+		if (r.status != WB_JSCAN_SYNTAX || r.line != cases[i].line ||
+		    r.col != cases[i].col || !strstr(r.msg, cases[i].msg))
+			fail_msg("case %zu: status %d at %d:%d '%s', expected %d:%d '%s'",
+				 i, (int)r.status, r.line, r.col, r.msg,
+				 cases[i].line, cases[i].col, cases[i].msg);
+	}
+	/* past a double: refused with the path, not read as infinity */
+	struct wb_jscan_result r;
+	wb_jscan("{\"a\": [0, -1e400]}", 18, 8, 0, NULL, 0, &r);
+	assert_int_equal(r.status, WB_JSCAN_RANGE);
+	assert_string_equal(r.path, "a[1]");
+	assert_int_equal(r.col, 11);
+	wb_jscan("[1e-400, 1.7976931348623157e308]", 32, 8, 0, NULL, 0, &r);
+	assert_int_equal(r.status, WB_JSCAN_OK);
+}
+
+/* wb_jscan accepts only strict JSON, which cJSON accepts too, so that
+ * "cJSON failed on text wb_jscan accepts" can only be out of memory; what
+ * it refuses it describes, at a line and column that match the offset.
+ * Checked over deterministic mutations of JSON snippets. */
 static void test_jscan_agrees_with_cjson(void **state)
 {
 	(void)state;
@@ -312,10 +378,10 @@ static void test_jscan_agrees_with_cjson(void **state)
 		"{\"k\": {\"l\": [[], [{}], \"s\\\\\\\"t\"]}}  ",
 		" \t\n{ \"a\" : 1 , \"b\" : [ 2 , 3 ] }\n",
 	};
-	static const char alphabet[] = "{}[],:\"\\u0123456789.eE+-tfn aZ\x01\n";
+	static const char alphabet[] = "{}[],:\"\\u0123456789.eE+-tfn aZ\x01\n\0'/\t";
 	unsigned long long rng = 12345;
 	char buf[160];
-	int agree = 0;
+	int agree = 0, strict = 0;
 	for (int iter = 0; iter < 30000; iter++) {
 		const char *seed = seeds[iter % 4];
 		size_t n = strlen(seed);
@@ -339,21 +405,32 @@ static void test_jscan_agrees_with_cjson(void **state)
 		}
 		struct wb_jscan_result r;
 		wb_jscan(buf, n, 1000, 0, NULL, 0, &r);
-		if (r.status != WB_JSCAN_OK && r.status != WB_JSCAN_SYNTAX)
-			continue; /* refused on purpose */
 		const char *end = NULL;
 		cJSON *root = cJSON_ParseWithLengthOpts(buf, n, &end, 0);
 		int ok = root != NULL;
-		if (ok != (r.status == WB_JSCAN_OK))
-			fail_msg("disagree on '%.*s': jscan %d, cJSON %d", (int)n,
-				 buf, (int)r.status, ok);
-		if (ok && (size_t)(end - buf) != r.off)
+		if (r.status == WB_JSCAN_OK && !ok)
+			fail_msg("jscan accepts, cJSON refuses '%.*s'", (int)n, buf);
+		if (r.status == WB_JSCAN_OK && (size_t)(end - buf) != r.off)
 			fail_msg("end differs on '%.*s': jscan %zu, cJSON %zu",
 				 (int)n, buf, r.off, (size_t)(end - buf));
+		if (r.status == WB_JSCAN_SYNTAX && !r.msg[0])
+			fail_msg("no message for '%.*s'", (int)n, buf);
+		/* line and col are those of off */
+		int line = 1, col = 1;
+		for (size_t k = 0; k < r.off && k < n; k++)
+			if (buf[k] == '\n')
+				line++, col = 1;
+			else
+				col++;
+		if (r.off > n || r.line != line || r.col != col)
+			fail_msg("'%.*s': off %zu at %d:%d, expected %d:%d", (int)n,
+				 buf, r.off, r.line, r.col, line, col);
 		cJSON_Delete(root);
-		agree++;
+		agree += ok == (r.status == WB_JSCAN_OK);
+		strict += ok && r.status != WB_JSCAN_OK;
 	}
 	assert_true(agree > 20000);
+	assert_true(strict > 100); /* "01", a control byte, ... refused */
 }
 
 /* ---- reading input files ----------------------------------------------- */
@@ -559,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_jscan_positions),
 		cmocka_unit_test(test_jscan_many),
 		cmocka_unit_test(test_jscan_refuses),
+		cmocka_unit_test(test_jscan_syntax),
 		cmocka_unit_test(test_jscan_agrees_with_cjson),
 		cmocka_unit_test(test_read_regular_only),
 		cmocka_unit_test(test_scene_strings),

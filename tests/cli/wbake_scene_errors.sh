@@ -7,11 +7,11 @@ cp samples/lake/terrain.png "$T/terrain.png"
 # a syntax error on line 3 is reported as line 3
 printf '{\n  "name": "x",\n  "terrain": {"heightmap": "terrain.png",}\n}\n' > "$T/syntax.json"
 run 2 $W "$T/syntax.json" --check
-expect_err "$T/syntax.json:3:42: error: syntax error near '}'"
+expect_err "$T/syntax.json:3:42: error: syntax error: expected a member name after ',', found '}' (JSON allows no trailing comma)"
 
 printf '{\n  "name": "x",\n  "terrain": {"heightmap": "terrain.png"\n' > "$T/eof.json"
 run 2 $W "$T/eof.json" --check
-expect_err "$T/eof.json:4:1: error: syntax error: unexpected end of file (an unclosed { or [, or a missing value?)"
+expect_err "$T/eof.json:4:1: error: syntax error: unexpected end of file: the '{' at line 3, column 14 is not closed"
 
 # several semantic errors, all reported, with paths, found and expected
 cat > "$T/sem.json" <<'J'
@@ -54,13 +54,67 @@ expect_err "$T/blank.json: error: the file is empty (only white space): expected
 # its end, as with one (it said "syntax error near '{'" at 1:1)
 printf '{' > "$T/cut1.json"
 run 2 $W "$T/cut1.json" --check
-expect_err "$T/cut1.json:1:2: error: syntax error: unexpected end of file (an unclosed { or [, or a missing value?)"
+expect_err "$T/cut1.json:1:2: error: syntax error: unexpected end of file: expected a member name (the '{' at line 1, column 1 is not closed)"
 printf '{"name": "x",' > "$T/cut2.json"
 run 2 $W "$T/cut2.json" --check
-expect_err "$T/cut2.json:1:14: error: syntax error: unexpected end of file (an unclosed { or [, or a missing value?)"
+expect_err "$T/cut2.json:1:14: error: syntax error: unexpected end of file: expected a member name (the '{' at line 1, column 1 is not closed)"
 printf '{"name": "x"}}' > "$T/cut3.json"
 run 2 $W "$T/cut3.json" --check
 expect_err "$T/cut3.json:1:14: error: syntax error: unexpected text after the scene object"
+
+# Syntax errors are placed at the fault and say what it is. They were
+# placed where cJSON's error pointer happened to land: '{"a": 1,}' and a
+# newline was "unexpected end of file" at 2:1, '{,}' was at the '}', an
+# unclosed string inside it; and "01", "1.", a tab or a NUL byte were
+# accepted (cJSON takes them), a NUL at the start giving "missing name".
+# syn PRINTF_FORMAT LINE:COL MESSAGE: the scene printf writes fails there
+syn() {
+	printf "$1" > "$T/syn.json"
+	run 2 $W "$T/syn.json" --check
+	expect_err "$T/syn.json:$2: error: syntax error: $3"
+	check "one problem for '$1'" test "$(grep -c ': error: ' "$T/err")" -eq 1
+}
+syn '{"a": 1,}\n' 1:9 "expected a member name after ',', found '}' (JSON allows no trailing comma)"
+syn '[1, 2,]\n' 1:7 "expected a value after ',', found ']' (JSON allows no trailing comma)"
+syn '{"a": {"b": [1,\n  {"c": 2,}]}}\n' 2:11 "expected a member name after ',', found '}' (JSON allows no trailing comma)"
+syn '{"a": [[1, 2],\n\t]}\n' 2:2 "expected a value after ',', found ']' (JSON allows no trailing comma)"
+syn '{"a": 1\n "b": 2}\n' 2:2 "expected ',' or '}', found '\"b\"' (a missing ','?)"
+syn '{"a": [1 2]}\n' 1:10 "expected ',' or ']', found '2' (a missing ','?)"
+syn '{"a": [1}\n' 1:9 "expected ',' or ']', found '}' (the '[' at line 1, column 7 is not closed)"
+syn '{"a": foo}\n' 1:7 "expected a value for the member \"a\", found 'foo' (a string needs double quotes)"
+syn "{'a': 1}\\n" 1:2 "expected a member name in double quotes, found ''' (strings and member names take double quotes)"
+syn '{"a": 1, // note\n "b": 2}\n' 1:10 "expected a member name in double quotes, found '/' (JSON has no comments)"
+syn '{"a": /* note */ 1}\n' 1:7 "expected a value for the member \"a\", found '/' (JSON has no comments)"
+syn '{"a": 01}\n' 1:7 "invalid number '01' (JSON numbers have no leading zeros)"
+syn '{"a": 1.}\n' 1:7 "invalid number '1.' (a digit must follow the decimal point)"
+syn '{"a": -}\n' 1:7 "invalid number '-' (a '-' must be followed by digits)"
+syn '{"a": 1e}\n' 1:7 "invalid number '1e' (the exponent needs digits)"
+syn '{"a": .5}\n' 1:7 "expected a value, found '.5' (a JSON number starts with a digit or '-')"
+syn '{"a": NaN}\n' 1:7 "expected a value for the member \"a\", found 'NaN' (JSON has no NaN or Infinity)"
+syn '{"a": -Infinity}\n' 1:7 "invalid number '-Infinity' (JSON has no NaN or Infinity)"
+syn '{"a": True}\n' 1:7 "expected a value for the member \"a\", found 'True' (JSON's literals are true, false and null, in lower case)"
+syn '{"a": "abc}\n' 1:7 'string not closed on its line (a line break in a string is written \n)'
+syn '{\n  "a": "abc' 2:8 "string not closed: no '\"' after it before the end of the file"
+syn '{"a": "x\ty"}\n' 1:9 'a raw control character (byte 0x09) in a string; write it as \u0009 or \t'
+syn '{"a": "\\x"}\n' 1:8 'invalid escape '"'"'\x'"'"' in a string (JSON has \" \\ \/ \b \f \n \r \t \uXXXX)'
+syn '{"a"\n  1}\n' 2:3 "expected ':' after the member name \"a\", found '1'"
+syn '{"a":}\n' 1:6 "expected a value for the member \"a\", found '}'"
+syn '{,}\n' 1:2 "expected a member name in double quotes, found ','"
+syn '{"a": 1\000}\n' 1:8 "expected ',' or '}', found a NUL byte (a scene is UTF-8 text: is this a binary or UTF-16 file?)"
+syn '\000{"a": 1}\n' 1:1 "expected a value, found a NUL byte (a scene is UTF-8 text: is this a binary or UTF-16 file?)"
+syn '{"a": 1}\000\n' 1:9 "a NUL byte (a scene is UTF-8 text) after the scene object"
+syn '{"a": 1\f}\n' 1:8 "expected ',' or '}', found a control character (byte 0x0c)"
+syn '{"a": \342\200\234x\342\200\235}\n' 1:7 "expected a value for the member \"a\", found '$(printf '\342\200\234')' (a typographic quote: JSON takes plain double quotes)"
+# a byte order mark at the start is skipped; columns count after it
+syn '\357\273\277{"a": 1,}\n' 1:9 "expected a member name after ',', found '}' (JSON allows no trailing comma)"
+# past a double's range: refused with its path, not read as infinity
+printf '{"name": "x", "terrain": {"heightmap": "terrain.png"},\n "initial_water": {"level": 1e400}}\n' > "$T/inf.json"
+run 2 $W "$T/inf.json" --check
+expect_err "$T/inf.json:2:29: error: initial_water.level: the number 1e400 is out of range (a double holds at most 1.8e308)"
+# UTF-16 is named as such
+printf '\377\376{\000}\000' > "$T/utf16.json"
+run 2 $W "$T/utf16.json" --check
+expect_err "$T/utf16.json: error: the file is UTF-16 (it starts with the byte order mark ff fe): save the scene as UTF-8"
 
 # names (materials, sources, blockers, modifiers, keep_dry) are at most 64
 # bytes: they end up in the pack, the manifest and messages
