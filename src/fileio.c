@@ -132,6 +132,18 @@ enum wb_status wb_atomic_open(struct wb_atomic *a, const char *path,
 			      struct wb_diags *d)
 {
 	memset(a, 0, sizeof(*a));
+	/* Only a regular file is replaced. The rename at commit would put
+	 * the file in place of a device, FIFO or socket node itself (as root:
+	 * "-o /dev/null" made /dev/null a PNG), and cannot replace a
+	 * directory. A symbolic link is replaced when it leads to a regular
+	 * file or nowhere. */
+	struct stat sb;
+	if (!*path)
+		return wb_fail(d, WB_EIO, NULL, "cannot write: empty file name");
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return wb_fail(d, WB_EIO, path,
+			       "cannot write: '%s' is %s, not a regular file (left as it is)",
+			       path, wb_file_kind(sb.st_mode));
 	size_t n = strlen(path) + 48;
 	a->path = str_dup(path);
 	a->tmp = malloc(n);

@@ -26,7 +26,9 @@ const char *wb_file_kind(unsigned int m);
 /* Atomic output: wb_atomic_open() opens "<path>.tmp.<pid>" for writing;
  * wb_atomic_commit() flushes, fsyncs, closes and renames it over 'path';
  * wb_atomic_abort() closes and removes the temporary. Until commit, an
- * existing file at 'path' is untouched. */
+ * existing file at 'path' is untouched. Only a regular file (or a link to
+ * one) is ever replaced: an empty path, or one that names a directory,
+ * device, FIFO or socket, fails at open (WB_EIO) and is left as it is. */
 struct wb_atomic {
 	FILE *f;
 	char *path;

@@ -318,6 +318,70 @@ static void test_write_errors(void **state)
 	wb_diags_release(&d);
 }
 
+/* Only a regular file is replaced: renaming over a FIFO (or, as root, a
+ * device: "mkterrain river /dev/null" made /dev/null a PNG) replaced the
+ * node itself. A FIFO, a directory and a link to a FIFO are refused at
+ * open, left as they are, and no temporary is created beside them. */
+static void test_atomic_not_regular(void **state)
+{
+	(void)state;
+	struct wb_diags d;
+	wb_diags_init(&d);
+	char *fifo = tpath("atomic.fifo"), *dir = tpath("atomic.dir"),
+	     *link = tpath("atomic.link");
+	unlink(fifo);
+	unlink(link);
+	rmdir(dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(symlink("atomic.fifo", link), 0);
+	const char *paths[] = { fifo, dir, link };
+	const char *kinds[] = { "a FIFO (named pipe)", "a directory",
+				"a FIFO (named pipe)" };
+	for (int k = 0; k < 3; k++) {
+		struct wb_atomic a;
+		char want[600], tmp[600];
+		snprintf(want, sizeof(want),
+			 "cannot write: '%s' is %s, not a regular file (left as it is)",
+			 paths[k], kinds[k]);
+		assert_int_equal(wb_atomic_open(&a, paths[k], &d), WB_EIO);
+		assert_null(a.f);
+		assert_string_equal(d.v[d.n - 1].msg, want);
+		assert_int_equal(wb_write_file_atomic(paths[k], "x", 1, &d),
+				 WB_EIO);
+		snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", paths[k],
+			 (long)getpid());
+		assert_false(file_exists(tmp));
+	}
+	struct stat st;
+	assert_int_equal(stat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat(dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	/* a link to a regular file is replaced, as before */
+	char *reg = tpath("atomic.reg"), *rlink = tpath("atomic.rlink");
+	unlink(rlink);
+	write_bytes(reg, "old", 3);
+	assert_int_equal(symlink("atomic.reg", rlink), 0);
+	assert_int_equal(wb_write_file_atomic(rlink, "new", 3, &d), WB_OK);
+	/* an empty name is refused, not turned into a temporary in "." */
+	assert_int_equal(wb_write_file_atomic("", "x", 1, &d), WB_EIO);
+	assert_string_equal(d.v[d.n - 1].msg, "cannot write: empty file name");
+	unlink(fifo);
+	unlink(link);
+	unlink(rlink);
+	unlink(reg);
+	rmdir(dir);
+	free(fifo);
+	free(dir);
+	free(link);
+	free(reg);
+	free(rlink);
+	wb_diags_release(&d);
+}
+
 static void test_read_file(void **state)
 {
 	(void)state;
@@ -824,6 +888,7 @@ int main(void)
 		cmocka_unit_test(test_mkdirs),
 		cmocka_unit_test(test_atomic_abort_keeps_old),
 		cmocka_unit_test(test_write_errors),
+		cmocka_unit_test(test_atomic_not_regular),
 		cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_pfm_roundtrip_orientation),

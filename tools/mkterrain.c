@@ -658,6 +658,18 @@ struct world_trib {
 	double x0, y0, yj; /* start (edge side) and junction row */
 };
 
+/* Print the problems in d, release it; the exit code of an I/O error. */
+static int print_fail(struct wb_diags *d)
+{
+	char buf[1024];
+	for (int k = 0; k < d->n; k++) {
+		wb_diag_format(&d->v[k], buf, sizeof(buf));
+		fprintf(stderr, "mkterrain: %s\n", buf);
+	}
+	wb_diags_release(d);
+	return 4;
+}
+
 /* Write DIR/scene.json for the world of size f->S (the committed
  * samples/world/scene.json is this file for S = 4096, with the heightmap
  * path pointing at the generated terrain). */
@@ -666,11 +678,14 @@ static int world_scene(const struct wfeat *f, const struct world_trib *tr,
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/scene.json", dir);
-	FILE *o = fopen(path, "w");
-	if (!o) {
-		fprintf(stderr, "mkterrain: %s: cannot write\n", path);
-		return 4;
-	}
+	/* written whole or not at all: an earlier scene.json stays until
+	 * the new one is complete */
+	struct wb_diags d;
+	struct wb_atomic a;
+	wb_diags_init(&d);
+	if (wb_atomic_open(&a, path, &d) != WB_OK)
+		return print_fail(&d);
+	FILE *o = a.f;
 	double S = f->S;
 	fprintf(o, "{\n  \"$schema\": \"../../schemas/scene.schema.json\",\n"
 		"  \"name\": \"world\",\n  \"version\": 1,\n"
@@ -726,10 +741,9 @@ static int world_scene(const struct wfeat *f, const struct world_trib *tr,
 		"    \"max_steps\": 24000,\n    \"tolerance\": 0.03,\n"
 		"    \"window\": 2000\n  },\n"
 		"  \"output\": { \"lods\": 5, \"distance_max\": 64 }\n}\n");
-	if (fclose(o) != 0) {
-		fprintf(stderr, "mkterrain: %s: cannot write\n", path);
-		return 4;
-	}
+	if (wb_atomic_commit(&a, &d) != WB_OK)
+		return print_fail(&d);
+	wb_diags_release(&d);
 	return 0;
 }
 
@@ -868,13 +882,9 @@ static int write_png16(const char *path, const double *z, int n)
 	for (int j = 0; j < n; j++)
 		rows[j] = img + (size_t)j * n * 2;
 	if (wb_atomic_open(&a, path, &d) != WB_OK) {
-		char buf[1024];
-		wb_diag_format(&d.v[0], buf, sizeof(buf));
-		fprintf(stderr, "mkterrain: %s\n", buf);
-		wb_diags_release(&d);
 		free(img);
 		free(rows);
-		return 4;
+		return print_fail(&d);
 	}
 	png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL,
 						  NULL, NULL);
@@ -897,15 +907,10 @@ static int write_png16(const char *path, const double *z, int n)
 	png_destroy_write_struct(&png, &info);
 	free(img);
 	free(rows);
-	int rc = 0;
-	if (wb_atomic_commit(&a, &d) != WB_OK) {
-		char buf[1024];
-		wb_diag_format(&d.v[0], buf, sizeof(buf));
-		fprintf(stderr, "mkterrain: %s\n", buf);
-		rc = 4;
-	}
+	if (wb_atomic_commit(&a, &d) != WB_OK)
+		return print_fail(&d);
 	wb_diags_release(&d);
-	return rc;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -928,6 +933,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		S = (int)v;
+		if (!*dir) {
+			fprintf(stderr, "mkterrain: world DIR is empty\n"
+				"usage: mkterrain world [SIZE 256..32768] [DIR]\n");
+			return 1;
+		}
 		double *zw = malloc(sizeof(double) * (size_t)S * S);
 		if (!zw) {
 			fprintf(stderr, "mkterrain: out of memory\n");
@@ -938,10 +948,8 @@ int main(int argc, char **argv)
 		struct wb_diags d;
 		wb_diags_init(&d);
 		if (wb_mkdirs(dir, &d) != WB_OK) {
-			fprintf(stderr, "mkterrain: %s: cannot create\n", dir);
-			wb_diags_release(&d);
 			free(zw);
-			return 4;
+			return print_fail(&d);
 		}
 		wb_diags_release(&d);
 		int rc = gen_world(zw, S, dir);
@@ -952,7 +960,9 @@ int main(int argc, char **argv)
 			printf("  wrote %s and %s/scene.json\n", png, dir);
 		return rc;
 	}
-	if (argc != 3) {
+	if (argc != 3 || !*argv[2]) {
+		if (argc == 3)
+			fprintf(stderr, "mkterrain: OUT.png is empty\n");
 		fprintf(stderr, "usage: mkterrain river|coast|lake OUT.png\n"
 			"       mkterrain world [SIZE] [DIR]\n");
 		return 1;
