@@ -404,13 +404,16 @@ static enum wb_status input_cap(int fd, size_t size,
 		unsigned long long ht = (unsigned long long)h[20] << 24 |
 			(unsigned long long)h[21] << 16 |
 			(unsigned long long)h[22] << 8 | h[23];
-		if (w && ht && !dims_ok((long long)w, (long long)ht))
+		if (!w || !ht) /* libpng only says "Invalid IHDR data" */
+			return wb_fail(d, WB_EINPUT, name,
+				       "PNG is %llux%llu pixels; a heightmap needs at least 1x1",
+				       w, ht);
+		if (!dims_ok((long long)w, (long long)ht))
 			return wb_fail(d, WB_EINPUT, name,
 				       "%llux%llu PNG is too large (at most %dx%d "
 				       "and %zu pixels)", w, ht, HM_MAX_DIM,
 				       HM_MAX_DIM, HM_MAX_PIXELS);
-		if (w && ht)
-			*cap = png_file_cap(w, ht);
+		*cap = png_file_cap(w, ht);
 	}
 	return WB_OK;
 }

@@ -74,6 +74,13 @@ hscene "$T/hugepng.json" '{"heightmap": "huge.png"}'
 run 2 $W "$T/hugepng.json" --check
 expect_err "$T/huge.png: error: 100000x100000 PNG is too large (at most 32768x32768 and 268435456 pixels)"
 
+# a PNG whose IHDR says 0 wide: said so (libpng only said "corrupt PNG:
+# Invalid IHDR data")
+printf '\211PNG\r\n\032\n\000\000\000\015IHDR\000\000\000\000\000\000\000\012\020\000\000\000\000\000\000\000\000' > "$T/zero.png"
+hscene "$T/zeropng0.json" '{"heightmap": "zero.png"}'
+run 2 $W "$T/zeropng0.json" --check
+expect_err "$T/zero.png: error: PNG is 0x10 pixels; a heightmap needs at least 1x1"
+
 # a 4x4 PNG with 2 MiB of chunks after it: more than such an image needs
 printf '\211PNG\r\n\032\n\000\000\000\015IHDR\000\000\000\004\000\000\000\004\020\000\000\000\000\000\000\000\000' > "$T/fat.png"
 head -c 2097152 /dev/zero >> "$T/fat.png"
