@@ -243,6 +243,9 @@ int main(int argc, char **argv)
 		return usage_err("missing PACK.wtp", NULL, NULL, NULL);
 	if (!out)
 		return usage_err("missing -o DIR", NULL, NULL, NULL);
+	if (!*out) /* it wrote the pictures into the current directory */
+		return usage_err("-o needs a directory name, found ''", NULL,
+				 NULL, NULL);
 	struct wb_diags d;
 	wb_diags_init(&d);
 	unsigned char *buf = NULL;

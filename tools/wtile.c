@@ -1122,6 +1122,8 @@ int main(int argc, char **argv)
 			if (out)
 				return twice(a, out, NULL, argv[i + 1], NULL);
 			out = argv[++i];
+			if (!*out) /* not a temporary in the current directory */
+				return usage_err("-o needs a file name, found ''");
 		} else if (a[0] == '-' && a[1]) {
 			wb_str_escape(e1, sizeof(e1), a);
 			return usage_err("unknown option '%s'", e1);

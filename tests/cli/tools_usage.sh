@@ -14,6 +14,11 @@ run 1 $WP "$P" -o
 expect_err "wpreview: option '-o' needs a value"
 run 1 $WP "$P" -o "$T/w" --frob
 expect_err "wpreview: unknown option '--frob'"
+# an empty -o wrote the pictures into the current directory (run in $T)
+case $WP in /*) AWP=$WP ;; *) AWP=$PWD/$WP ;; esac
+run 1 sh -c 'cd "$1" && exec "$2" "$3" -o ""' sh "$T" "$AWP" "$PWD/$P"
+expect_err "wpreview: -o needs a directory name, found ''"
+check "no picture written in the current directory" test ! -e "$T/height.png"
 run 1 $WP "$P" "$P" -o "$T/w"
 expect_err "wpreview: unexpected argument '$P' (one pack per run)"
 for v in ' 0' '0 ' '+0' '-1' '32' 'x' ''; do

@@ -40,6 +40,11 @@ expect 1 "wtile: option '--tile' given twice ('0 0', then '1 1'); give it once" 
 expect 1 "wtile: option '--layer' given twice ('height', then 'flow'); give it once" extract "$P" --lod 0 --tile 0 0 --layer height --layer flow -o "$T/a.pfm"
 expect 1 "wtile: option '-o' given twice ('$T/a.pfm', then '$T/b.pfm'); give it once" extract "$P" --lod 0 --tile 0 0 --layer height -o "$T/a.pfm" -o "$T/b.pfm"
 expect 1 "wtile: option '-o' given twice ('$T/p1', then '$T/p2'); give it once" diff "$P" "$P" -o "$T/p1" -o "$T/p2"
+# an empty -o is a usage error (diff and apply made a temporary in the
+# current directory and failed at the rename, exit 4)
+expect 1 "wtile: -o needs a file name, found ''" diff "$P" "$P" -o ''
+expect 1 "wtile: -o needs a file name, found ''" apply "$P" "$P" -o ''
+expect 1 "wtile: -o needs a file name, found ''" extract "$P" --lod 0 --tile 0 0 --layer height -o ''
 [ ! -e "$T/a.pfm" ] || fail "an output was written on a usage error"
 [ ! -e "$T/b.pfm" ] || fail "an output was written on a usage error"
 # a flag given twice is harmless
