@@ -222,6 +222,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return 0;
 	if (!o->scene)
 		return usage_error("%s", "missing SCENE.json");
+	if (!*o->scene)
+		return usage_error("%s", "SCENE.json needs a file name, found ''");
 	if (!o->out && (!o->check || o->dump))
 		return usage_error("%s", "missing -o OUTDIR");
 	if (o->require_steady && o->steps > 0)

@@ -23,6 +23,9 @@ run 1 $W samples/lake/scene.json -o
 expect_err "wbake: option '-o' needs a value"
 run 1 $W samples/lake/scene.json -o "$T/o" --from ''
 expect_err "wbake: --from needs the directory of an earlier bake, found ''"
+# an empty scene name is a usage error (it was ": error: cannot open", exit 2)
+run 1 $W '' --check
+expect_err "wbake: SCENE.json needs a file name, found ''"
 run 1 $W a.json b.json -o "$T/o"
 expect_err "wbake: unexpected argument 'b.json' (one scene per run)"
 
