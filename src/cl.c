@@ -912,13 +912,29 @@ struct cl_lbm {
 	long long sp_cells;  /* interior cell-steps stepped densely */
 	/* the LBM/FV hybrid (cl_fv_*): the host keeps a copy of the lattice
 	 * (L.f, L.h) that is current only in the rows it reads back */
-	cl_kernel k_fvrows, k_fvput;
-	cl_mem fvrows;       /* per padded row: may hold a candidate */
+	cl_kernel k_fvrows, k_fvput, k_fvg, k_fvs;
+	cl_mem fvsegs;       /* per row segment: may hold a core cell */
 	cl_mem fvidx, fvval; /* FV cells' macro values (lbm_fv_put) */
 	size_t fvcap;        /* cells fvidx / fvval hold */
-	cl_int *rowflag;     /* H: fvrows read back */
-	uint8_t *rsel, *rnear; /* H: row selections */
-	uint8_t *frf, *frh;  /* H: host rows of f[cur], h[cur] current (fv_io) */
+	int nsg;             /* segments (LBM_FV_SEG columns) per row */
+	uint8_t *ssel, *snear; /* H nsg: segment selections */
+	uint8_t *frf, *frh;  /* H nsg: host segments of f[cur], h[cur]
+				current (fv_xfer) */
+	uint8_t *mwork;      /* 3 H nsg: lbm_fv_mark_segs's scratch */
+	uint8_t *rsel;       /* H: rows with a selected segment */
+	/* fv_xfer: runs of cells (first, count, offset), values packed (in
+	 * the mapped buffer xpin where the driver gives one) */
+	cl_long *xrun;
+	cl_uint *xval;
+	cl_mem xpin;
+	size_t xruncap, xvalcap;
+	cl_mem grun, gval;   /* the same on the device */
+	size_t gruncap, gvalcap;
+	/* the hybrid's host time (s): transfers (fv_xfer, waits included),
+	 * the re-runs of the FV segments, the FV update, the segment flags
+	 * (device and read), the marking, and cl_fv_step and cl_fv_mark in
+	 * all */
+	double fvt[6];
 	cl_int *fvi;         /* FV cells' unpadded indices, values */
 	cl_float *fvv;
 	long long fv_in, fv_out; /* FV update's change at inflow/level edges */
@@ -928,9 +944,10 @@ struct cl_lbm {
 	cl_int *spn;         /* per special item of si: its cell */
 	double fv_bytes;     /* moved between host and device for the hybrid */
 	/* several processes (par.h): the padded rows this rank owns, the
-	 * selections of one fetch (fv_fetch), the bytes received from the
-	 * other ranks for the hybrid */
-	uint8_t *rown, *xsel[3], *xown[3];
+	 * rows to exchange and the segments to read of one fetch
+	 * (fv_fetch), the bytes received from the other ranks for the
+	 * hybrid */
+	uint8_t *rown, *xsel[3], *sown[3];
 	double fv_xbytes;
 	int nsp;             /* special cells in si/sf: this band's (par.h) */
 	/* several processes (par.h): the exchange's cell lists */
@@ -2531,33 +2548,84 @@ static cl_int lbm_where_books(struct cl_lbm *c)
 #define CL_FV_REACH 2 /* rows an FV cell's update reads on either side */
 #endif
 
+/* The hybrid's packed values (fv_xfer, c->xval) released. */
+static void xval_free(struct cl_lbm *c)
+{
+	if (c->xpin) {
+		if (c->xval)
+			clEnqueueUnmapMemObject(c->env->q, c->xpin, c->xval, 0,
+						NULL, NULL);
+		clFinish(c->env->q);
+		clReleaseMemObject(c->xpin);
+	} else {
+		free(c->xval);
+	}
+	c->xpin = NULL;
+	c->xval = NULL;
+	c->xvalcap = 0;
+}
+
+/* c->xval of at least want words: pinned (a mapped
+ * CL_MEM_ALLOC_HOST_PTR buffer, which NVIDIA's driver pins, so that
+ * reads and writes go at the bus's speed) where the driver gives one,
+ * plain memory otherwise. */
+static int xval_grow(struct cl_lbm *c, size_t want)
+{
+	if (want <= c->xvalcap)
+		return 0;
+	const size_t n = want + want / 2;
+	struct cl_env *e = c->env;
+	cl_int err = CL_SUCCESS;
+	void *hp = NULL;
+	xval_free(c);
+	c->xpin = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+				 n * sizeof(cl_uint), NULL, &err);
+	if (c->xpin)
+		hp = clEnqueueMapBuffer(e->q, c->xpin, CL_TRUE,
+					CL_MAP_READ | CL_MAP_WRITE, 0,
+					n * sizeof(cl_uint), 0, NULL, NULL, &err);
+	if (!hp && c->xpin) { /* plain memory then */
+		clReleaseMemObject(c->xpin);
+		c->xpin = NULL;
+	}
+	c->xval = hp ? hp : malloc(n * sizeof(cl_uint));
+	if (!c->xval)
+		return -1;
+	c->xvalcap = n;
+	return 0;
+}
+
 static void cl_fv_release(struct cl_lbm *c)
 {
-	if (c->k_fvrows)
-		clReleaseKernel(c->k_fvrows);
-	if (c->k_fvput)
-		clReleaseKernel(c->k_fvput);
-	c->k_fvrows = c->k_fvput = NULL;
-	buf_free(&c->fvrows);
+	cl_kernel *ks[4] = { &c->k_fvrows, &c->k_fvput, &c->k_fvg, &c->k_fvs };
+	for (int k = 0; k < 4; k++) {
+		if (*ks[k])
+			clReleaseKernel(*ks[k]);
+		*ks[k] = NULL;
+	}
+	buf_free(&c->fvsegs);
 	buf_free(&c->fvidx);
 	buf_free(&c->fvval);
-	free(c->rowflag);
-	free(c->rsel);
-	free(c->rnear);
-	free(c->frf);
-	free(c->frh);
-	c->frf = c->frh = NULL;
+	buf_free(&c->grun);
+	buf_free(&c->gval);
+	c->gruncap = c->gvalcap = 0;
+	uint8_t **bs[7] = { &c->ssel, &c->snear, &c->frf, &c->frh, &c->mwork,
+			    &c->rsel, &c->rown };
+	for (int k = 0; k < 7; k++) {
+		free(*bs[k]);
+		*bs[k] = NULL;
+	}
+	free(c->xrun);
+	c->xrun = NULL;
+	c->xruncap = 0;
+	xval_free(c);
 	free(c->fvi);
 	free(c->fvv);
-	free(c->rown);
 	for (int k = 0; k < 3; k++) {
 		free(c->xsel[k]);
-		free(c->xown[k]);
-		c->xsel[k] = c->xown[k] = NULL;
+		free(c->sown[k]);
+		c->xsel[k] = c->sown[k] = NULL;
 	}
-	c->rown = NULL;
-	c->rowflag = NULL;
-	c->rsel = c->rnear = NULL;
 	c->fvi = NULL;
 	c->fvv = NULL;
 	c->fvcap = 0;
@@ -2568,22 +2636,27 @@ static enum wb_status cl_fv_create(struct cl_lbm *c, struct wb_diags *d)
 	struct cl_env *e = c->env;
 	const int H = c->L.H;
 	cl_int err = CL_SUCCESS;
-	if (!(c->k_fvrows = clCreateKernel(e->prog, "lbm_fv_rows", &err)))
-		return cl_fail(d, err, "lbm_fv_rows");
-	if (!(c->k_fvput = clCreateKernel(e->prog, "lbm_fv_put", &err)))
-		return cl_fail(d, err, "lbm_fv_put");
-	c->rowflag = calloc((size_t)H, sizeof(cl_int));
+	static const char *const kn[4] = { "lbm_fv_rows", "lbm_fv_put",
+					   "lbm_fv_gather", "lbm_fv_scatter" };
+	cl_kernel *ks[4] = { &c->k_fvrows, &c->k_fvput, &c->k_fvg, &c->k_fvs };
+	for (int k = 0; k < 4; k++)
+		if (!(*ks[k] = clCreateKernel(e->prog, kn[k], &err)))
+			return cl_fail(d, err, kn[k]);
+	c->nsg = (c->L.nx + LBM_FV_SEG - 1) / LBM_FV_SEG;
+	const size_t ns = (size_t)H * c->nsg;
+	c->ssel = calloc(ns, 1);
+	c->snear = calloc(ns, 1);
+	c->frf = calloc(ns, 1);
+	c->frh = calloc(ns, 1);
+	c->mwork = calloc(3 * ns, 1);
 	c->rsel = calloc((size_t)H, 1);
-	c->rnear = calloc((size_t)H, 1);
-	c->frf = calloc((size_t)H, 1);
-	c->frh = calloc((size_t)H, 1);
-	if (!c->rowflag || !c->rsel || !c->rnear || !c->frf || !c->frh)
+	if (!c->ssel || !c->snear || !c->frf || !c->frh || !c->mwork || !c->rsel)
 		return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
-	/* several processes: the padded rows of this band (wb_par_sel_rows:
-	 * the ghost rows with the first and last band) */
+	/* several processes: the padded rows to exchange and the segments
+	 * this rank reads from its device, per request (fv_fetch) */
 	for (int k = 0; c->L.par && k < 3; k++)
 		if (!(c->xsel[k] = calloc((size_t)H, 1)) ||
-		    !(c->xown[k] = calloc((size_t)H, 1)))
+		    !(c->sown[k] = calloc(ns, 1)))
 			return wb_fail(d, WB_EIO, NULL, "opencl: out of memory");
 	if (c->L.par) {
 		if (!(c->rown = calloc((size_t)H, 1)))
@@ -2593,156 +2666,378 @@ static enum wb_status cl_fv_create(struct cl_lbm *c, struct wb_diags *d)
 							       (long)R * c->L.W,
 							       c->L.W, c->L.ny);
 	}
-	if (!(c->fvrows = buf_new(e, (size_t)H * sizeof(cl_int), &err)))
-		return cl_fail(d, err, "allocating the hybrid's row flags");
+	if (!(c->fvsegs = buf_new(e, ns, &err)))
+		return cl_fail(d, err, "allocating the hybrid's segment flags");
 	return WB_OK;
 }
 
-/* rnear = the rows of rsel and those within r rows of one. */
-static void fv_near(const struct cl_lbm *c, int r, const uint8_t *rsel,
-		    uint8_t *rnear)
+/* ---- segments: the hybrid's unit of transfer --------------------------- */
+
+/*
+ * The host copy is current where it was read, and what is read goes by
+ * row segments of LBM_FV_SEG interior columns (lbm.h; the ghost columns
+ * with the first and last segment of a row): a selection is one byte per
+ * segment of each padded row (H x nsg). The device's lbm_fv_rows flags
+ * the segments that may hold a core cell of the marking, and the FV
+ * cells' segments are the update's; around them the host reads the
+ * segments the code it runs reads (a ring of one segment either side
+ * and CL_FV_REACH or 1 rows), so the transfers follow the FV cells and
+ * the candidates, not the rows they lie in. Several processes: the
+ * exchange between ranks goes by rows (wb_par_sel_rows), so every
+ * selection is widened to whole rows there (seg_rows_full).
+ */
+
+/* Whether any of the ns bytes at r is nonzero (8 at a time). */
+static int row_any(const uint8_t *r, int ns)
 {
-	const int H = c->L.H;
-	for (int j = 0; j < H; j++)
-		rnear[j] = 0;
-	for (int j = 0; j < H; j++) {
-		if (!rsel[j])
-			continue;
-		for (int q = j - r; q <= j + r; q++)
-			if (q >= 0 && q < H)
-				rnear[q] = 1;
+	uint64_t a = 0;
+	int s = 0;
+	for (; s + 8 <= ns; s += 8) {
+		uint64_t w;
+		memcpy(&w, r + s, 8);
+		a |= w;
 	}
+	for (; s < ns; s++)
+		a |= r[s];
+	return a != 0;
 }
 
-/* rsel = the rows holding an FV cell; returns their count. */
-static int fv_rows_of_cells(struct cl_lbm *c)
+/* The columns [*c0, *c1) of a padded row that segment s covers: its
+ * interior columns, and with ghosts the ghost column beside the first
+ * and the last segment. */
+static void seg_cols(const struct cl_lbm *c, int s, int ghosts, int *c0,
+		     int *c1)
 {
-	const struct lbm *L = &c->L;
+	const int nx = c->L.nx;
+	*c0 = 1 + s * LBM_FV_SEG;
+	*c1 = *c0 + LBM_FV_SEG < nx + 1 ? *c0 + LBM_FV_SEG : nx + 1;
+	if (ghosts && s == 0)
+		*c0 = 0;
+	if (ghosts && s == c->nsg - 1)
+		*c1 = nx + 2;
+}
+
+/* rows[j] = whether row j of m has a segment set; returns their count. */
+static int seg_rows(const struct cl_lbm *c, const uint8_t *m, uint8_t *rows)
+{
+	const int ns = c->nsg;
 	int nr = 0;
-	for (int j = 0; j < L->H; j++)
-		c->rsel[j] = 0;
-	for (int k = 0; k < L->nfv; k++) {
-		int j = L->fvl[k] / L->W;
-		nr += !c->rsel[j];
-		c->rsel[j] = 1;
+	for (int j = 0; j < c->L.H; j++) {
+		rows[j] = (uint8_t)row_any(m + (size_t)j * ns, ns);
+		nr += rows[j];
 	}
 	return nr;
 }
 
-/* One transfer of a run of rows j0 .. j1 - 1, columns i0 .. i1 - 1, of
- * the host copy's array hp (W per row) and the device buffer m at byte
- * offset base (stride W). */
-static cl_int fv_rect(struct cl_lbm *c, cl_mem m, size_t base, void *hp,
-		      int j0, int j1, int i0, int i1, int write)
+/* Several processes: every segment of a row of m that has one set. */
+static void seg_rows_full(struct cl_lbm *c, uint8_t *m)
+{
+	if (!c->L.par)
+		return;
+	const int ns = c->nsg;
+	seg_rows(c, m, c->rsel);
+	for (int j = 0; j < c->L.H; j++)
+		if (c->rsel[j])
+			memset(m + (size_t)j * ns, 1, (size_t)ns);
+}
+
+/* dst = the segments of src and those within r rows and q segments of
+ * one. */
+static void seg_dilate(const struct cl_lbm *c, const uint8_t *src, int r,
+		       int q, uint8_t *dst)
+{
+	const int H = c->L.H, ns = c->nsg;
+	memset(dst, 0, (size_t)H * ns);
+	for (int j = 0; j < H; j++) {
+		const uint8_t *a = src + (size_t)j * ns;
+		if (!row_any(a, ns))
+			continue;
+		for (int s = 0; s < ns; s++) {
+			if (!a[s])
+				continue;
+			const int j0 = j - r > 0 ? j - r : 0,
+				  j1 = j + r < H - 1 ? j + r : H - 1,
+				  s0 = s - q > 0 ? s - q : 0,
+				  s1 = s + q < ns - 1 ? s + q : ns - 1;
+			for (int jj = j0; jj <= j1; jj++)
+				memset(dst + (size_t)jj * ns + s0, 1,
+				       (size_t)(s1 - s0 + 1));
+		}
+	}
+}
+
+/* ssel = the segments holding an FV cell (rsel their rows); returns the
+ * rows' count. */
+static int fv_segs_of_cells(struct cl_lbm *c)
+{
+	const struct lbm *L = &c->L;
+	const int ns = c->nsg;
+	memset(c->ssel, 0, (size_t)L->H * ns);
+	for (int k = 0; k < L->nfv; k++) {
+		const int n = L->fvl[k];
+		c->ssel[(size_t)(n / L->W) * ns + (n % L->W - 1) / LBM_FV_SEG] = 1;
+	}
+	seg_rows_full(c, c->ssel);
+	return seg_rows(c, c->ssel, c->rsel);
+}
+
+/* One field of a transfer between the device and the host copy
+ * (fv_xfer): na arrays (the nine populations of buffer m, slice cells
+ * apart, or its one depth array) at the segments of mask; reads: only
+ * the ghost columns of a segment whose fresh flag is set, and the
+ * segments read become fresh. */
+struct fv_part {
+	cl_mem m;
+	void *const *hp;
+	int na;
+	cl_ulong slice;
+	const uint8_t *mask;
+	uint8_t *fresh;
+	size_t r0, nr, po, cells; /* its runs, its values, its cells */
+};
+
+static int grow(void **p, size_t *cap, size_t want, size_t es)
+{
+	if (want <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 1024;
+	while (n < want)
+		n += n / 2;
+	void *q = realloc(*p, n * es);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* Cells n0 .. n0 + cnt - 1 of the padded grid into pt's runs (joined to
+ * its last run where they continue it). */
+static int add_run(struct cl_lbm *c, size_t *nrun, struct fv_part *pt,
+		   cl_long n0, cl_long cnt)
+{
+	cl_long *last = c->xrun + 3 * (*nrun - 1);
+	if (pt->nr && last[0] + last[1] == n0) {
+		last[1] += cnt;
+		pt->cells += (size_t)cnt;
+		return 0;
+	}
+	if (grow((void **)&c->xrun, &c->xruncap, 3 * (*nrun + 1), sizeof(cl_long)))
+		return -1;
+	cl_long *r = c->xrun + 3 * *nrun;
+	r[0] = n0;
+	r[1] = cnt;
+	r[2] = (cl_long)pt->cells;
+	(*nrun)++;
+	pt->nr++;
+	pt->cells += (size_t)cnt;
+	return 0;
+}
+
+static int part_runs(struct cl_lbm *c, struct fv_part *pt, int write,
+		     size_t *nrun)
+{
+	const struct lbm *L = &c->L;
+	const int ns = c->nsg, W = L->W;
+	pt->r0 = *nrun;
+	pt->nr = pt->cells = 0;
+	for (int j = 0; j < L->H; j++) {
+		const uint8_t *m = pt->mask + (size_t)j * ns;
+		const uint8_t *fr = !write && pt->fresh ?
+				    pt->fresh + (size_t)j * ns : NULL;
+		const cl_long o = (cl_long)j * W;
+		if (!row_any(m, ns))
+			continue;
+		for (int s = 0; s < ns; s++) {
+			if (!m[s])
+				continue;
+			if (fr && fr[s]) { /* the ghost columns, which the ghost
+					      fills rewrite */
+				if (s == 0 && add_run(c, nrun, pt, o, 1))
+					return -1;
+				if (s == ns - 1 && add_run(c, nrun, pt, o + W - 1, 1))
+					return -1;
+				continue;
+			}
+			int c0, c1;
+			seg_cols(c, s, !write, &c0, &c1);
+			if (add_run(c, nrun, pt, o + c0, c1 - c0))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Device buffer *m of at least want bytes (capacity *cap). */
+static cl_int buf_grow(struct cl_env *e, cl_mem *m, size_t *cap, size_t want)
+{
+	if (want <= *cap)
+		return CL_SUCCESS;
+	size_t n = want + want / 2;
+	cl_int err = CL_SUCCESS;
+	buf_free(m);
+	*cap = 0;
+	if (!(*m = buf_new(e, n, &err)))
+		return err;
+	*cap = n;
+	return CL_SUCCESS;
+}
+
+/* Move the np parts between the device and the host copy: the runs of
+ * cells go up in one write, the values in one packed buffer that
+ * lbm_fv_gather fills (reads) or lbm_fv_scatter empties (writes), in
+ * one read or write; waits for all. */
+static cl_int fv_xfer_(struct cl_lbm *c, struct fv_part *pt, int np,
+			int write);
+
+static cl_int fv_xfer(struct cl_lbm *c, struct fv_part *pt, int np, int write)
+{
+	const double t0 = now_s();
+	cl_int err = fv_xfer_(c, pt, np, write);
+	c->fvt[0] += now_s() - t0;
+	return err;
+}
+
+static cl_int fv_xfer_(struct cl_lbm *c, struct fv_part *pt, int np,
+			int write)
 {
 	struct cl_env *e = c->env;
-	const size_t W = (size_t)c->L.W, es = sizeof(float);
-	c->fv_bytes += (double)(j1 - j0) * (i1 - i0) * es;
-	if (i0 == 0 && i1 == (int)W) { /* whole rows: one contiguous range */
-		size_t o = (size_t)j0 * W * es, len = (size_t)(j1 - j0) * W * es;
-		char *h = (char *)hp + o;
-		return write ? clEnqueueWriteBuffer(e->q, m, CL_FALSE, base + o, len, h,
-						    0, NULL, NULL)
-			     : clEnqueueReadBuffer(e->q, m, CL_FALSE, base + o, len, h,
-						   0, NULL, NULL);
+	const int H = c->L.H, ns = c->nsg;
+	size_t nrun = 0, nval = 0;
+	for (int p = 0; p < np; p++) {
+		if (part_runs(c, &pt[p], write, &nrun))
+			return CL_OUT_OF_HOST_MEMORY;
+		pt[p].po = nval;
+		nval += pt[p].cells * (size_t)pt[p].na;
 	}
-	/* the buffer's origin as whole rows plus a byte offset in the row:
-	 * a population's slice (base, W H floats) starts past 2^32 bytes at
-	 * 16384^2, and NVIDIA's driver puts a rectangle copy whose x origin
-	 * is that large elsewhere (tests/probe_cl_rect.c, docs/opencl.md) */
-	size_t bo[3] = { base % (W * es) + (size_t)i0 * es,
-			 base / (W * es) + (size_t)j0, 0 };
-	size_t ho[3] = { (size_t)i0 * es, (size_t)j0, 0 };
-	size_t rg[3] = { (size_t)(i1 - i0) * es, (size_t)(j1 - j0), 1 };
-	return write ? clEnqueueWriteBufferRect(e->q, m, CL_FALSE, bo, ho, rg,
-						W * es, 0, W * es, 0, hp, 0,
-						NULL, NULL)
-		     : clEnqueueReadBufferRect(e->q, m, CL_FALSE, bo, ho, rg,
-					       W * es, 0, W * es, 0, hp, 0, NULL,
-					       NULL);
-}
-
-/* Copy the rows with rows[j] of time level k between the device and the
- * host copy: what & 1 the distributions, what & 2 the depths. write 1:
- * the interior columns to the device. write 0: to the host, whole rows,
- * but where fresh (the host's row of time level k is current, only its
- * ghost columns may have been refilled since) just the ghost columns
- * 0 and W - 1; the rows read become fresh. Runs of rows go in one
- * transfer per field (and column range); waits for all. */
-static cl_int fv_io(struct cl_lbm *c, const uint8_t *rows, int k, int what,
-		    int write, uint8_t *fresh)
-{
-	struct lbm *L = &c->L;
-	const int W = L->W;
 	cl_int err = CL_SUCCESS;
-	for (int j = 0; j < L->H && err == CL_SUCCESS;) {
-		const int fr = !write && fresh && fresh[j];
-		if (!rows[j]) {
-			j++;
-			continue;
-		}
-		int j1 = j;
-		while (j1 < L->H && rows[j1] && (!write && fresh && fresh[j1]) == fr)
-			j1++;
-		/* column ranges: [0, W) whole rows, [1, W - 1) the interior,
-		 * [0, 1) and [W - 1, W) the ghost columns */
-		int cr[2][2] = { { 0, W }, { 0, 0 } };
-		if (write)
-			cr[0][0] = 1, cr[0][1] = W - 1;
-		else if (fr)
-			cr[0][1] = 1, cr[1][0] = W - 1, cr[1][1] = W;
-		for (int q = 0; q < 2 && err == CL_SUCCESS; q++) {
-			if (cr[q][1] <= cr[q][0])
+	if (nrun) {
+		if (xval_grow(c, nval))
+			return CL_OUT_OF_HOST_MEMORY;
+		err = buf_grow(e, &c->grun, &c->gruncap, nrun * 3 * sizeof(cl_long));
+		if (err == CL_SUCCESS)
+			err = buf_grow(e, &c->gval, &c->gvalcap, nval * sizeof(cl_uint));
+		if (err == CL_SUCCESS)
+			err = buf_write(e, c->grun, 0, nrun * 3 * sizeof(cl_long),
+					c->xrun);
+		for (int p = 0; write && p < np; p++) /* pack */
+#pragma omp parallel for num_threads(c->L.threads) schedule(static)
+			for (size_t r = pt[p].r0; r < pt[p].r0 + pt[p].nr; r++) {
+				const cl_long *q = c->xrun + 3 * r;
+				for (int a = 0; a < pt[p].na; a++)
+					memcpy(c->xval + pt[p].po + a * pt[p].cells + q[2],
+					       (const cl_uint *)pt[p].hp[a] + q[0],
+					       (size_t)q[1] * sizeof(cl_uint));
+			}
+		if (write && err == CL_SUCCESS)
+			err = buf_write(e, c->gval, 0, nval * sizeof(cl_uint), c->xval);
+		cl_kernel k = write ? c->k_fvs : c->k_fvg;
+		for (int p = 0; p < np && err == CL_SUCCESS; p++) {
+			if (!pt[p].nr)
 				continue;
-			for (int a = 0; (what & 1) && a < LBM_Q && err == CL_SUCCESS; a++)
-				err = fv_rect(c, c->f[k], (size_t)a * L->ncell * sizeof(int32_t),
-					      L->f[k][a], j, j1, cr[q][0], cr[q][1], write);
-			if ((what & 2) && err == CL_SUCCESS)
-				err = fv_rect(c, c->h[k], 0, L->h[k], j, j1, cr[q][0],
-					      cr[q][1], write);
+			cl_ulong r0 = pt[p].r0, nr = pt[p].nr, po = pt[p].po,
+				 cells = pt[p].cells;
+			cl_int na = pt[p].na;
+			err = ARG(k, 0, pt[p].m);
+			err |= ARG(k, 1, pt[p].slice);
+			err |= ARG(k, 2, na);
+			err |= ARG(k, 3, c->grun);
+			err |= ARG(k, 4, r0);
+			err |= ARG(k, 5, nr);
+			err |= ARG(k, 6, c->gval);
+			err |= ARG(k, 7, po);
+			err |= ARG(k, 8, cells);
+			size_t ls = 256, gs = round_up(pt[p].cells, ls);
+			if (err == CL_SUCCESS)
+				err = enq_nd(e, k, 1, NULL, &gs, &ls);
 		}
-		for (int q = j; fresh && !write && q < j1; q++)
-			fresh[q] = q > 0 && q < L->H - 1;
-		j = j1;
+		if (!write && err == CL_SUCCESS)
+			err = buf_read(e, c->gval, 0, nval * sizeof(cl_uint), c->xval);
+		for (int p = 0; !write && err == CL_SUCCESS && p < np; p++) /* unpack */
+#pragma omp parallel for num_threads(c->L.threads) schedule(static)
+			for (size_t r = pt[p].r0; r < pt[p].r0 + pt[p].nr; r++) {
+				const cl_long *q = c->xrun + 3 * r;
+				for (int a = 0; a < pt[p].na; a++)
+					memcpy((cl_uint *)pt[p].hp[a] + q[0],
+					       c->xval + pt[p].po + a * pt[p].cells + q[2],
+					       (size_t)q[1] * sizeof(cl_uint));
+			}
+		if (write && err == CL_SUCCESS)
+			err = clFinish(e->q);
+		c->fv_bytes += (double)nval * sizeof(cl_uint) +
+			       (double)nrun * 3 * sizeof(cl_long);
 	}
-	cl_int e2 = clFinish(c->env->q);
-	return err != CL_SUCCESS ? err : e2;
+	for (int p = 0; !write && err == CL_SUCCESS && p < np; p++)
+		for (int j = 0; pt[p].fresh && j < H; j++) {
+			const uint8_t *m = pt[p].mask + (size_t)j * ns;
+			if (!row_any(m, ns))
+				continue;
+			for (int s = 0; s < ns; s++)
+				if (m[s])
+					pt[p].fresh[(size_t)j * ns + s] =
+						(uint8_t)(j > 0 && j < H - 1);
+		}
+	return err;
 }
 
-/* One read of fv_fetch: fv_io's rows, time level, what, fresh. */
+/* One read of fv_fetch: the segments of mask of time level k, what & 1
+ * the distributions, what & 2 the depths, fresh. */
 struct fv_req {
-	const uint8_t *rows;
+	const uint8_t *mask;
 	int k, what;
 	uint8_t *fresh;
 };
 
-/* fv_io's reads (write 0) of nrq (<= 3) requests. Several processes
- * (par.h): each rank reads from its device the rows it owns (rown), and
- * the rows that were not fresh go to every rank in one exchange
- * (wb_par_sel_rows); a fresh row's ghost columns are read again from the
- * owner's device only - the ghost fills in between (the step's, the
- * macro's) write the values that the row was read with - so "fresh" is
- * the same on every rank. */
+/* The parts (fv_part) of request rq at the segments of mask. */
+static int req_parts(struct cl_lbm *c, const struct fv_req *rq,
+		     const uint8_t *mask, struct fv_part *pt)
+{
+	struct lbm *L = &c->L;
+	int np = 0;
+	if (rq->what & 1)
+		pt[np++] = (struct fv_part){ .m = c->f[rq->k],
+					     .hp = (void *const *)L->f[rq->k],
+					     .na = LBM_Q, .slice = L->ncell,
+					     .mask = mask, .fresh = rq->fresh };
+	if (rq->what & 2)
+		pt[np++] = (struct fv_part){ .m = c->h[rq->k],
+					     .hp = (void *const *)&L->h[rq->k],
+					     .na = 1, .slice = 0, .mask = mask,
+					     .fresh = rq->fresh };
+	return np;
+}
+
+/* The reads of nrq (<= 3) requests. Several processes (par.h; the
+ * selections are whole rows, seg_rows_full): each rank reads from its
+ * device the rows it owns (rown), and the rows that were not fresh go
+ * to every rank in one exchange (wb_par_sel_rows); a fresh row's ghost
+ * columns are read again from the owner's device only - the ghost fills
+ * in between (the step's, the macro's) write the values that the row was
+ * read with - so "fresh" is the same on every rank. */
 static cl_int fv_fetch(struct cl_lbm *c, const struct fv_req *rq, int nrq)
 {
 	struct lbm *L = &c->L;
 	struct wb_par *p = L->par;
-	cl_int err = CL_SUCCESS;
+	struct fv_part pt[6];
+	int np = 0;
 	if (!p) {
-		for (int r = 0; r < nrq && err == CL_SUCCESS; r++)
-			err = fv_io(c, rq[r].rows, rq[r].k, rq[r].what, 0,
-				    rq[r].fresh);
-		return err;
+		for (int r = 0; r < nrq; r++)
+			np += req_parts(c, &rq[r], rq[r].mask, pt + np);
+		return fv_xfer(c, pt, np, 0);
 	}
-	const int H = L->H;
+	const int H = L->H, ns = c->nsg;
 	void *fld[3 * (LBM_Q + 1)];
 	const uint8_t *sel[3 * (LBM_Q + 1)];
 	int nf = 0;
 	for (int r = 0; r < nrq; r++) {
-		uint8_t *x = c->xsel[r], *o = c->xown[r];
+		uint8_t *x = c->xsel[r], *o = c->sown[r];
+		seg_rows(c, rq[r].mask, x);
 		for (int R = 0; R < H; R++) {
-			x[R] = rq[r].rows[R] && !(rq[r].fresh && rq[r].fresh[R]);
-			o[R] = rq[r].rows[R] && c->rown[R];
+			const size_t q = (size_t)R * ns;
+			x[R] = x[R] && !(rq[r].fresh && rq[r].fresh[q]);
+			memcpy(o + q, rq[r].mask + q, (size_t)ns);
+			if (!c->rown[R])
+				memset(o + q, 0, (size_t)ns);
 		}
 		for (int a = 0; (rq[r].what & 1) && a < LBM_Q; a++) {
 			fld[nf] = L->f[rq[r].k][a];
@@ -2752,9 +3047,9 @@ static cl_int fv_fetch(struct cl_lbm *c, const struct fv_req *rq, int nrq)
 			fld[nf] = L->h[rq[r].k];
 			sel[nf++] = x;
 		}
+		np += req_parts(c, &rq[r], o, pt + np);
 	}
-	for (int r = 0; r < nrq && err == CL_SUCCESS; r++)
-		err = fv_io(c, c->xown[r], rq[r].k, rq[r].what, 0, rq[r].fresh);
+	cl_int err = fv_xfer(c, pt, np, 0);
 	if (err != CL_SUCCESS)
 		return err;
 	const double b0 = p->bytes;
@@ -2764,31 +3059,63 @@ static cl_int fv_fetch(struct cl_lbm *c, const struct fv_req *rq, int nrq)
 	for (int r = 0; r < nrq; r++)
 		for (int R = 0; rq[r].fresh && R < H; R++)
 			if (c->xsel[r][R])
-				rq[r].fresh[R] = R > 0 && R < H - 1;
+				memset(rq[r].fresh + (size_t)R * ns,
+				       R > 0 && R < H - 1, (size_t)ns);
 	return CL_SUCCESS;
 }
 
+/* lbm_kernel_cols on the runs of FV segments (ssel) of row j. */
+static void fv_kernel_segs(struct cl_lbm *c, int j)
+{
+	struct lbm *L = &c->L;
+	const int ns = c->nsg;
+	const uint8_t *m = c->ssel + (size_t)j * ns;
+	for (int s = 0; s < ns;) {
+		if (!m[s]) {
+			s++;
+			continue;
+		}
+		int t = s;
+		while (t < ns && m[t])
+			t++;
+		lbm_kernel_cols(L, j, s * LBM_FV_SEG,
+				t * LBM_FV_SEG < L->nx ? t * LBM_FV_SEG : L->nx);
+		s = t;
+	}
+}
+
 /* After the step kernel of lbm_enq_step, before the specials: the FV
- * update of lbm_step on the host, its rows written back. */
+ * update of lbm_step on the host, its segments written back. */
+static cl_int cl_fv_step_(struct cl_lbm *c);
+
 static cl_int cl_fv_step(struct cl_lbm *c)
+{
+	const double t0 = now_s();
+	cl_int err = cl_fv_step_(c);
+	c->fvt[5] += now_s() - t0;
+	return err;
+}
+
+static cl_int cl_fv_step_(struct cl_lbm *c)
 {
 	struct lbm *L = &c->L;
 	if (L->nfv == 0)
 		return CL_SUCCESS;
 	const int cur = c->cur;
-	if (fv_rows_of_cells(c) == 0)
+	if (fv_segs_of_cells(c) == 0)
 		return CL_SUCCESS;
-	fv_near(c, CL_FV_REACH, c->rsel, c->rnear);
-	const struct fv_req rq[3] = { { c->rnear, cur, 1, c->frf },
-				      { c->rnear, cur, 2, c->frh },
-				      { c->rnear, !cur, 2, NULL } };
+	seg_dilate(c, c->ssel, CL_FV_REACH, 1, c->snear);
+	const struct fv_req rq[3] = { { c->snear, cur, 1, c->frf },
+				      { c->snear, cur, 2, c->frh },
+				      { c->snear, !cur, 2, NULL } };
 	cl_int err = fv_fetch(c, rq, 3);
 	if (err != CL_SUCCESS)
 		return err;
-	/* the FV rows on the host: as lbm_step runs them (the FV cells'
+	/* the FV segments on the host: as lbm_step runs them (the FV cells'
 	 * clamps not counted), then unmasked (every clamp the device
 	 * counted); the same populations either way */
 	const int nfv = L->nfv, cnx = L->cnx;
+	double t0 = now_s();
 	uint32_t *const cmap = L->cmap; /* the re-runs count into scratch */
 	L->cmap = c->cm_a;
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 4)
@@ -2798,9 +3125,9 @@ static cl_int cl_fv_step(struct cl_lbm *c)
 		L->row_clamp[j] = 0;
 		L->row_bad[j] = 0;
 		memset(c->cm_a + (size_t)(j - 1) * cnx, 0, cnx * sizeof(uint32_t));
-		lbm_kernel_row(L, j);
+		fv_kernel_segs(c, j);
 	}
-	L->nfv = 0; /* lbm_kernel_row: no FV mask */
+	L->nfv = 0; /* lbm_kernel_cols: no FV mask */
 	L->cmap = c->cm_b;
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 4)
 	for (int j = 1; j <= L->ny; j++) {
@@ -2810,27 +3137,48 @@ static cl_int cl_fv_step(struct cl_lbm *c)
 			 *b = c->cm_b + (size_t)(j - 1) * cnx,
 			 *un = c->cm_un + (size_t)(j - 1) * cnx;
 		memset(b, 0, cnx * sizeof(uint32_t));
-		lbm_kernel_row(L, j);
+		fv_kernel_segs(c, j);
 		for (int q = 0; q < cnx; q++) /* unmasked >= masked */
 			un[q] += b[q] - a[q];
 	}
 	L->nfv = nfv;
 	L->cmap = cmap;
+	c->fvt[1] += now_s() - t0;
+	t0 = now_s();
 	int64_t eadj = 0;
 	lbm_fv_update(L, &eadj);
+	c->fvt[2] += now_s() - t0;
 	if (eadj > 0)
 		c->fv_in += eadj;
 	else
 		c->fv_out -= eadj;
 	/* several processes: every rank ran the update; each writes its
 	   own rows */
-	for (int R = 0; L->par && R < L->H; R++)
-		c->xown[0][R] = c->rsel[R] && c->rown[R];
-	return fv_io(c, L->par ? c->xown[0] : c->rsel, !cur, 3, 1, NULL);
+	uint8_t *w = c->ssel;
+	if (L->par) {
+		const size_t ns = (size_t)c->nsg;
+		w = c->sown[0];
+		for (int R = 0; R < L->H; R++)
+			memset(w + R * ns, c->rsel[R] && c->rown[R], ns);
+	}
+	struct fv_part pt[2];
+	const struct fv_req wr = { w, !cur, 3, NULL };
+	const int np = req_parts(c, &wr, w, pt);
+	return fv_xfer(c, pt, np, 1);
 }
 
-/* After a step: lbm_fv_mark on the rows that may hold a core cell. */
+/* After a step: lbm_fv_mark on the segments that may hold a core cell. */
+static cl_int cl_fv_mark_(struct cl_lbm *c);
+
 static cl_int cl_fv_mark(struct cl_lbm *c)
+{
+	const double t0 = now_s();
+	cl_int err = cl_fv_mark_(c);
+	c->fvt[5] += now_s() - t0;
+	return err;
+}
+
+static cl_int cl_fv_mark_(struct cl_lbm *c)
 {
 	struct cl_env *e = c->env;
 	struct lbm *L = &c->L;
@@ -2843,6 +3191,8 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 	cl_float t_film = (cl_float)(0.5 * 0.99 * LBM_FV_FILM * LBM_FV_FILM);
 	cl_float hdf = (cl_float)hd;
 	cl_int all = off2 <= 0, W = L->W, nx = L->nx, ny = L->ny;
+	cl_int ns = c->nsg, sg = LBM_FV_SEG;
+	const size_t nsb = (size_t)L->H * c->nsg;
 	/* the closures the next step pulls from (lbm_fv_mark fills them
 	 * too: the edge cells' test reads them); the step refills the same */
 	cl_int err = lbm_enq_ghosts(c);
@@ -2850,7 +3200,7 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 		return err;
 	cl_float t_on = (cl_float)(0.5 * 0.99 * L->fv_on * L->fv_on);
 	cl_kernel k = c->k_fvrows;
-	err = buf_zero(e, c->fvrows, (size_t)L->H * sizeof(cl_int));
+	err = buf_zero(e, c->fvsegs, nsb);
 	err |= ARG(k, 0, c->f[c->cur]);
 	err |= ARG(k, 1, c->h[c->cur]);
 	err |= ARG(k, 2, c->z);
@@ -2868,7 +3218,7 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 	err |= ARG(k, 14, all);
 	err |= ARG(k, 15, c->kp.Gai);
 	err |= ARG(k, 16, c->kp.Gdi);
-	err |= ARG(k, 17, c->fvrows);
+	err |= ARG(k, 17, c->fvsegs);
 	err |= ARG(k, 18, c->gk);
 	err |= ARG(k, 19, t_on);
 	/* films that their surface's fall drives past LBM_FV_ON in a step
@@ -2876,42 +3226,48 @@ static cl_int cl_fv_mark(struct cl_lbm *c)
 	cl_float t_drive = (cl_float)(0.5 * L->fv_on * L->p.dx /
 				      (sqrt(g) * L->p.dt));
 	err |= ARG(k, 20, t_drive);
+	err |= ARG(k, 21, ns);
+	err |= ARG(k, 22, sg);
 	if (err != CL_SUCCESS)
 		return err;
 	/* several processes: this band's rows (their data is this rank's,
 	 * the halo rows' depths and the ghosts next to them fresh from the
-	 * exchange); a row's flag is set by its own cells and, next to an
-	 * edge closure, by those of the rows either side, so the flags of
-	 * every rank are ORed (wb_par_or_rows) */
+	 * exchange); a segment's flag is set by its own cells and, next to
+	 * an edge closure, by those it pulls from, so the rows of every
+	 * rank's flags are ORed (wb_par_or_rows) */
 	cl_int J0, J1;
 	wb_par_band(L->par, ny, &J0, &J1);
 	size_t gs[2] = { round_up((size_t)nx, c->lx), (size_t)(J1 - J0) },
 	       ls[2] = { c->lx, 1 }, go[2] = { 0, (size_t)J0 };
+	double t0 = now_s();
 	err = enq_nd(e, k, 2, J0 ? go : NULL, gs, ls);
 	if (err == CL_SUCCESS)
-		err = buf_read(e, c->fvrows, 0, (size_t)L->H * sizeof(cl_int),
-			       c->rowflag);
-	c->fv_bytes += (double)L->H * sizeof(cl_int);
+		err = buf_read(e, c->fvsegs, 0, nsb, c->ssel);
+	c->fv_bytes += (double)nsb;
+	c->fvt[3] += now_s() - t0;
 	if (err != CL_SUCCESS)
 		return err;
-	for (int j = 0; j < L->H; j++)
-		c->rsel[j] = c->rowflag[j] != 0;
 	if (L->par) {
+		seg_rows(c, c->ssel, c->rsel);
 		const double b0 = L->par->bytes;
 		if (wb_par_or_rows(L->par, c->rsel))
 			return CL_OUT_OF_HOST_MEMORY; /* par->failed says why */
 		c->fv_xbytes += L->par->bytes - b0;
+		for (int R = 0; R < L->H; R++)
+			memset(c->ssel + (size_t)R * ns, c->rsel[R], (size_t)ns);
 	}
-	fv_near(c, 1, c->rsel, c->rnear);
+	seg_dilate(c, c->ssel, 1, 1, c->snear);
 	/* a new time level: nothing of it is on the host yet */
-	memset(c->frf, 0, (size_t)L->H);
-	memset(c->frh, 0, (size_t)L->H);
-	const struct fv_req rq[2] = { { c->rsel, c->cur, 1, c->frf },
-				      { c->rnear, c->cur, 2, c->frh } };
+	memset(c->frf, 0, nsb);
+	memset(c->frh, 0, nsb);
+	const struct fv_req rq[2] = { { c->ssel, c->cur, 1, c->frf },
+				      { c->snear, c->cur, 2, c->frh } };
 	err = fv_fetch(c, rq, 2);
 	if (err != CL_SUCCESS)
 		return err;
-	lbm_fv_mark_rows(L, c->rsel);
+	t0 = now_s();
+	lbm_fv_mark_segs(L, c->ssel, c->mwork);
+	c->fvt[4] += now_s() - t0;
 	return CL_SUCCESS;
 }
 
@@ -2922,14 +3278,14 @@ static cl_int cl_fv_macro(struct cl_lbm *c, int slot)
 	struct cl_env *e = c->env;
 	struct lbm *L = &c->L;
 	const int nf = L->nfv;
-	if (nf == 0 || fv_rows_of_cells(c) == 0)
+	if (nf == 0 || fv_segs_of_cells(c) == 0)
 		return CL_SUCCESS;
-	fv_near(c, 1, c->rsel, c->rnear);
+	seg_dilate(c, c->ssel, 1, 1, c->snear);
 	/* lbm_fv_state reads the bed transfers at the depths they were
 	 * computed at, h[!cur] after a step (lbm.h bed_lvl) */
-	const struct fv_req rq[3] = { { c->rsel, c->cur, 1, c->frf },
-				      { c->rnear, c->cur, 2, c->frh },
-				      { c->rnear, !c->cur, 2, NULL } };
+	const struct fv_req rq[3] = { { c->ssel, c->cur, 1, c->frf },
+				      { c->snear, c->cur, 2, c->frh },
+				      { c->snear, !c->cur, 2, NULL } };
 	cl_int err = fv_fetch(c, rq, L->bed_lvl ? 3 : 2);
 	if (err != CL_SUCCESS)
 		return err;
@@ -3223,9 +3579,10 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 	lbm_fv_report(L, rep, d);
 	if (L->hybrid && L->step > 0 && !L->par)
 		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
-			    "lbm (opencl): the hybrid's FV update and marking ran on the host: %.4g MB moved between host and device, %.4g kB per step (the lattice is %.4g kB)",
+			    "lbm (opencl): the hybrid's FV update and marking ran on the host: %.4g MB moved between host and device, %.4g kB per step (the lattice is %.4g kB); host time: transfers %.3g s, re-runs of the FV segments %.3g s, FV update %.3g s, segment flags %.3g s, marking %.3g s; %.3g s in all",
 			    c->fv_bytes / 1e6, c->fv_bytes / 1e3 / (double)L->step,
-			    (double)L->ncell * (LBM_Q * 4 + 4) / 1e3);
+			    (double)L->ncell * (LBM_Q * 4 + 4) / 1e3, c->fvt[0],
+			    c->fvt[1], c->fvt[2], c->fvt[3], c->fvt[4], c->fvt[5]);
 	else if (L->hybrid && L->step > 0) /* this rank's figures */
 		wb_diag_add(d, WB_SEV_NOTE, NULL, NULL, 0, 0,
 			    "lbm (opencl): the hybrid's FV update and marking ran on the host of every rank: rank %d moved %.4g MB between host and device, %.4g kB per step, and received %.4g kB per step of the other ranks' rows for it (the lattice is %.4g kB)",

@@ -1655,6 +1655,11 @@ void lbm_kernel_row(struct lbm *L, int jj)
 {
 	kernel_cols(L, jj, 0, L->nx);
 }
+
+void lbm_kernel_cols(struct lbm *L, int jj, int i0, int i1)
+{
+	kernel_cols(L, jj, i0, i1);
+}
 /* Sources, sinks, fixed levels and modifiers of one row, on f[!cur]. */
 static void specials_row(struct lbm *L, int j)
 {

@@ -502,6 +502,9 @@ void lbm_fill_ghosts(struct lbm *L);
  * writing f[!cur] with the constants in L->kp; adds to the row's
  * partials. */
 void lbm_kernel_row(struct lbm *L, int jj);
+/* The same on interior columns i0 .. i1 - 1 only: i0 a multiple of 8,
+ * i1 one too or nx; each cell's result is lbm_kernel_row's. */
+void lbm_kernel_cols(struct lbm *L, int jj, int i0, int i1);
 
 /* Vector width the kernel runs with: 16 (AVX-512 present at run time and
  * L->simd8 == 0) or 8. The results are the same bits either way. */
@@ -544,6 +547,20 @@ void lbm_fv_mark(struct lbm *L);
  * row without a core cell adds nothing to the marking). scan NULL: every
  * row. */
 void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan);
+/* lbm_fv_mark_rows by row segments (the OpenCL back end, src/cl.c):
+ * segment s of padded row j is the interior columns LBM_FV_SEG s + 1 ..
+ * LBM_FV_SEG (s + 1) (at most nx; the ghost columns go with the first
+ * and last segment), scan[j ns + s] (ns = (nx + LBM_FV_SEG - 1) /
+ * LBM_FV_SEG, padded rows 0 .. H - 1) nonzero for the segments to look
+ * at. The result is lbm_fv_mark's when every segment holding a core
+ * cell is scanned, f[cur] is current in the scanned segments, h[cur] in
+ * them and the segments beside them in the row and the rows either
+ * side, and, next to an inflow or level closure, a cell's test that the
+ * closure's pull decides is made only where the segments of the cells
+ * it pulls from are scanned (the caller scans them where it may pass).
+ * work: 3 H ns bytes of scratch. Returns 0. */
+#define LBM_FV_SEG 32
+int lbm_fv_mark_segs(struct lbm *L, const uint8_t *scan, uint8_t *work);
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
 /* The report's clamp_blocks, clamp_box, clamp_most and clamp_most_n
  * from a run's clamp map (lbm.cmap: ny rows of (nx + WB_CLAMP_BLOCK - 1)

@@ -459,6 +459,54 @@ static void cand_row(const uint32_t *const *A, int o,
 	}
 }
 
+/* The core flags (lbm_fv_mark: 2, or 2 | 8 for a film or front core; 0
+ * for none) of cell n, whose flag is not 4, from the state, its
+ * candidate flag fvh[n], its previous core bit and pe, the Froude number
+ * squared it pulls next to an edge closure (edge_pulled_fr2, 0 where not
+ * computed). */
+static uint8_t core_of(const struct lbm *L, int n, double pe)
+{
+	int32_t *const *A = L->f[L->cur];
+	const double e = L->p.e, g = L->p.g, un = L->unit;
+	const double on2 = L->fv_on * L->fv_on, off2 = L->fv_off * L->fv_off;
+	const double film2 = LBM_FV_FILM * LBM_FV_FILM;
+	const double hd = L->p.h_dry;
+	const int all = off2 <= 0;
+	if (!L->fvh[n] && !(pe > on2))
+		return 0;
+	const int was = (L->fvf[n] & 2) != 0;
+	uint8_t fl = 0;
+	int64_t m = 0, x = 0, y = 0;
+	for (int a = 0; a < LBM_Q; a++) {
+		m += A[a][n];
+		x += (int64_t)lbm_cx[a] * A[a][n];
+		y += (int64_t)lbm_cy[a] * A[a][n];
+	}
+	const double h = (double)m * un;
+	if (h > hd && all) {
+		fl = 2; /* tests: every wet cell */
+	} else if (h > hd) {
+		/* Fr^2 = |M|^2 e^2 / (h^2 g h), M and h in units */
+		double M2 = ((double)x * x + (double)y * y);
+		double fr2 = M2 * e * e * un * un / (h * h * g * h);
+		const int film = h < LBM_THIN * hd;
+		if (fr2 > off2 || (film && fr2 > film2)) {
+			/* without the bed terms */
+			double hh, mx, my;
+			cell_moments(L, n, &hh, &mx, &my);
+			fr2 = (mx * mx + my * my) * e * e / (h * h * g * h);
+		}
+		if (fr2 > on2 || (was && fr2 > off2) || pe > on2)
+			fl = 2;
+		else if ((film && (fr2 > film2 || film_drives(L, n))) ||
+			 spills(L, n))
+			fl = 2 | 8; /* a film or front core (fv_neq) */
+		else if (shore(L, n))
+			fl = 2;
+	}
+	return fl;
+}
+
 /* Mark the FV cells for the next step from the current state. */
 void lbm_fv_mark(struct lbm *L)
 {
@@ -475,7 +523,7 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 	int32_t *const *A = L->f[L->cur];
 	const float *hA = L->h[L->cur];
 	const double e = L->p.e, g = L->p.g, un = L->unit;
-	const double on2 = L->fv_on * L->fv_on, off2 = L->fv_off * L->fv_off;
+	const double off2 = L->fv_off * L->fv_off;
 	const double film2 = LBM_FV_FILM * LBM_FV_FILM;
 	const double hd = L->p.h_dry;
 	const int W = L->W, R = L->fv_margin, nx = L->nx, ny = L->ny;
@@ -528,40 +576,7 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 			const double pe = (i == 1 || i == nx || j == 1 || j == ny) &&
 				(!scan || (scan[j - 1] && scan[j + 1])) ?
 				edge_pulled_fr2(L, n) : 0;
-			if (!fvh[n] && !(pe > on2)) {
-				fvf[n] = 0;
-				continue;
-			}
-			const int was = (fvf[n] & 2) != 0;
-			uint8_t fl = 0;
-			int64_t m = 0, x = 0, y = 0;
-			for (int a = 0; a < LBM_Q; a++) {
-				m += A[a][n];
-				x += (int64_t)lbm_cx[a] * A[a][n];
-				y += (int64_t)lbm_cy[a] * A[a][n];
-			}
-			const double h = (double)m * un;
-			if (h > hd && all) {
-				fl = 2; /* tests: every wet cell */
-			} else if (h > hd) {
-				/* Fr^2 = |M|^2 e^2 / (h^2 g h), M and h in units */
-				double M2 = ((double)x * x + (double)y * y);
-				double fr2 = M2 * e * e * un * un / (h * h * g * h);
-				const int film = h < LBM_THIN * hd;
-				if (fr2 > off2 || (film && fr2 > film2)) {
-					/* without the bed terms */
-					double hh, mx, my;
-					cell_moments(L, n, &hh, &mx, &my);
-					fr2 = (mx * mx + my * my) * e * e / (h * h * g * h);
-				}
-				if (fr2 > on2 || (was && fr2 > off2) || pe > on2)
-					fl = 2;
-				else if ((film && (fr2 > film2 || film_drives(L, n))) ||
-					 spills(L, n))
-					fl = 2 | 8; /* a film or front core (fv_neq) */
-				else if (shore(L, n))
-					fl = 2;
-			}
+			const uint8_t fl = core_of(L, n, pe);
 			fvf[n] = fl;
 			nc += fl != 0;
 		}
@@ -645,6 +660,193 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 		}
 	}
 	L->nfv = nf;
+}
+
+/* Whether segment s of padded row j is scanned (lbm_fv_mark_segs). */
+static int seg_on(const uint8_t *scan, int ns, int j, int s)
+{
+	return s >= 0 && s < ns && scan[(size_t)j * ns + s];
+}
+
+/* The segment of interior column i (1 .. nx; the ghost columns go with
+ * the first and last). */
+static int seg_of(int i, int nx)
+{
+	i = i < 1 ? 1 : i > nx ? nx : i;
+	return (i - 1) / LBM_FV_SEG;
+}
+
+int lbm_fv_mark_segs(struct lbm *L, const uint8_t *scan, uint8_t *work)
+{
+	if (!L->hybrid)
+		return 0;
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+	const double e = L->p.e, g = L->p.g, un = L->unit;
+	const double off2 = L->fv_off * L->fv_off;
+	const double film2 = LBM_FV_FILM * LBM_FV_FILM;
+	const double hd = L->p.h_dry;
+	const int W = L->W, H = L->H, R = L->fv_margin, nx = L->nx, ny = L->ny;
+	const int ns = (nx + LBM_FV_SEG - 1) / LBM_FV_SEG;
+	const int dR = (R + LBM_FV_SEG - 1) / LBM_FV_SEG; /* segments R reaches */
+	uint8_t *fvf = L->fvf, *fvh = L->fvh;
+	/* per segment: holds a core cell; the row's cores dilated within
+	 * the row were written to fvh there (the only segments of fvh the
+	 * column pass reads: elsewhere fvh holds stale candidates); the
+	 * column pass may have set an FV bit there */
+	uint8_t *cseg = work, *dseg = work + (size_t)H * ns,
+		*vseg = work + 2 * (size_t)H * ns;
+	const float kf = (float)(e * e / (un * g));
+	const float hdu = (float)(hd / un), thin_u = (float)(LBM_THIN * hd / un);
+	const float t_off = (float)(0.99 * off2), t_film = (float)(0.99 * film2);
+	const float hdf = (float)hd;
+	const int all = off2 <= 0;
+	/* cells of the list outside the scanned segments: cleared, as a
+	 * scan that found no core there would */
+	for (int k = 0; k < L->nfv; k++) {
+		const int n = L->fvl[k];
+		if (!scan[(size_t)(n / W) * ns + seg_of(n % W, nx)])
+			fvf[n] = 0;
+	}
+	int *rowc = L->fvrow;
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = 1; j <= ny; j++) {
+		const uint8_t *sc = scan + (size_t)j * ns;
+		uint8_t *cs = cseg + (size_t)j * ns, *ds = dseg + (size_t)j * ns;
+		int nc = 0;
+		for (int s = 0; s < ns; s++) {
+			cs[s] = 0;
+			if (!sc[s])
+				continue;
+			const int i0 = s * LBM_FV_SEG + 1,
+				  i1 = i0 + LBM_FV_SEG - 1 < nx ? i0 + LBM_FV_SEG - 1 : nx;
+			const int o = j * W + i0 - 1;
+			cand_row((const uint32_t *const *)A, o, hA + o - W, hA + o,
+				 hA + o + W, fvh + o, i1 - i0 + 1, kf, hdu, thin_u,
+				 t_off, t_film, hdf, all);
+			for (int i = i0; i <= i1; i++) {
+				const int n = i + j * W;
+				if (fvf[n] & 4)
+					continue;
+				/* next to an edge closure: where the device
+				 * flagged the segments of every cell it pulls
+				 * from (lbm.cl lbm_fv_rows), f is current there */
+				int ok = i == 1 || i == nx || j == 1 || j == ny;
+				for (int dj = -1; ok && dj <= 1; dj++)
+					for (int di = -1; ok && di <= 1; di++)
+						ok = seg_on(scan, ns, j + dj,
+							    seg_of(i + di, nx));
+				const double pe = ok ? edge_pulled_fr2(L, n) : 0;
+				const uint8_t fl = core_of(L, n, pe);
+				fvf[n] = fl;
+				cs[s] |= fl != 0;
+				nc += fl != 0;
+			}
+		}
+		rowc[j] = nc;
+		for (int s = 0; s < ns; s++)
+			ds[s] = 0;
+		if (!nc)
+			continue;
+		for (int s = 0; s < ns; s++) {
+			int d = 0;
+			for (int t = s - dR; t <= s + dR; t++)
+				d |= t >= 0 && t < ns && cs[t];
+			ds[s] = (uint8_t)d;
+		}
+		/* dilate within the row (lbm_fv_mark_rows), on the segments
+		 * within R of a core cell; fvf elsewhere is 0 or 4 */
+		uint8_t *restrict o = fvh + (size_t)j * W;
+		const uint8_t *restrict f = fvf + (size_t)j * W;
+		for (int s = 0; s < ns; s++) {
+			if (!ds[s])
+				continue;
+			const int i0 = s * LBM_FV_SEG + 1,
+				  i1 = i0 + LBM_FV_SEG - 1 < nx ? i0 + LBM_FV_SEG - 1 : nx;
+			for (int i = i0; i <= i1; i++)
+				o[i] = 0;
+			for (int di = -R; di <= R; di++) {
+				const int lo = i0 > 1 - di ? i0 : 1 - di,
+					  hi = i1 < nx - di ? i1 : nx - di;
+				for (int i = lo; i <= hi; i++)
+					o[i] |= f[i + di] & 2;
+			}
+		}
+	}
+	/* rows with a core cell within R rows (as lbm_fv_mark_rows) */
+	int near = 0;
+	for (int j = 1; j <= ny + R; j++) {
+		if (j <= ny)
+			near += rowc[j] > 0;
+		if (j - 2 * R - 1 >= 1)
+			near -= rowc[j - 2 * R - 1] > 0;
+		if (j - R >= 1)
+			rowc[H + j - R] = near;
+	}
+	const int *rown = rowc + H;
+#pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
+	for (int j = 1; j <= ny; j++) {
+		uint8_t *restrict vs = vseg + (size_t)j * ns;
+		memset(vs, 0, (size_t)ns);
+		if (!rown[j])
+			continue;
+		/* the segments some row within R wrote (vectorised) */
+		for (int dj = -R; dj <= R; dj++) {
+			const int jj = j + dj;
+			if (jj < 1 || jj > ny || !rowc[jj])
+				continue;
+			const uint8_t *restrict d = dseg + (size_t)jj * ns;
+			for (int s = 0; s < ns; s++)
+				vs[s] |= d[s];
+		}
+		uint8_t *restrict f = fvf + (size_t)j * W;
+		for (int s = 0; s < ns; s++) {
+			if (!vs[s])
+				continue;
+			const int i0 = s * LBM_FV_SEG + 1,
+				  i1 = i0 + LBM_FV_SEG - 1 < nx ? i0 + LBM_FV_SEG - 1 : nx;
+			const int n = i1 - i0 + 1;
+			uint8_t c[LBM_FV_SEG];
+			for (int t = 0; t < n; t++)
+				c[t] = 0;
+			for (int dj = -R; dj <= R; dj++) {
+				const int jj = j + dj;
+				if (jj < 1 || jj > ny || !rowc[jj] ||
+				    !dseg[(size_t)jj * ns + s])
+					continue;
+				const uint8_t *restrict h = fvh + (size_t)jj * W + i0;
+				for (int t = 0; t < n; t++)
+					c[t] |= h[t];
+			}
+			for (int t = 0; t < n; t++)
+				f[i0 + t] |= (uint8_t)(c[t] != 0);
+		}
+	}
+	/* the list (ascending), and the kernel's mask */
+	for (int k = 0; k < L->nfv; k++) {
+		L->fvm[L->fvl[k]] = 0.0f;
+		L->fvix[L->fvl[k]] = -1;
+	}
+	int nf = 0;
+	for (int j = 1; j <= ny; j++) {
+		const uint8_t *vs = vseg + (size_t)j * ns;
+		for (int s = 0; rown[j] && s < ns; s++) {
+			if (!vs[s])
+				continue;
+			const int i0 = s * LBM_FV_SEG + 1,
+				  i1 = i0 + LBM_FV_SEG - 1 < nx ? i0 + LBM_FV_SEG - 1 : nx;
+			for (int i = i0; i <= i1; i++) {
+				const int n = i + j * W;
+				if ((fvf[n] & 5) != 1)
+					continue;
+				L->fvix[n] = nf;
+				L->fvl[nf++] = n;
+				L->fvm[n] = 1.0f;
+			}
+		}
+	}
+	L->nfv = nf;
+	return 0;
 }
 
 /* HLL flux across a face with normal along x (swap the roles of qx, qy

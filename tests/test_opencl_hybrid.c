@@ -25,9 +25,11 @@
  *     cells, 1200 steps with the convergence test on (window means: the FV cells' own
  *     state in every sample).
  * A lake at rest (no FV cell: no shore, the bed submerged; shorelines
- * are FV cells since the hybrid marks them) moves one int per row
- * per step between host and device, nothing more. And lbm_fv_mark_rows, the marking on the rows the device flags, is
- * lbm_fv_mark's to the byte when the rows left out hold garbage.
+ * are FV cells since the hybrid marks them) moves one byte per row
+ * segment per step between host and device, nothing more. And
+ * lbm_fv_mark_rows and lbm_fv_mark_segs, the marking on the rows or row
+ * segments the device flags, are lbm_fv_mark's to the byte when the
+ * rows or segments left out hold garbage.
  * Scenes are generated here.
  */
 #include <stdarg.h>
@@ -358,9 +360,96 @@ static void test_mark_rows(void **state)
 	wb_raster_free(&r);
 }
 
+/* lbm_fv_mark_segs, the marking on the row segments the device flags
+ * (cl.c cl_fv_mark), is lbm_fv_mark's to the byte when the segments
+ * left out hold garbage: populations outside the scanned segments,
+ * depths outside them and the segments beside them, and stale
+ * candidate flags (fvh) everywhere outside the scanned segments, which
+ * the row pass writes only near a core cell and the column pass must
+ * not read elsewhere. */
+static void test_mark_segs(void **state)
+{
+	(void)state;
+	struct wb_raster r;
+	sheet_scene(&r, 150, 60);
+	struct wb_sim sim = sim_hybrid();
+	struct wb_diags d;
+	wb_diags_init(&d);
+	struct lbm a, b;
+	assert_int_equal(lbm_init(&a, &r, &sim, 1, &d), WB_OK);
+	assert_int_equal(lbm_init(&b, &r, &sim, 1, &d), WB_OK);
+	assert_int_equal(lbm_step(&a, 400, &d), WB_OK);
+	assert_int_equal(lbm_step(&b, 400, &d), WB_OK);
+	const int ns = (a.nx + LBM_FV_SEG - 1) / LBM_FV_SEG;
+	const size_t nsb = (size_t)a.H * ns;
+	uint8_t *scan = calloc(nsb, 1), *work = calloc(3 * nsb, 1);
+	assert_non_null(scan);
+	assert_non_null(work);
+	const float hd = (float)a.p.h_dry;
+	int nscan = 0;
+	for (int j = 1; j <= a.ny; j++)
+		for (int i = 1; i <= a.nx; i++) {
+			uint8_t *q = &scan[(size_t)j * ns + (i - 1) / LBM_FV_SEG];
+			if (a.h[a.cur][i + j * a.W] > hd && !*q) {
+				*q = 1;
+				nscan++;
+			}
+		}
+	/* some rows hold water in one segment and not in another */
+	int mixed = 0;
+	for (int j = 1; j <= a.ny; j++) {
+		int on = 0;
+		for (int s = 0; s < ns; s++)
+			on += scan[(size_t)j * ns + s];
+		mixed += on > 0 && on < ns;
+	}
+	assert_true(mixed > 0);
+	int garbage = 0;
+	for (int j = 1; j <= b.ny; j++)
+		for (int i = 1; i <= b.nx; i++) {
+			const int n = i + j * b.W, s = (i - 1) / LBM_FV_SEG;
+			int nearby = 0;
+			for (int dj = -1; dj <= 1; dj++)
+				for (int ds = -1; ds <= 1; ds++)
+					nearby |= s + ds >= 0 && s + ds < ns &&
+						  scan[(size_t)(j + dj) * ns + s + ds];
+			if (!scan[(size_t)j * ns + s]) {
+				for (int q = 0; q < LBM_Q; q++)
+					b.f[b.cur][q][n] = q == 1 ? 1 << 26 : 1 << 22;
+				if (!(b.fvf[n] & 4))
+					b.fvh[n] = 1;
+				garbage++;
+			}
+			if (!nearby)
+				b.h[b.cur][n] = 0;
+		}
+	assert_true(garbage > 0);
+	lbm_fv_mark(&a);
+	assert_int_equal(lbm_fv_mark_segs(&b, scan, work), 0);
+	print_message("mark segments: %d of %d scanned (%d rows partly), %d FV cells\n",
+		      nscan, a.ny * ns, mixed, a.nfv);
+	assert_true(a.nfv > 0);
+	assert_int_equal(a.nfv, b.nfv);
+	assert_memory_equal(a.fvl, b.fvl, (size_t)a.nfv * sizeof(int32_t));
+	assert_memory_equal(a.fvf, b.fvf, a.ncell);
+	assert_memory_equal(a.fvm, b.fvm, a.ncell * sizeof(float));
+	assert_memory_equal(a.fvix, b.fvix, a.ncell * sizeof(int32_t));
+	/* and a scan of every segment marks the garbage: the test can fail */
+	memset(scan, 1, nsb);
+	lbm_fv_mark_segs(&b, scan, work);
+	assert_true(b.nfv > a.nfv);
+	free(scan);
+	free(work);
+	lbm_release(&a);
+	lbm_release(&b);
+	wb_diags_release(&d);
+	wb_raster_free(&r);
+}
+
 /* A lake at rest over a rough bowl, submerged, walls round it: no FV
  * cell, no row that could hold one (no dry cell: a shoreline would be
- * FV), so each step moves one int per row and nothing else. */
+ * FV), so each step moves one byte per row segment (LBM_FV_SEG
+ * columns) and nothing else. */
 static void test_lake_no_transfer(void **state)
 {
 	(void)state;
@@ -378,9 +467,10 @@ static void test_lake_no_transfer(void **state)
 	struct wb_sim sim = sim_hybrid();
 	double kb;
 	assert_int_equal(compare("lake at rest", &r, &sim, 200, &kb), -1);
-	const double want = (ny + 2) * 4 / 1e3; /* kB: one int per padded row */
-	print_message("lake at rest: %g kB per step (one int per row: %g)\n", kb,
-		      want);
+	/* kB: one byte per segment of a padded row */
+	const double want = (ny + 2) * ((nx + LBM_FV_SEG - 1) / LBM_FV_SEG) / 1e3;
+	print_message("lake at rest: %g kB per step (one byte per row segment: %g)\n",
+		      kb, want);
 	assert_true(fabs(kb - want) <= 1e-3 * want);
 	wb_raster_free(&r);
 }
@@ -389,6 +479,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mark_rows),
+		cmocka_unit_test(test_mark_segs),
 		cmocka_unit_test(test_sheet),
 		cmocka_unit_test(test_lake_no_transfer),
 		cmocka_unit_test(test_bump_shock),

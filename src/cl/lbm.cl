@@ -1121,25 +1121,28 @@ kernel void wb_resid_rows(global const float *h, global const float *u0,
 /* ---- the LBM/FV hybrid (cl.c's cl_fv_*; the FV update itself runs on
  * the host, lbm_fv.c) ------------------------------------------------------ */
 
-/* Rows that may hold a core cell of lbm_fv_mark (lbm_fv.c: a wet cell
- * whose Froude number passes the thresholds, that spills onto a dry
- * neighbour below its surface, or that has a dry open-sky neighbour, a
- * shoreline): such a cell sets rows[j + 1] (padded
- * row) to 1; rows zeroed by the host. A superset, so that no rounding can
+/* Row segments that may hold a core cell of lbm_fv_mark (lbm_fv.c: a
+ * wet cell whose Froude number passes the thresholds, that spills onto a
+ * dry neighbour below its surface, or that has a dry open-sky neighbour,
+ * a shoreline): such a cell sets segs[j ns + (i - 1) / sg] (padded row
+ * j, interior column i; segments of sg = LBM_FV_SEG columns, ns a row)
+ * to 1; a cell next to an edge closure that may pass on the state it
+ * pulls sets its own segment and those of the cells it pulls from (the
+ * host's test reads them); segs zeroed by the host. A superset, so that no rounding can
  * leave a row out (extra rows cost a transfer, never a result): the host
  * passes half of lbm_fv.c's Froude thresholds, applied to the raw
  * moments (as its candidate test) and to the moments less the bed terms
  * (as its core test, with a margin); moving films (film_drives, with
  * half its threshold); the spill test is lbm_fv.c's
- * spills, the same float operations on the same bytes. Rows
- * without a core cell mark nothing (lbm_fv_mark_rows). A change to the
+ * spills, the same float operations on the same bytes. Segments
+ * without a core cell mark nothing (lbm_fv_mark_segs). A change to the
  * core criteria of lbm_fv.c must be made here too. */
 kernel void lbm_fv_rows(global const int *A, global const float *hA,
 			global const float *z, global const float *c, int N,
 			int W, int nx, int ny, float kf, float hdu, float thin_u,
 			float t_off, float t_film, float hdf, int all, float Gai,
-			float Gdi, global int *rows, global const uchar *gk,
-			float t_on, float t_drive)
+			float Gdi, global uchar *segs, global const uchar *gk,
+			float t_on, float t_drive, int ns, int sg)
 {
 	const int i = get_global_id(0) + 1, j = get_global_id(1) + 1;
 	if (i > nx || j > ny)
@@ -1172,11 +1175,12 @@ kernel void lbm_fv_rows(global const int *A, global const float *hA,
 		 * and whatever the stored depth: a superset of the host's */
 		const float ph = (float)pm, pxf = (float)px, pyf = (float)py;
 		if (zou && ph > 0.5f * hdu &&
-		    (pxf * pxf + pyf * pyf) * kf > t_on * (ph * ph * ph)) {
-			rows[j - 1] = 1;
-			rows[j] = 1;
-			rows[j + 1] = 1;
-		}
+		    (pxf * pxf + pyf * pyf) * kf > t_on * (ph * ph * ph))
+			for (int dj = -1; dj <= 1; dj++)
+				for (int di = -1; di <= 1; di++) {
+					const int ii = clamp(i + di, 1, nx);
+					segs[(j + dj) * ns + (ii - 1) / sg] = 1;
+				}
 	}
 	const uint a0 = (uint)A[n], a1 = (uint)A[WB_SLICE(1, N, n)],
 		   a2 = (uint)A[WB_SLICE(2, N, n)], a3 = (uint)A[WB_SLICE(3, N, n)],
@@ -1238,8 +1242,50 @@ kernel void lbm_fv_rows(global const int *A, global const float *hA,
 			       (((z[x] + hdf < eta) & (c[x] > eta)) |
 				(c[x] >= 1e30f));
 		}
-	if (hit)
-		rows[j] = 1; /* every writer stores the same value */
+	if (hit) /* every writer stores the same value */
+		segs[j * ns + (i - 1) / sg] = 1;
+}
+
+/* The hybrid's transfers (src/cl.c fv_xfer): cell t of a part, whose
+ * runs are run[3 r] for r = r0 .. r0 + nr - 1 (the first padded cell,
+ * the count, the offset in the part: ascending), of the na arrays of src
+ * (slice cells apart) packed into val at po + a cells + t (gather), or
+ * back (scatter). One item per cell; its run by bisection. */
+static long fv_cell(global const long *run, ulong r0, ulong nr, ulong t)
+{
+	ulong lo = r0, hi = r0 + nr - 1;
+	while (lo < hi) {
+		const ulong mid = (lo + hi + 1) / 2;
+		if ((ulong)run[3 * mid + 2] <= t)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return run[3 * lo] + (long)(t - (ulong)run[3 * lo + 2]);
+}
+
+kernel void lbm_fv_gather(global const uint *src, ulong slice, int na,
+			  global const long *run, ulong r0, ulong nr,
+			  global uint *val, ulong po, ulong cells)
+{
+	const ulong t = get_global_id(0);
+	if (t >= cells)
+		return;
+	const long n = fv_cell(run, r0, nr, t);
+	for (int a = 0; a < na; a++)
+		val[po + a * cells + t] = src[a * slice + n];
+}
+
+kernel void lbm_fv_scatter(global uint *dst, ulong slice, int na,
+			   global const long *run, ulong r0, ulong nr,
+			   global const uint *val, ulong po, ulong cells)
+{
+	const ulong t = get_global_id(0);
+	if (t >= cells)
+		return;
+	const long n = fv_cell(run, r0, nr, t);
+	for (int a = 0; a < na; a++)
+		dst[a * slice + n] = val[po + a * cells + t];
 }
 
 /* The FV cells' macroscopic values (lbm_fv_state, computed on the host)
