@@ -516,6 +516,37 @@ void lbm_fv_mark(struct lbm *L)
 	lbm_fv_mark_rows(L, NULL);
 }
 
+/* The core bits (2) of f within R cells of each cell i0 .. i1 of a row
+ * (1 .. nx) into o; column-vectorised, one shift at a time over the
+ * run, the same ORs as per cell. */
+static void dilate_run(uint8_t *restrict o, const uint8_t *restrict f,
+		       int i0, int i1, int R, int nx)
+{
+	for (int i = i0; i <= i1; i++)
+		o[i] = 0;
+	for (int di = -R; di <= R; di++) {
+		const int lo = i0 > 1 - di ? i0 : 1 - di,
+			  hi = i1 < nx - di ? i1 : nx - di;
+		for (int i = lo; i <= hi; i++)
+			o[i] |= f[i + di] & 2;
+	}
+}
+
+/* rowc[H + j], j = 1 .. ny: the rows within R of row j with a core
+ * cell (rowc[j] > 0); serial, in a fixed order. */
+static void near_rows(const struct lbm *L, int *rowc, int R)
+{
+	int near = 0;
+	for (int j = 1; j <= L->ny + R; j++) {
+		if (j <= L->ny)
+			near += rowc[j] > 0;
+		if (j - 2 * R - 1 >= 1)
+			near -= rowc[j - 2 * R - 1] > 0;
+		if (j - R >= 1)
+			rowc[L->H + j - R] = near; /* rows j - 2R .. j */
+	}
+}
+
 void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 {
 	if (!L->hybrid)
@@ -588,30 +619,11 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 		if (!nc)
 			continue;
 		const int nr = lbm_mark_spans(L, j, &sp);
-		uint8_t *restrict o = fvh + (size_t)j * W;
-		const uint8_t *restrict f = fvf + (size_t)j * W;
-		for (int s = 0; s < nr; s++) {
-			const int i0 = sp[2 * s], i1 = sp[2 * s + 1];
-			for (int i = i0; i <= i1; i++)
-				o[i] = 0;
-			for (int di = -R; di <= R; di++) {
-				const int lo = i0 > 1 - di ? i0 : 1 - di,
-					  hi = i1 < nx - di ? i1 : nx - di;
-				for (int i = lo; i <= hi; i++)
-					o[i] |= f[i + di] & 2;
-			}
-		}
+		for (int s = 0; s < nr; s++)
+			dilate_run(fvh + (size_t)j * W, fvf + (size_t)j * W,
+				   sp[2 * s], sp[2 * s + 1], R, nx);
 	}
-	/* rows with a core cell within R rows (serial, fixed order) */
-	int near = 0;
-	for (int j = 1; j <= ny + R; j++) {
-		if (j <= ny)
-			near += rowc[j] > 0;
-		if (j - 2 * R - 1 >= 1)
-			near -= rowc[j - 2 * R - 1] > 0;
-		if (j - R >= 1)
-			rowc[L->H + j - R] = near; /* rows j - 2R .. j */
-	}
+	near_rows(L, rowc, R);
 	const int *rown = rowc + L->H;
 	/* within R rows: a row at a time over a run (vectorised) */
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
@@ -756,33 +768,16 @@ int lbm_fv_mark_segs(struct lbm *L, const uint8_t *scan, uint8_t *work)
 		}
 		/* dilate within the row (lbm_fv_mark_rows), on the segments
 		 * within R of a core cell; fvf elsewhere is 0 or 4 */
-		uint8_t *restrict o = fvh + (size_t)j * W;
-		const uint8_t *restrict f = fvf + (size_t)j * W;
 		for (int s = 0; s < ns; s++) {
 			if (!ds[s])
 				continue;
-			const int i0 = s * LBM_FV_SEG + 1,
-				  i1 = i0 + LBM_FV_SEG - 1 < nx ? i0 + LBM_FV_SEG - 1 : nx;
-			for (int i = i0; i <= i1; i++)
-				o[i] = 0;
-			for (int di = -R; di <= R; di++) {
-				const int lo = i0 > 1 - di ? i0 : 1 - di,
-					  hi = i1 < nx - di ? i1 : nx - di;
-				for (int i = lo; i <= hi; i++)
-					o[i] |= f[i + di] & 2;
-			}
+			const int i0 = s * LBM_FV_SEG + 1;
+			dilate_run(fvh + (size_t)j * W, fvf + (size_t)j * W, i0,
+				   i0 + LBM_FV_SEG - 1 < nx ? i0 + LBM_FV_SEG - 1 : nx,
+				   R, nx);
 		}
 	}
-	/* rows with a core cell within R rows (as lbm_fv_mark_rows) */
-	int near = 0;
-	for (int j = 1; j <= ny + R; j++) {
-		if (j <= ny)
-			near += rowc[j] > 0;
-		if (j - 2 * R - 1 >= 1)
-			near -= rowc[j - 2 * R - 1] > 0;
-		if (j - R >= 1)
-			rowc[H + j - R] = near;
-	}
+	near_rows(L, rowc, R);
 	const int *rown = rowc + H;
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 	for (int j = 1; j <= ny; j++) {
