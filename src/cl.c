@@ -2532,13 +2532,14 @@ static cl_int lbm_where_books(struct cl_lbm *c)
  * Several processes (par.h; docs/mpi.md "The hybrid on OpenCL ranks"):
  * every rank's host runs all of the above on the whole FV list, so the
  * list, the FV cells and the hybrid's books (fv_in, fv_out, cm_un:
- * added once, not summed over the ranks) are every rank's. The rows to
- * read are chosen as in one process (the same on every rank); a rank
- * reads from its device the padded rows it owns, where its device is
- * current, and the rest come from their owners (fv_fetch,
- * wb_par_sel_rows); lbm_fv_rows runs over the band's rows and the flags
- * are ORed over the ranks (wb_par_or_rows); each rank writes back its
- * own FV rows, before the halo exchange takes them to the neighbours;
+ * added once, not summed over the ranks) are every rank's. The segments
+ * to read are chosen as in one process (the same on every rank); a rank
+ * reads from its device the segments of the padded rows it owns, where
+ * its device is current, and the rest come from their owners (fv_fetch,
+ * wb_par_sel_rows, by rows); lbm_fv_rows runs over the band's rows and
+ * the flags are ORed over the ranks (wb_par_or_rows_n); each rank writes
+ * back its own FV segments, before the halo exchange takes them to the
+ * neighbours;
  * the marking runs after that exchange (cl_lbm_enqueue): next to a band
  * edge it reads the halo rows and the ghosts their ring columns close.
  */
@@ -2682,9 +2683,11 @@ static enum wb_status cl_fv_create(struct cl_lbm *c, struct wb_diags *d)
  * cells' segments are the update's; around them the host reads the
  * segments the code it runs reads (a ring of one segment either side
  * and CL_FV_REACH or 1 rows), so the transfers follow the FV cells and
- * the candidates, not the rows they lie in. Several processes: the
- * exchange between ranks goes by rows (wb_par_sel_rows), so every
- * selection is widened to whole rows there (seg_rows_full).
+ * the candidates, not the rows they lie in. Several processes: each
+ * rank reads the segments of its own rows; the exchange between ranks
+ * goes by rows (wb_par_sel_rows: a row's nonzero 32-cell chunks of the
+ * owner's host copy), and a receiver takes as current only the segments
+ * selected (fv_fetch).
  */
 
 /* Whether any of the ns bytes at r is nonzero (8 at a time). */
@@ -2729,18 +2732,6 @@ static int seg_rows(const struct cl_lbm *c, const uint8_t *m, uint8_t *rows)
 	return nr;
 }
 
-/* Several processes: every segment of a row of m that has one set. */
-static void seg_rows_full(struct cl_lbm *c, uint8_t *m)
-{
-	if (!c->L.par)
-		return;
-	const int ns = c->nsg;
-	seg_rows(c, m, c->rsel);
-	for (int j = 0; j < c->L.H; j++)
-		if (c->rsel[j])
-			memset(m + (size_t)j * ns, 1, (size_t)ns);
-}
-
 /* dst = the segments of src and those within r rows and q segments of
  * one. */
 static void seg_dilate(const struct cl_lbm *c, const uint8_t *src, int r,
@@ -2777,7 +2768,6 @@ static int fv_segs_of_cells(struct cl_lbm *c)
 		const int n = L->fvl[k];
 		c->ssel[(size_t)(n / L->W) * ns + (n % L->W - 1) / LBM_FV_SEG] = 1;
 	}
-	seg_rows_full(c, c->ssel);
 	return seg_rows(c, c->ssel, c->rsel);
 }
 
@@ -3007,13 +2997,16 @@ static int req_parts(struct cl_lbm *c, const struct fv_req *rq,
 	return np;
 }
 
-/* The reads of nrq (<= 3) requests. Several processes (par.h; the
- * selections are whole rows, seg_rows_full): each rank reads from its
- * device the rows it owns (rown), and the rows that were not fresh go
- * to every rank in one exchange (wb_par_sel_rows); a fresh row's ghost
- * columns are read again from the owner's device only - the ghost fills
- * in between (the step's, the macro's) write the values that the row was
- * read with - so "fresh" is the same on every rank. */
+/* The reads of nrq (<= 3) requests. Several processes (par.h): each
+ * rank reads from its device the segments of the rows it owns (rown),
+ * and every row with a selected segment that was not fresh goes to
+ * every rank in one exchange (wb_par_sel_rows, whole rows of the
+ * owner's host copy: its segments that were not selected may be stale
+ * there, and they stay not fresh on every rank; those that are fresh
+ * are the same on every rank); a fresh segment's ghost columns are read
+ * again from the owner's device only - the ghost fills in between (the
+ * step's, the macro's) write the values that the segment was read with -
+ * so "fresh" is the same on every rank. */
 static cl_int fv_fetch(struct cl_lbm *c, const struct fv_req *rq, int nrq)
 {
 	struct lbm *L = &c->L;
@@ -3031,12 +3024,16 @@ static cl_int fv_fetch(struct cl_lbm *c, const struct fv_req *rq, int nrq)
 	int nf = 0;
 	for (int r = 0; r < nrq; r++) {
 		uint8_t *x = c->xsel[r], *o = c->sown[r];
-		seg_rows(c, rq[r].mask, x);
+		const uint8_t *m = rq[r].mask, *fr = rq[r].fresh;
 		for (int R = 0; R < H; R++) {
 			const size_t q = (size_t)R * ns;
-			x[R] = x[R] && !(rq[r].fresh && rq[r].fresh[q]);
-			memcpy(o + q, rq[r].mask + q, (size_t)ns);
-			if (!c->rown[R])
+			int any = 0;
+			for (int s = 0; row_any(m + q, ns) && s < ns; s++)
+				any |= m[q + s] && !(fr && fr[q + s]);
+			x[R] = (uint8_t)any;
+			if (c->rown[R])
+				memcpy(o + q, m + q, (size_t)ns);
+			else
 				memset(o + q, 0, (size_t)ns);
 		}
 		for (int a = 0; (rq[r].what & 1) && a < LBM_Q; a++) {
@@ -3058,9 +3055,10 @@ static cl_int fv_fetch(struct cl_lbm *c, const struct fv_req *rq, int nrq)
 	c->fv_xbytes += p->bytes - b0;
 	for (int r = 0; r < nrq; r++)
 		for (int R = 0; rq[r].fresh && R < H; R++)
-			if (c->xsel[r][R])
-				memset(rq[r].fresh + (size_t)R * ns,
-				       R > 0 && R < H - 1, (size_t)ns);
+			for (int s = 0; c->xsel[r][R] && s < ns; s++)
+				if (rq[r].mask[(size_t)R * ns + s])
+					rq[r].fresh[(size_t)R * ns + s] =
+						(uint8_t)(R > 0 && R < H - 1);
 	return CL_SUCCESS;
 }
 
@@ -3158,8 +3156,12 @@ static cl_int cl_fv_step_(struct cl_lbm *c)
 	if (L->par) {
 		const size_t ns = (size_t)c->nsg;
 		w = c->sown[0];
-		for (int R = 0; R < L->H; R++)
-			memset(w + R * ns, c->rsel[R] && c->rown[R], ns);
+		for (int R = 0; R < L->H; R++) {
+			if (c->rown[R])
+				memcpy(w + R * ns, c->ssel + R * ns, ns);
+			else
+				memset(w + R * ns, 0, ns);
+		}
 	}
 	struct fv_part pt[2];
 	const struct fv_req wr = { w, !cur, 3, NULL };
@@ -3248,13 +3250,10 @@ static cl_int cl_fv_mark_(struct cl_lbm *c)
 	if (err != CL_SUCCESS)
 		return err;
 	if (L->par) {
-		seg_rows(c, c->ssel, c->rsel);
 		const double b0 = L->par->bytes;
-		if (wb_par_or_rows(L->par, c->rsel))
+		if (wb_par_or_rows_n(L->par, c->ssel, (size_t)ns))
 			return CL_OUT_OF_HOST_MEMORY; /* par->failed says why */
 		c->fv_xbytes += L->par->bytes - b0;
-		for (int R = 0; R < L->H; R++)
-			memset(c->ssel + (size_t)R * ns, c->rsel[R], (size_t)ns);
 	}
 	seg_dilate(c, c->ssel, 1, 1, c->snear);
 	/* a new time level: nothing of it is on the host yet */

@@ -1198,6 +1198,11 @@ int wb_par_sel_rows(struct wb_par *p, void *const *fld, int nf, long W,
 
 int wb_par_or_rows(struct wb_par *p, uint8_t *v)
 {
+	return wb_par_or_rows_n(p, v, 1);
+}
+
+int wb_par_or_rows_n(struct wb_par *p, uint8_t *v, size_t nb)
+{
 	if (!p || p->size <= 1)
 		return 0;
 	const int me = p->rank, n = p->size, H = p->ny + 2;
@@ -1209,19 +1214,19 @@ int wb_par_or_rows(struct wb_par *p, uint8_t *v)
 		off[r + 1] = off[r] + pad0(p, r + 1) + (r + 1 < n) -
 			     (pad0(p, r) - (r > 0));
 	if (!e)
-		e = !(all = malloc((size_t)off[n] + 1));
+		e = !(all = malloc((size_t)off[n] * nb + 1));
 	if (!e) {
-		memcpy(all + off[me], v + pad0(p, me) - (me > 0),
-		       (size_t)(off[me + 1] - off[me]));
+		memcpy(all + off[me] * nb, v + (pad0(p, me) - (me > 0)) * nb,
+		       (size_t)(off[me + 1] - off[me]) * nb);
 		memcpy(p->off, off, ((size_t)n + 1) * sizeof(long));
-		e = p->allgather(p->user, all, 1, p->off);
+		e = p->allgather(p->user, all, nb, p->off);
 	}
 	if (!e) {
-		memset(v, 0, (size_t)H);
+		memset(v, 0, (size_t)H * nb);
 		for (int r = 0; r < n; r++) {
 			const long a = pad0(p, r) - (r > 0);
-			for (long k = 0; k < off[r + 1] - off[r]; k++)
-				v[a + k] |= all[off[r] + k];
+			for (long k = 0; k < (off[r + 1] - off[r]) * (long)nb; k++)
+				v[a * (long)nb + k] |= all[off[r] * (long)nb + k];
 		}
 	}
 	free(all);

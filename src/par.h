@@ -272,5 +272,8 @@ int wb_par_sel_rows(struct wb_par *p, void *const *fld, int nf, long W,
  * and one row beyond each side, ORed, into v on every rank (the rest of
  * v is ignored and cleared). */
 int wb_par_or_rows(struct wb_par *p, uint8_t *v);
+/* The same with nb bytes a row: v[R nb .. R nb + nb - 1] for padded row
+ * R, each byte ORed. */
+int wb_par_or_rows_n(struct wb_par *p, uint8_t *v, size_t nb);
 
 #endif
