@@ -76,22 +76,29 @@ struct scan {
 	int key_ovf;
 };
 
-/* Count the newlines of t[from..to) into line/lstart. */
+/* Whether byte k ends a line: a line feed, or a carriage return not
+ * followed by one (old Mac files; CR LF counts once, at its LF). */
+static int line_end(const struct scan *s, size_t k)
+{
+	return s->t[k] == '\n' ||
+	       (s->t[k] == '\r' && (k + 1 >= s->len || s->t[k + 1] != '\n'));
+}
+
+/* Count the line ends of t[from..to) into line/lstart. */
 static void lines_to(struct scan *s, size_t from, size_t to)
 {
-	const unsigned char *p = s->t + from, *e = s->t + to;
-	while (p < e && (p = memchr(p, '\n', (size_t)(e - p))) != NULL) {
-		s->line++;
-		s->lstart = (size_t)(p - s->t) + 1;
-		p++;
-	}
+	for (size_t k = from; k < to; k++)
+		if (line_end(s, k)) {
+			s->line++;
+			s->lstart = k + 1;
+		}
 }
 
 static void skip_ws(struct scan *s)
 {
 	while (s->i < s->len && (s->t[s->i] == ' ' || s->t[s->i] == '\t' ||
 				 s->t[s->i] == '\n' || s->t[s->i] == '\r')) {
-		if (s->t[s->i] == '\n') {
+		if (line_end(s, s->i)) {
 			s->line++;
 			s->lstart = s->i + 1;
 		}

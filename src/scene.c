@@ -58,7 +58,9 @@ static void offset_to_linecol(const char *text, size_t len, size_t off,
 {
 	int l = 1, c = 1;
 	for (size_t i = 0; i < off && i < len; i++) {
-		if (text[i] == '\n') {
+		/* a line feed, or a carriage return not followed by one */
+		if (text[i] == '\n' ||
+		    (text[i] == '\r' && (i + 1 >= len || text[i + 1] != '\n'))) {
 			l++;
 			c = 1;
 		} else {

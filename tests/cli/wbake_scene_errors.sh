@@ -75,6 +75,9 @@ syn() {
 	check "one problem for '$1'" test "$(grep -c ': error: ' "$T/err")" -eq 1
 }
 syn '{"a": 1,}\n' 1:9 "expected a member name after ',', found '}' (JSON allows no trailing comma)"
+# line ends: CR LF counts once, a lone CR (old Mac files) is a line end too
+syn '{\r\n  "a": 1,\r\n}\r\n' 3:1 "expected a member name after ',', found '}' (JSON allows no trailing comma)"
+syn '{\r  "a": 1,\r}\r' 3:1 "expected a member name after ',', found '}' (JSON allows no trailing comma)"
 syn '[1, 2,]\n' 1:7 "expected a value after ',', found ']' (JSON allows no trailing comma)"
 syn '{"a": {"b": [1,\n  {"c": 2,}]}}\n' 2:11 "expected a member name after ',', found '}' (JSON allows no trailing comma)"
 syn '{"a": [[1, 2],\n\t]}\n' 2:2 "expected a value after ',', found ']' (JSON allows no trailing comma)"
@@ -111,6 +114,10 @@ syn '\357\273\277{"a": 1,}\n' 1:9 "expected a member name after ',', found '}' (
 printf '{"name": "x", "terrain": {"heightmap": "terrain.png"},\n "initial_water": {"level": 1e400}}\n' > "$T/inf.json"
 run 2 $W "$T/inf.json" --check
 expect_err "$T/inf.json:2:29: error: initial_water.level: the number 1e400 is out of range (a double holds at most 1.8e308)"
+# a value's line and column after lone CRs (scene.c offset_to_linecol)
+printf '{"name": "x",\r "terrain": 5}\r' > "$T/crpath.json"
+run 2 $W "$T/crpath.json" --check
+expect_err "$T/crpath.json:2:13: error: terrain: expected an object, found 5"
 # UTF-16 is named as such
 printf '\377\376{\000}\000' > "$T/utf16.json"
 run 2 $W "$T/utf16.json" --check
