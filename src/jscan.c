@@ -478,8 +478,8 @@ static int scan_number(struct scan *s)
 		if (dm == 0)
 			why = " (a '-' must be followed by digits)";
 		else if ((d[0] < '0' || d[0] > '9') && d[0] != '.')
-			why = strncasecmp(d, "inf", 3) == 0 ||
-				      strncasecmp(d, "nan", 3) == 0
+			why = dm >= 3 && (strncasecmp(d, "inf", 3) == 0 ||
+					  strncasecmp(d, "nan", 3) == 0)
 				      ? " (JSON has no NaN or Infinity)"
 				      : "";
 		else if (dm > 1 && d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
