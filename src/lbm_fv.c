@@ -547,6 +547,55 @@ static void near_rows(const struct lbm *L, int *rowc, int R)
 	}
 }
 
+/* Bit 1 (FV) on the n cells of row j from i0 that a core cell lies
+ * within R rows of: the OR of the rows' in-row dilations (fvh) over the
+ * rows within R that hold a core cell (rowc) and, with seg, whose
+ * segment s was dilated (seg[jj * ns + s]); vectorised, a row at a time.
+ * n <= 256. */
+_Static_assert(LBM_FV_SEG <= 256, "or_rows takes a segment at once");
+static void or_rows(uint8_t *restrict f, const uint8_t *fvh, const int *rowc,
+		    const uint8_t *seg, int ns, int s, int j, int i0, int n,
+		    int R, int ny, size_t W)
+{
+	uint8_t c[256];
+	for (int t = 0; t < n; t++)
+		c[t] = 0;
+	for (int dj = -R; dj <= R; dj++) {
+		const int jj = j + dj;
+		if (jj < 1 || jj > ny || !rowc[jj] ||
+		    (seg && !seg[(size_t)jj * ns + s]))
+			continue;
+		const uint8_t *restrict h = fvh + (size_t)jj * W + i0;
+		for (int t = 0; t < n; t++)
+			c[t] |= h[t];
+	}
+	for (int t = 0; t < n; t++)
+		f[i0 + t] |= (uint8_t)(c[t] != 0);
+}
+
+/* The FV cells (flag bit 1, not 4) of row j, columns i0 .. i1, appended
+ * to the list in ascending order, with the kernel's mask. */
+static void list_run(struct lbm *L, int j, int i0, int i1, int *nf)
+{
+	for (int i = i0; i <= i1; i++) {
+		const int n = i + j * L->W;
+		if ((L->fvf[n] & 5) != 1)
+			continue;
+		L->fvix[n] = *nf;
+		L->fvl[(*nf)++] = n;
+		L->fvm[n] = 1.0f;
+	}
+}
+
+/* Clear the previous list's cells from the kernel's mask. */
+static void list_clear(struct lbm *L)
+{
+	for (int k = 0; k < L->nfv; k++) {
+		L->fvm[L->fvl[k]] = 0.0f;
+		L->fvix[L->fvl[k]] = -1;
+	}
+}
+
 void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 {
 	if (!L->hybrid)
@@ -637,39 +686,18 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan)
 		for (int i0 = sp[2 * s]; i0 <= sp[2 * s + 1]; i0 += 256) {
 			const int n = sp[2 * s + 1] - i0 + 1 < 256 ?
 				      sp[2 * s + 1] - i0 + 1 : 256;
-			uint8_t c[256];
-			for (int t = 0; t < n; t++)
-				c[t] = 0;
-			for (int dj = -R; dj <= R; dj++) {
-				const int jj = j + dj;
-				if (jj < 1 || jj > ny || !rowc[jj])
-					continue;
-				const uint8_t *restrict h = fvh + (size_t)jj * W + i0;
-				for (int t = 0; t < n; t++)
-					c[t] |= h[t];
-			}
-			for (int t = 0; t < n; t++)
-				f[i0 + t] |= (uint8_t)(c[t] != 0);
+			or_rows(f, fvh, rowc, NULL, 0, 0, j, i0, n, R, ny,
+				(size_t)W);
 		}
 	}
 	/* the list (ascending), and the kernel's mask */
-	for (int k = 0; k < L->nfv; k++) {
-		L->fvm[L->fvl[k]] = 0.0f;
-		L->fvix[L->fvl[k]] = -1;
-	}
+	list_clear(L);
 	int nf = 0;
 	for (int j = 1; j <= ny; j++) {
 		const int32_t *sp;
 		const int ns = rown[j] ? lbm_mark_spans(L, j, &sp) : 0;
 		for (int s = 0; s < ns; s++)
-		for (int i = sp[2 * s]; i <= sp[2 * s + 1]; i++) {
-			int n = i + j * W;
-			if ((fvf[n] & 5) != 1)
-				continue;
-			L->fvix[n] = nf;
-			L->fvl[nf++] = n;
-			L->fvm[n] = 1.0f;
-		}
+			list_run(L, j, sp[2 * s], sp[2 * s + 1], &nf);
 	}
 	L->nfv = nf;
 }
@@ -800,44 +828,22 @@ int lbm_fv_mark_segs(struct lbm *L, const uint8_t *scan, uint8_t *work)
 				continue;
 			const int i0 = s * LBM_FV_SEG + 1,
 				  i1 = i0 + LBM_FV_SEG - 1 < nx ? i0 + LBM_FV_SEG - 1 : nx;
-			const int n = i1 - i0 + 1;
-			uint8_t c[LBM_FV_SEG];
-			for (int t = 0; t < n; t++)
-				c[t] = 0;
-			for (int dj = -R; dj <= R; dj++) {
-				const int jj = j + dj;
-				if (jj < 1 || jj > ny || !rowc[jj] ||
-				    !dseg[(size_t)jj * ns + s])
-					continue;
-				const uint8_t *restrict h = fvh + (size_t)jj * W + i0;
-				for (int t = 0; t < n; t++)
-					c[t] |= h[t];
-			}
-			for (int t = 0; t < n; t++)
-				f[i0 + t] |= (uint8_t)(c[t] != 0);
+			or_rows(f, fvh, rowc, dseg, ns, s, j, i0, i1 - i0 + 1, R,
+				ny, (size_t)W);
 		}
 	}
 	/* the list (ascending), and the kernel's mask */
-	for (int k = 0; k < L->nfv; k++) {
-		L->fvm[L->fvl[k]] = 0.0f;
-		L->fvix[L->fvl[k]] = -1;
-	}
+	list_clear(L);
 	int nf = 0;
 	for (int j = 1; j <= ny; j++) {
 		const uint8_t *vs = vseg + (size_t)j * ns;
 		for (int s = 0; rown[j] && s < ns; s++) {
 			if (!vs[s])
 				continue;
-			const int i0 = s * LBM_FV_SEG + 1,
-				  i1 = i0 + LBM_FV_SEG - 1 < nx ? i0 + LBM_FV_SEG - 1 : nx;
-			for (int i = i0; i <= i1; i++) {
-				const int n = i + j * W;
-				if ((fvf[n] & 5) != 1)
-					continue;
-				L->fvix[n] = nf;
-				L->fvl[nf++] = n;
-				L->fvm[n] = 1.0f;
-			}
+			const int i0 = s * LBM_FV_SEG + 1;
+			list_run(L, j, i0,
+				 i0 + LBM_FV_SEG - 1 < nx ? i0 + LBM_FV_SEG - 1 : nx,
+				 &nf);
 		}
 	}
 	L->nfv = nf;
