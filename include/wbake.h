@@ -176,6 +176,11 @@ enum wb_material_kind { WB_MAT_RIVER, WB_MAT_LAKE, WB_MAT_OCEAN };
  * the manifest and messages, so a scene may not make them unbounded. */
 #define WB_NAME_MAX 64
 
+/* The largest |x| or |y| of a scene's origin (m): world positions are the
+ * origin plus cells times spacing in double precision, exact to well
+ * below a millimetre within this range. */
+#define WB_ORIGIN_MAX 1e9
+
 struct wb_material {
 	int id;            /* written into the material layer, 1..255 */
 	char *name;        /* at most WB_NAME_MAX bytes */

@@ -32,6 +32,14 @@ expect_err "$T/sem.json:7:56: error: sources[1].discharge: expected a number > 0
 expect_err_has "error: sources[1].material: no material \"mud\"; expected the name or id of one of \"materials\": \"lake\""
 expect_err "$T/sem.json:9:16: warning: simulaton: unknown key \"simulaton\" ignored; did you mean \"simulation\"?"
 
+# an origin beyond the range where a centimetre still shows in world
+# positions (1e308 was accepted and printed with 309 digits)
+sed 's/"simulaton"/"simulation"/; s/"metres_per_pixel": 0/"metres_per_pixel": 1/; s/-2/2/; s/"mud"/"lake"/; s/"name": "x",/"name": "x", "origin": [1e308, -5],/' "$T/sem.json" > "$T/origin.json"
+run 2 $W "$T/origin.json" --check
+expect_err "$T/origin.json:2:26: error: origin: expected world coordinates between -1000000000 and 1000000000 m, found [1e+308, -5]"
+sed 's/1e308/-999999999.5/' "$T/origin.json" > "$T/origin_ok.json"
+run 0 $W "$T/origin_ok.json" --check
+
 # an unknown key alone is a warning: --check passes
 sed 's/"simulaton"/"simulation"/; s/"metres_per_pixel": 0/"metres_per_pixel": 1/; s/-2/2/; s/"mud"/"lake"/; s/"discharge": 1,/"dischrage": 1, "discharge": 1,/' "$T/sem.json" > "$T/warn.json"
 run 0 $W "$T/warn.json" --check
