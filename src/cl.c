@@ -3146,12 +3146,16 @@ static cl_int cl_fv_step_(struct cl_lbm *c)
 	int64_t eadj = 0;
 	lbm_fv_update(L, &eadj);
 	c->fvt[2] += now_s() - t0;
+	/* several processes: each rank ran the sub-steps of its band's FV
+	   cells and the cells they read; the edge books of all */
+	if (lbm_fv_books(L, &eadj))
+		return CL_OUT_OF_HOST_MEMORY; /* par->failed says why */
 	if (eadj > 0)
 		c->fv_in += eadj;
 	else
 		c->fv_out -= eadj;
-	/* several processes: every rank ran the update; each writes its
-	   own rows */
+	/* several processes: each writes its own rows, whose FV cells'
+	   results it computed */
 	uint8_t *w = c->ssel;
 	if (L->par) {
 		const size_t ns = (size_t)c->nsg;

@@ -2382,6 +2382,10 @@ enum wb_status lbm_step(struct lbm *L, long nsteps, struct wb_diags *d)
 				       "lbm: step %ld: exchange between processes failed",
 				       L->step + 1);
 		lbm_fv_update(L, &eadj);
+		if (L->par && L->hybrid && lbm_fv_share(L, &eadj))
+			return wb_fail(d, WB_EIO, NULL,
+				       "lbm: step %ld: exchange between processes failed",
+				       L->step + 1);
 		if (L->nfv) { /* sources and sinks of FV cells act on its result */
 #pragma omp parallel for num_threads(L->threads) schedule(dynamic, 8)
 			for (int jj = 1; jj < H - 1; jj++)

@@ -375,6 +375,8 @@ struct lbm {
 			       came before the sub-steps (lbm_fv_update) */
 	double fv_ff_u;     /* the largest speed such a cell read, m/s */
 	int fv_ns_max;      /* the most sub-steps one FV update took */
+	int64_t fv_eown;    /* lbm_fv_update's edge books of this rank's
+			       FV cells (several processes, lbm_fv_books) */
 	/* block-sparse step (lbm.c "block-sparse step", docs/scale.md):
 	 * LBM_SB x LBM_SB interior cells per block, block (bx, by) holds
 	 * interior columns LBM_SB bx .. and rows LBM_SB by .. */
@@ -562,6 +564,17 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan);
 #define LBM_FV_SEG 32
 int lbm_fv_mark_segs(struct lbm *L, const uint8_t *scan, uint8_t *work);
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
+/* Several processes (par.h): lbm_fv_update advances the whole list's
+ * states and speeds on every rank but runs the sub-steps only on the
+ * rank's band and the cells they read, and writes the results of the
+ * band's FV cells alone. lbm_fv_books then adds the other ranks' edge
+ * books to *edge_adj (one exchange; every rank the same sum);
+ * lbm_fv_share does that and gives every rank every FV cell's result in
+ * f[!cur] and h[!cur] (the CPU ranks, whose marking reads every row).
+ * 0, or -1 when the exchange failed (par->failed). No-ops in one
+ * process or without FV cells. */
+int lbm_fv_books(struct lbm *L, int64_t *edge_adj);
+int lbm_fv_share(struct lbm *L, int64_t *edge_adj);
 /* The report's clamp_blocks, clamp_box, clamp_most and clamp_most_n
  * from a run's clamp map (lbm.cmap: ny rows of (nx + WB_CLAMP_BLOCK - 1)
  * / WB_CLAMP_BLOCK counts). Returns the map's total, which equals the

@@ -117,6 +117,7 @@
 #include <string.h>
 
 #include "lbm.h"
+#include "par.h"
 
 #define MAXD(a, b) ((a) > (b) ? (a) : (b))
 #define MIND(a, b) ((a) < (b) ? (a) : (b))
@@ -1585,9 +1586,120 @@ static void fv_friction(double *wy, double gn2, double dt, double hd)
 	wy[W_QY] *= f;
 }
 
+/* Several processes, each with its band of the grid's rows (par.h;
+ * not the coarse levels, which every rank runs alone): 1. */
+static int fv_banded(const struct lbm *L)
+{
+	const struct wb_par *p = L->par;
+	return p && p->size > 1 && p->ny == L->ny;
+}
+
+/* The first entry of the FV list (ascending padded index) in interior
+ * row j or below it: nfv for j >= ny, 0 for j <= 0. */
+static int fv_first_row(const struct lbm *L, int j)
+{
+	const long y = ((long)j + 1) * L->W;
+	int lo = 0, hi = L->nfv;
+	while (lo < hi) {
+		const int m = lo + (hi - lo) / 2;
+		if (L->fvl[m] < y)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+/* Several processes: the list's entries [*kb0, *kb1) in this rank's rows,
+ * whose results it owns, and [*k0, *k1), the cells their ns sub-steps
+ * read. A stage reads the state three cells away (a cell's sum reads its
+ * west and north neighbours' faces, a face the slopes of the cell
+ * beyond it, a slope that cell's neighbours), so ns sub-steps of two
+ * stages reach 6 ns cells, the new masses one more (the incoming faces'
+ * fluxes). Every FV cell is some rank's, so the ranks' owned results
+ * are one process's result (tests/cli/wbake_mpi.sh; a reach of 2 ns
+ * fails it). */
+static void fv_band(const struct lbm *L, int ns, int *k0, int *k1,
+		    int *kb0, int *kb1)
+{
+	int J0, J1;
+	wb_par_band(L->par, L->ny, &J0, &J1);
+	const int M = 6 * ns + 2;
+	*kb0 = fv_first_row(L, J0);
+	*kb1 = fv_first_row(L, J1);
+	*k0 = fv_first_row(L, J0 - M);
+	*k1 = fv_first_row(L, J1 + M);
+}
+
+int lbm_fv_books(struct lbm *L, int64_t *edge_adj)
+{
+	if (!fv_banded(L) || L->nfv == 0)
+		return 0;
+	long long all = L->fv_eown;
+	if (wb_par_sums(L->par, &all, 1))
+		return -1;
+	*edge_adj += (int64_t)all - L->fv_eown;
+	return 0;
+}
+
+int lbm_fv_share(struct lbm *L, int64_t *edge_adj)
+{
+	if (!fv_banded(L) || L->nfv == 0)
+		return 0;
+	if (lbm_fv_books(L, edge_adj))
+		return -1;
+	struct wb_par *p = L->par;
+	const int nf = L->nfv, ny = L->ny;
+	int32_t *const *B = L->f[!L->cur];
+	float *hB = L->h[!L->cur];
+	uint32_t *buf = malloc((size_t)nf * (LBM_Q + 1) * sizeof(*buf));
+	long *rs = malloc(((size_t)ny + 1) * sizeof(*rs));
+	if (!buf || !rs) {
+		free(buf);
+		free(rs);
+		p->failed = 1;
+		return -1;
+	}
+	int kb0, kb1;
+	{
+		int J0, J1;
+		wb_par_band(p, ny, &J0, &J1);
+		kb0 = fv_first_row(L, J0);
+		kb1 = fv_first_row(L, J1);
+	}
+	for (int k = kb0; k < kb1; k++) {
+		const int y = L->fvl[k];
+		uint32_t *o = buf + (size_t)k * (LBM_Q + 1);
+		for (int a = 0; a < LBM_Q; a++)
+			memcpy(o + a, &B[a][y], 4);
+		memcpy(o + LBM_Q, &hB[y], 4);
+	}
+	/* entries by interior row (wb_par_list) */
+	for (int j = 0, k = 0; j <= ny; j++) {
+		const long y = ((long)j + 1) * L->W;
+		while (k < nf && L->fvl[k] < y)
+			k++;
+		rs[j] = k;
+	}
+	int e = wb_par_list(p, buf, (LBM_Q + 1) * sizeof(*buf), rs);
+	for (int k = 0; k < nf && !e; k++) {
+		if (k >= kb0 && k < kb1)
+			continue;
+		const int y = L->fvl[k];
+		const uint32_t *o = buf + (size_t)k * (LBM_Q + 1);
+		for (int a = 0; a < LBM_Q; a++)
+			memcpy(&B[a][y], o + a, 4);
+		memcpy(&hB[y], o + LBM_Q, 4);
+	}
+	free(buf);
+	free(rs);
+	return e ? -1 : 0;
+}
+
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 {
 	*edge_adj = 0;
+	L->fv_eown = 0;
 	const int nf = L->nfv;
 	if (nf == 0)
 		return;
@@ -1610,9 +1722,15 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	const double hv = hdd;
 	const int Wd = L->W;
 	const int32_t *fvl = L->fvl;
-	int64_t eadj = 0;
+	int64_t eadj = 0, eown = 0;
 	int ns = 1;
 	double r = 0;
+	/* the sub-steps run on [k0, k1), the results are written for
+	 * [kb0, kb1): the whole list in one process, a band and the cells
+	 * its sub-steps read with several (fv_band; the states, speeds and
+	 * neighbours of every cell still come first, so that the sub-steps
+	 * and the books are one process's on every rank) */
+	int k0 = 0, k1 = nf, kb0 = 0, kb1 = nf;
 	/* Every loop below gives each FV cell's values from the same
 	 * arithmetic in the same order whatever the thread count: cells
 	 * write only their own values, sums over cells are integers or
@@ -1704,6 +1822,8 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		}
 		r = dt / ns / dx;
 		fv_incoming(x, nf);
+		if (fv_banded(L))
+			fv_band(L, ns, &k0, &k1, &kb0, &kb1);
 	}
 	/* each sub-step: Heun's method (SSP Runge-Kutta 2) on the MUSCL
 	 * reconstruction: U* = U + D(U), U' = (U + U* + D(U*)) / 2; the
@@ -1711,7 +1831,7 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	for (int s = 0; s < ns; s++)
 	for (int stage = 0; stage < 2; stage++) {
 #pragma omp for schedule(static)
-		for (int k = 0; k < nf; k++) {
+		for (int k = k0; k < k1; k++) {
 			double *wy = w + (size_t)k * W_N;
 			const struct fv_nb *nb = x->nb + (size_t)k * 4;
 			wy[W_DH] = (double)x->kin[k] * un / ns;
@@ -1725,7 +1845,7 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 			slopes(L, w, k, fvl[k], nb, 0, hthin);
 		}
 #pragma omp for schedule(static)
-		for (int k = 0; k < nf; k++)
+		for (int k = k0; k < k1; k++)
 			fv_faces(L, w, k, fvl[k], x->nb + (size_t)k * 4,
 				 x->fo + (size_t)k * 4 * FO_N, r, hv, hthin);
 		/* the last stage also starts the exact masses (the face sums
@@ -1733,8 +1853,8 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		 * rounded flux, and each face's rounded mass toward an FV
 		 * cell (fq), given and taken below */
 		const int last = s == ns - 1 && stage == 1;
-#pragma omp for schedule(static) reduction(+ : eadj)
-		for (int k = 0; k < nf; k++) {
+#pragma omp for schedule(static) reduction(+ : eown)
+		for (int k = k0; k < k1; k++) {
 			fv_sum(x, k, stage, r, g, hthin, hv);
 			if (!last)
 				continue;
@@ -1745,7 +1865,8 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 				m += A[a][y];
 			int64_t fz = llrint(wy[W_FZ] / un);
 			x->kin[k] += m + fz; /* becomes the new mass */
-			eadj += fz;
+			if (k >= kb0 && k < kb1)
+				eown += fz;
 			for (int q = 0; q < 2; q++)
 				x->fq[2 * k + q] = x->nb[(size_t)k * 4 + q].ix < 0 ? 0 :
 					llrint((q ? wy[W_FS] : wy[W_FE]) / un);
@@ -1758,7 +1879,7 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	const float inv = (float)(1.0 / un);
 	const float ghk = (float)(g / (e * e));
 #pragma omp for schedule(static)
-	for (int k = 0; k < nf; k++) {
+	for (int k = kb0; k < kb1; k++) {
 		const int y = fvl[k];
 		double *wy = w + (size_t)k * W_N;
 		mnew[k] -= x->fq[2 * k] + x->fq[2 * k + 1];
@@ -1814,6 +1935,7 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 		B[0][y] = (int32_t)(mnew[k] + sbn - out);
 	}
 	}
-	*edge_adj = eadj;
+	*edge_adj = eadj + eown;
+	L->fv_eown = eown;
 	L->fv_cells += nf;
 }
