@@ -823,10 +823,11 @@ double lbm_par_work(const struct wb_raster *r, const float *h0, double *work)
 
 /* ---- the LBM/FV hybrid's exchange ------------------------------------
  *
- * lbm_fv_update and lbm_fv_mark run on every rank on the whole grid (the
- * FV region's sub-steps couple its cells across any band, and the marks
- * read every wet cell), so every rank must hold the step's f and h as one
- * process does. Most of a world is dry, and a dry cell's populations and
+ * lbm_fv_mark and the first pass of lbm_fv_update run on every rank on
+ * the whole grid (the marks read every wet cell; the update's sub-steps
+ * run on the band and the rows they read, lbm_fv.c fv_band, and
+ * lbm_fv_share gives every rank the results), so every rank must hold
+ * the step's f and h as one process does. Most of a world is dry, and a dry cell's populations and
  * depth are all +0 bits (the block-sparse step relies on it too). So each
  * rank sends, per row of its band, only the runs of HY_CH-cell chunks
  * that hold a nonzero bit in any of the ten fields, with their bytes; a
@@ -1029,7 +1030,8 @@ int lbm_par_hybrid(struct lbm *L)
 
 /* ---- the hybrid on OpenCL ranks: selected rows as nonzero runs -------
  *
- * cl.c's hybrid runs lbm_fv_update and the marking on every rank's host,
+ * cl.c's hybrid runs lbm_fv_update (its sub-steps by band: lbm_fv.c
+ * fv_band) and the marking on every rank's host,
  * on rows each rank reads back from its own device: the rows it owns
  * (padded row R: the band of interior row R - 1, the ghost rows with the
  * first and last bands, as owns() above). wb_par_sel_rows hands those
