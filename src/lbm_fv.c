@@ -1548,22 +1548,22 @@ static void fv_sum(const struct lbm_fvwork *x, int k, int stage, double r,
 }
 
 /* The incoming faces of every FV cell (x->in0, x->in): the east and
- * south faces of other cells (or of itself) that end in it, ascending
- * by (cell, face), so that fv_sum and the mass books add them in the
- * serial order. */
-static void fv_incoming(struct lbm_fvwork *x, int nf)
+ * south faces of the cells k0 .. k1 - 1 (whose first pass ran: all in
+ * one process) that end in it, ascending by (cell, face), so that
+ * fv_sum and the mass books add them in the serial order. */
+static void fv_incoming(struct lbm_fvwork *x, int nf, int k0, int k1)
 {
 	int32_t *in0 = x->in0;
 	for (int k = 0; k <= nf; k++)
 		in0[k] = 0;
-	for (int k = 0; k < nf; k++)
+	for (int k = k0; k < k1; k++)
 		for (int q = 0; q < 2; q++)
 			if (x->nb[(size_t)k * 4 + q].ix >= 0)
 				in0[x->nb[(size_t)k * 4 + q].ix + 1]++;
 	for (int k = 0; k < nf; k++)
 		in0[k + 1] += in0[k];
 	/* fill, in0[ix] moving to the end of ix's run, then back */
-	for (int k = 0; k < nf; k++)
+	for (int k = k0; k < k1; k++)
 		for (int q = 0; q < 2; q++) {
 			const int ix = x->nb[(size_t)k * 4 + q].ix;
 			if (ix >= 0)
@@ -1624,11 +1624,85 @@ static void fv_band(const struct lbm *L, int ns, int *k0, int *k1,
 {
 	int J0, J1;
 	wb_par_band(L->par, L->ny, &J0, &J1);
-	const int M = 6 * ns + 2;
+	const int M = ns < 0 ? 0 : 6 * ns + 2; /* ns < 0: the band alone */
 	*kb0 = fv_first_row(L, J0);
 	*kb1 = fv_first_row(L, J1);
 	*k0 = fv_first_row(L, J0 - M);
 	*k1 = fv_first_row(L, J1 + M);
+}
+
+/* One rank's first pass over its band's FV cells (fv_fold_ranks): the
+ * MAXD folds from 0 of the wave speeds and of the friction-first speeds
+ * in the list's order, whether a NaN was among them, the count of the
+ * cells faster than e and the edge books. */
+struct fv_fold {
+	double spd, ff;
+	long long nff, eadj;
+	int spd_nan, ff_nan, empty;
+};
+
+/* The fold in the list's order continued from s over a rank's cells,
+ * from their fold r from 0: MAXD forgets what came before a NaN, and
+ * the values are not negative, so it is r after a NaN and otherwise the
+ * larger of s and r (r when s is a NaN). */
+static double fold_on(double s, double r, int nan, int empty)
+{
+	if (empty)
+		return s;
+	if (nan || s != s)
+		return r;
+	return MAXD(s, r);
+}
+
+/* Several processes: every rank's fold f, combined in rank order into
+ * one process's largest wave speed (*smax), friction-first count and
+ * speed (L->fv_ff, L->fv_ff_u) and edge books (f->eadj): one exchange.
+ * 0, or -1 (par->failed). */
+static int fv_fold_ranks(struct lbm *L, struct fv_fold *f, double *smax)
+{
+	struct wb_par *p = L->par;
+	enum { NW = 7 };
+	uint64_t *all = calloc((size_t)p->size * NW, sizeof(*all));
+	if (!all) {
+		p->failed = 1;
+		return -1;
+	}
+	uint64_t *me = all + (size_t)p->rank * NW;
+	memcpy(me + 0, &f->spd, 8);
+	memcpy(me + 1, &f->ff, 8);
+	memcpy(me + 2, &f->nff, 8);
+	memcpy(me + 3, &f->eadj, 8);
+	me[4] = (uint64_t)f->spd_nan;
+	me[5] = (uint64_t)f->ff_nan;
+	me[6] = (uint64_t)f->empty;
+	for (int r = 0; r <= p->size; r++)
+		p->off[r] = r;
+	const int e = p->allgather(p->user, all, NW * sizeof(*all), p->off);
+	double s = 0, u = L->fv_ff_u;
+	long long nff = 0, ea = 0;
+	for (int r = 0; r < p->size && !e; r++) {
+		const uint64_t *o = all + (size_t)r * NW;
+		double rs, rf;
+		long long n, a;
+		memcpy(&rs, o + 0, 8);
+		memcpy(&rf, o + 1, 8);
+		memcpy(&n, o + 2, 8);
+		memcpy(&a, o + 3, 8);
+		s = fold_on(s, rs, o[4] != 0, o[6] != 0);
+		u = fold_on(u, rf, o[5] != 0, o[6] != 0);
+		nff += n;
+		ea += a;
+	}
+	free(all);
+	if (e) {
+		p->failed = 1;
+		return -1;
+	}
+	*smax = s;
+	L->fv_ff += nff;
+	L->fv_ff_u = u;
+	f->eadj = ea;
+	return 0;
 }
 
 int lbm_fv_books(struct lbm *L, int64_t *edge_adj)
@@ -1696,6 +1770,80 @@ int lbm_fv_share(struct lbm *L, int64_t *edge_adj)
 	return e ? -1 : 0;
 }
 
+/* The first pass of lbm_fv_update on FV cell k: its state, the kinetic
+ * exchange with its LBM neighbours, friction first where it is faster
+ * than e, its wave speed and the neighbours of its axis faces. Returns
+ * the change to the edge books (the closure's populations of inflow,
+ * level and open edges, which the edge face's flux replaces). */
+static int64_t fv_first(struct lbm *L, struct lbm_fvwork *x, int k)
+{
+	double *w = x->w;
+	int32_t *const *A = L->f[L->cur];
+	const float *hA = L->h[L->cur];
+	const float hd = (float)L->p.h_dry;
+	const double e = L->p.e, g = L->p.g, dt = L->p.dt;
+	const double hthin = LBM_THIN * L->p.h_dry, hdd = L->p.h_dry;
+	const double n2 = L->p.manning * L->p.manning, hv = hdd;
+	const int Wd = L->W;
+	int64_t eadj = 0;
+	const int y = L->fvl[k];
+	double *wy = w + (size_t)k * W_N;
+	double h, mx, my;
+	cell_moments(L, y, &h, &mx, &my);
+	wy[W_H] = h;
+	wy[W_QX] = mx * e;
+	wy[W_QY] = my * e;
+	wy[W_FE] = wy[W_FS] = 0;
+	int64_t km = 0;
+	wy[W_FZ] = 0;
+	for (int a = 1; a < LBM_Q; a++) {
+		int xn = y + lbm_cx[a] + lbm_cy[a] * Wd;
+		if (fv_of(L, xn) >= 0)
+			continue;
+		if (!link_open_fv(hA[y], L->z[y], L->c[y], hA[xn], L->z[xn],
+				  L->c[xn], hd))
+			continue;
+		int64_t ex = (int64_t)A[lbm_opp[a]][xn] - A[a][y] +
+			     (int64_t)lbm_bed_int(L, hA, y, xn, a);
+		if (edge_ghost(L, xn)) {
+			/* an inflow / level / open edge: the flux of the
+			 * edge face replaces the closure's populations;
+			 * the books (edge_flux counted these) follow */
+			eadj -= ex;
+			continue;
+		}
+		km += ex;
+	}
+	x->kin[k] = km;
+	double hp = MAXD(h, 0);
+	double c = sqrt(g * hp);
+	double u = hp > hdd ? fabs(wy[W_QX]) / hp : 0,
+	       v = hp > hdd ? fabs(wy[W_QY]) / hp : 0;
+	/* faster than the lattice speed, which the parameters choose
+	 * above the fastest flow the terrain's slopes can give: a state
+	 * that friction would take back within the step (a 2 mm film
+	 * beside a lake reads the rounding of the lake's bed transfers
+	 * as 0.3 m^2/s, 100 m/s and more: docs/lbm.md "Real elevation
+	 * models"). Its friction comes before the sub-steps instead of
+	 * after them, so that the sub-steps follow the flow friction
+	 * leaves (the other order of the same splitting); counted
+	 * (lbm_fv_report warns), none in the validation cases */
+	wy[W_FF] = 0;
+	if (MAXD(u, v) > e && n2 > 0) {
+		wy[W_FF] = MAXD(u, v);
+		fv_friction(wy, g * n2, dt, hdd);
+		u = fabs(wy[W_QX]) / hp;
+		v = fabs(wy[W_QY]) / hp;
+	}
+	x->spd[k] = MAXD(u, v) + c;
+	fv_vel(wy, hthin, hv);
+	for (int q = 0; q < 4; q++)
+		fv_nb_find(L, y, y + lbm_cx[fv_dirs[q]] +
+				 lbm_cy[fv_dirs[q]] * Wd,
+			   x->nb + (size_t)k * 4 + q);
+	return eadj;
+}
+
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 {
 	*edge_adj = 0;
@@ -1703,9 +1851,25 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	const int nf = L->nfv;
 	if (nf == 0)
 		return;
+	/* several processes (fv_banded): the first pass runs on the band's
+	 * cells [kb0, kb1), then the ranks combine its maxima and books
+	 * (fv_fold_ranks), then it runs on the cells the sub-steps read
+	 * too, [k0, k1) (fv_band); the sub-steps run there and the results
+	 * are written for the band's cells. One process: everything on the
+	 * whole list. */
+	const int banded = fv_banded(L);
+	int k0 = 0, k1 = nf, kb0 = 0, kb1 = nf;
+	if (banded)
+		fv_band(L, -1, &k0, &k1, &kb0, &kb1);
 	struct lbm_fvwork *x = fvwork_get(L, nf);
-	if (!x)
-		return; /* out of memory: the LBM result stands */
+	if (!x) { /* out of memory: the LBM result stands */
+		if (banded) { /* the other ranks wait for this one's pass */
+			struct fv_fold none = { .empty = 1 };
+			double smax = 0;
+			fv_fold_ranks(L, &none, &smax);
+		}
+		return;
+	}
 	double *w = x->w;
 	int32_t *const *A = L->f[L->cur];
 	int32_t *const *B = L->f[!L->cur];
@@ -1725,106 +1889,63 @@ void lbm_fv_update(struct lbm *L, int64_t *edge_adj)
 	int64_t eadj = 0, eown = 0;
 	int ns = 1;
 	double r = 0;
-	/* the sub-steps run on [k0, k1), the results are written for
-	 * [kb0, kb1): the whole list in one process, a band and the cells
-	 * its sub-steps read with several (fv_band; the states, speeds and
-	 * neighbours of every cell still come first, so that the sub-steps
-	 * and the books are one process's on every rank) */
-	int k0 = 0, k1 = nf, kb0 = 0, kb1 = nf;
 	/* Every loop below gives each FV cell's values from the same
 	 * arithmetic in the same order whatever the thread count: cells
 	 * write only their own values, sums over cells are integers or
-	 * taken in a fixed order (fv_sum, the serial smax). */
-#pragma omp parallel num_threads(L->threads) if (nf >= FV_PAR_MIN)
-	{
+	 * taken in a fixed order (fv_sum, the serial maxima). */
 	/* states, kinetic exchange with non-FV cells, wave speeds, the
-	 * neighbours of the axis faces */
-#pragma omp for schedule(static) reduction(+ : eadj)
-	for (int k = 0; k < nf; k++) {
-		const int y = fvl[k];
-		double *wy = w + (size_t)k * W_N;
-		double h, mx, my;
-		cell_moments(L, y, &h, &mx, &my);
-		wy[W_H] = h;
-		wy[W_QX] = mx * e;
-		wy[W_QY] = my * e;
-		wy[W_FE] = wy[W_FS] = 0;
-		int64_t km = 0;
-		wy[W_FZ] = 0;
-		for (int a = 1; a < LBM_Q; a++) {
-			int xn = y + lbm_cx[a] + lbm_cy[a] * Wd;
-			if (fv_of(L, xn) >= 0)
-				continue;
-			if (!link_open_fv(hA[y], L->z[y], L->c[y], hA[xn], L->z[xn],
-					  L->c[xn], hd))
-				continue;
-			int64_t ex = (int64_t)A[lbm_opp[a]][xn] - A[a][y] +
-				     (int64_t)lbm_bed_int(L, hA, y, xn, a);
-			if (edge_ghost(L, xn)) {
-				/* an inflow / level / open edge: the flux of the
-				 * edge face replaces the closure's populations;
-				 * the books (edge_flux counted these) follow */
-				eadj -= ex;
-				continue;
-			}
-			km += ex;
-		}
-		x->kin[k] = km;
-		double hp = MAXD(h, 0);
-		double c = sqrt(g * hp);
-		double u = hp > hdd ? fabs(wy[W_QX]) / hp : 0,
-		       v = hp > hdd ? fabs(wy[W_QY]) / hp : 0;
-		/* faster than the lattice speed, which the parameters choose
-		 * above the fastest flow the terrain's slopes can give: a state
-		 * that friction would take back within the step (a 2 mm film
-		 * beside a lake reads the rounding of the lake's bed transfers
-		 * as 0.3 m^2/s, 100 m/s and more: docs/lbm.md "Real elevation
-		 * models"). Its friction comes before the sub-steps instead of
-		 * after them, so that the sub-steps follow the flow friction
-		 * leaves (the other order of the same splitting); counted
-		 * (lbm_fv_report warns), none in the validation cases */
-		wy[W_FF] = 0;
-		if (MAXD(u, v) > e && n2 > 0) {
-			wy[W_FF] = MAXD(u, v);
-			fv_friction(wy, g * n2, dt, hdd);
-			u = fabs(wy[W_QX]) / hp;
-			v = fabs(wy[W_QY]) / hp;
-		}
-		x->spd[k] = MAXD(u, v) + c;
-		fv_vel(wy, hthin, hv);
-		for (int q = 0; q < 4; q++)
-			fv_nb_find(L, y, y + lbm_cx[fv_dirs[q]] +
-					 lbm_cy[fv_dirs[q]] * Wd,
-				   x->nb + (size_t)k * 4 + q);
-	}
-#pragma omp single
-	{
-		/* sub-steps: (|u| + c) dts / dx <= LBM_FV_CFL (the
-		 * neighbours' speeds are those of the LBM, below e); the
-		 * maximum in the list's order (a NaN as before) */
-		double smax = 0;
+	 * neighbours of the axis faces (fv_first) */
+#pragma omp parallel for num_threads(L->threads) if (nf >= FV_PAR_MIN) schedule(static) reduction(+ : eadj)
+	for (int k = kb0; k < kb1; k++)
+		eadj += fv_first(L, x, k);
+	/* sub-steps: (|u| + c) dts / dx <= LBM_FV_CFL (the neighbours'
+	 * speeds are those of the LBM, below e); the maximum in the list's
+	 * order (a NaN as before) */
+	double smax = 0;
+	if (!banded) {
 		for (int k = 0; k < nf; k++) {
 			smax = MAXD(smax, x->spd[k]);
 			const double ff = w[(size_t)k * W_N + W_FF];
 			L->fv_ff += ff > 0;
 			L->fv_ff_u = MAXD(L->fv_ff_u, ff);
 		}
-		ns = (int)ceil(smax * dt / dx / LBM_FV_CFL);
-		if (ns < 1)
-			ns = 1;
-		if (ns > L->fv_ns_max)
-			L->fv_ns_max = ns;
-		if (ns > LBM_FV_MAX_SUB) { /* counted: lbm_fv_report warns */
-			ns = LBM_FV_MAX_SUB;
-			L->fv_capped++;
-			if (smax * dt / dx > L->fv_cfl)
-				L->fv_cfl = smax * dt / dx;
+	} else {
+		struct fv_fold f = { .eadj = eadj, .empty = kb1 <= kb0 };
+		for (int k = kb0; k < kb1; k++) {
+			const double sp = x->spd[k];
+			const double ff = w[(size_t)k * W_N + W_FF];
+			f.spd = MAXD(f.spd, sp);
+			f.ff = MAXD(f.ff, ff);
+			f.spd_nan |= sp != sp;
+			f.ff_nan |= ff != ff;
+			f.nff += ff > 0;
 		}
-		r = dt / ns / dx;
-		fv_incoming(x, nf);
-		if (fv_banded(L))
-			fv_band(L, ns, &k0, &k1, &kb0, &kb1);
+		if (fv_fold_ranks(L, &f, &smax))
+			return; /* par->failed says why */
+		eadj = f.eadj;
 	}
+	ns = (int)ceil(smax * dt / dx / LBM_FV_CFL);
+	if (ns < 1)
+		ns = 1;
+	if (ns > L->fv_ns_max)
+		L->fv_ns_max = ns;
+	if (ns > LBM_FV_MAX_SUB) { /* counted: lbm_fv_report warns */
+		ns = LBM_FV_MAX_SUB;
+		L->fv_capped++;
+		if (smax * dt / dx > L->fv_cfl)
+			L->fv_cfl = smax * dt / dx;
+	}
+	r = dt / ns / dx;
+	if (banded) { /* the cells the sub-steps read: their first pass */
+		fv_band(L, ns, &k0, &k1, &kb0, &kb1);
+#pragma omp parallel for num_threads(L->threads) if (nf >= FV_PAR_MIN) schedule(static)
+		for (int k = k0; k < k1; k++)
+			if (k < kb0 || k >= kb1)
+				(void)fv_first(L, x, k);
+	}
+	fv_incoming(x, nf, k0, k1);
+#pragma omp parallel num_threads(L->threads) if (nf >= FV_PAR_MIN)
+	{
 	/* each sub-step: Heun's method (SSP Runge-Kutta 2) on the MUSCL
 	 * reconstruction: U* = U + D(U), U' = (U + U* + D(U*)) / 2; the
 	 * face mass fluxes are summed with weight 1/2 per stage */
