@@ -564,10 +564,10 @@ void lbm_fv_mark_rows(struct lbm *L, const uint8_t *scan);
 #define LBM_FV_SEG 32
 int lbm_fv_mark_segs(struct lbm *L, const uint8_t *scan, uint8_t *work);
 void lbm_fv_update(struct lbm *L, int64_t *edge_adj);
-/* Several processes (par.h): lbm_fv_update advances the whole list's
- * states and speeds on every rank but runs the sub-steps only on the
- * rank's band and the cells they read, and writes the results of the
- * band's FV cells alone. lbm_fv_books then adds the other ranks' edge
+/* Several processes (par.h): lbm_fv_update runs on the rank's band and
+ * the cells its sub-steps read (the largest wave speed and the first
+ * pass's books combined over the ranks in one exchange), and writes the
+ * results of the band's FV cells alone. lbm_fv_books then adds the other ranks' edge
  * books to *edge_adj (one exchange; every rank the same sum);
  * lbm_fv_share does that and gives every rank every FV cell's result in
  * f[!cur] and h[!cur] (the CPU ranks, whose marking reads every row).

@@ -823,11 +823,11 @@ double lbm_par_work(const struct wb_raster *r, const float *h0, double *work)
 
 /* ---- the LBM/FV hybrid's exchange ------------------------------------
  *
- * lbm_fv_mark and the first pass of lbm_fv_update run on every rank on
- * the whole grid (the marks read every wet cell; the update's sub-steps
- * run on the band and the rows they read, lbm_fv.c fv_band, and
- * lbm_fv_share gives every rank the results), so every rank must hold
- * the step's f and h as one process does. Most of a world is dry, and a dry cell's populations and
+ * lbm_fv_mark runs on every rank on the whole grid (the marks read every
+ * wet cell; lbm_fv_update runs on the band and the rows its sub-steps
+ * read, lbm_fv.c fv_band, and lbm_fv_share gives every rank the
+ * results), so every rank must hold the step's f and h as one process
+ * does. Most of a world is dry, and a dry cell's populations and
  * depth are all +0 bits (the block-sparse step relies on it too). So each
  * rank sends, per row of its band, only the runs of HY_CH-cell chunks
  * that hold a nonzero bit in any of the ten fields, with their bytes; a
