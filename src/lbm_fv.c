@@ -1306,6 +1306,11 @@ struct lbm_fvwork {
 	double *spd;         /* |u| + c */
 	int32_t *in0;        /* cap + 1: the cell's incoming faces are */
 	int32_t *in;         /* in[in0[k] .. in0[k + 1]): 2 k' + q, ascending */
+	/* several processes (lbm_fv_share): cap records of LBM_Q + 1
+	   words, and the list's first entry of each interior row (ny + 1);
+	   kept from step to step (allocated at the first share) */
+	uint32_t *xb;
+	long *rs;
 };
 
 /* A face's contributions (fo): to the cell's own sums (OQX, OQY; OH, an
@@ -1330,6 +1335,8 @@ static void fvwork_free(struct lbm_fvwork *x)
 	free(x->spd);
 	free(x->in0);
 	free(x->in);
+	free(x->xb);
+	free(x->rs);
 	free(x);
 }
 
@@ -1661,12 +1668,15 @@ static double fold_on(double s, double r, int nan, int empty)
 static int fv_fold_ranks(struct lbm *L, struct fv_fold *f, double *smax)
 {
 	struct wb_par *p = L->par;
-	enum { NW = 7 };
-	uint64_t *all = calloc((size_t)p->size * NW, sizeof(*all));
+	enum { NW = 7, NR = 32 };
+	uint64_t stack[NR * NW]; /* up to NR ranks no allocation a step */
+	uint64_t *all = p->size <= NR ? stack :
+			calloc((size_t)p->size * NW, sizeof(*all));
 	if (!all) {
 		p->failed = 1;
 		return -1;
 	}
+	memset(all, 0, (size_t)p->size * NW * sizeof(*all));
 	uint64_t *me = all + (size_t)p->rank * NW;
 	memcpy(me + 0, &f->spd, 8);
 	memcpy(me + 1, &f->ff, 8);
@@ -1693,7 +1703,8 @@ static int fv_fold_ranks(struct lbm *L, struct fv_fold *f, double *smax)
 		nff += n;
 		ea += a;
 	}
-	free(all);
+	if (all != stack)
+		free(all);
 	if (e) {
 		p->failed = 1;
 		return -1;
@@ -1726,14 +1737,19 @@ int lbm_fv_share(struct lbm *L, int64_t *edge_adj)
 	const int nf = L->nfv, ny = L->ny;
 	int32_t *const *B = L->f[!L->cur];
 	float *hB = L->h[!L->cur];
-	uint32_t *buf = malloc((size_t)nf * (LBM_Q + 1) * sizeof(*buf));
-	long *rs = malloc(((size_t)ny + 1) * sizeof(*rs));
-	if (!buf || !rs) {
-		free(buf);
-		free(rs);
+	/* the update's work (it holds nf cells after lbm_fv_update); its
+	   buffers are kept, so a step allocates nothing */
+	struct lbm_fvwork *x = L->fvx;
+	if (x && x->cap >= nf && !x->xb)
+		x->xb = malloc((size_t)x->cap * (LBM_Q + 1) * sizeof(*x->xb));
+	if (x && !x->rs)
+		x->rs = malloc(((size_t)ny + 1) * sizeof(*x->rs));
+	if (!x || x->cap < nf || !x->xb || !x->rs) {
 		p->failed = 1;
 		return -1;
 	}
+	uint32_t *buf = x->xb;
+	long *rs = x->rs;
 	int kb0, kb1;
 	{
 		int J0, J1;
@@ -1765,8 +1781,6 @@ int lbm_fv_share(struct lbm *L, int64_t *edge_adj)
 			memcpy(&B[a][y], o + a, 4);
 		memcpy(&hB[y], o + LBM_Q, 4);
 	}
-	free(buf);
-	free(rs);
 	return e ? -1 : 0;
 }
 
