@@ -1561,9 +1561,10 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 	if (org && get_point(&c, org, "origin", sc->origin) > 0 &&
 	    (fabs(sc->origin[0]) > WB_ORIGIN_MAX ||
 	     fabs(sc->origin[1]) > WB_ORIGIN_MAX))
-		/* world positions are origin + cells x spacing in double:
-		 * beyond this a centimetre no longer shows in them (and the
-		 * manifest would print hundreds of digits) */
+		/* world positions are origin + cells x spacing in double,
+		 * well below a millimetre within this bound (beyond it they
+		 * lose precision, and the manifest printed hundreds of
+		 * digits) */
 		ERR(&c, "origin", "expected world coordinates between -%.0f and %.0f m, found [%.6g, %.6g]",
 		    WB_ORIGIN_MAX, WB_ORIGIN_MAX, sc->origin[0], sc->origin[1]);
 
