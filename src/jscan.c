@@ -76,12 +76,31 @@ struct scan {
 	int key_ovf;
 };
 
-/* Whether byte k ends a line: a line feed, or a carriage return not
- * followed by one (old Mac files; CR LF counts once, at its LF). */
+/* Whether byte k of t[0..len) ends a line: a line feed, or a carriage
+ * return not followed by one (old Mac files; CR LF counts once, at its
+ * LF). */
+static int ends_line(const unsigned char *t, size_t len, size_t k)
+{
+	return t[k] == '\n' || (t[k] == '\r' && (k + 1 >= len || t[k + 1] != '\n'));
+}
+
 static int line_end(const struct scan *s, size_t k)
 {
-	return s->t[k] == '\n' ||
-	       (s->t[k] == '\r' && (k + 1 >= s->len || s->t[k + 1] != '\n'));
+	return ends_line(s->t, s->len, k);
+}
+
+void wb_jscan_linecol(const char *text, size_t len, size_t off, int *line,
+		      int *col)
+{
+	int l = 1;
+	size_t start = 0;
+	for (size_t k = 0; k < off && k < len; k++)
+		if (ends_line((const unsigned char *)text, len, k)) {
+			l++;
+			start = k + 1;
+		}
+	*line = l;
+	*col = (int)((off < len ? off : len) - start) + 1;
 }
 
 /* Count the line ends of t[from..to) into line/lstart. */

@@ -71,4 +71,10 @@ struct wb_jscan_result {
 void wb_jscan(const char *text, size_t len, int max_depth, long max_values,
 	      struct wb_jscan_loc *locs, size_t n, struct wb_jscan_result *res);
 
+/* The 1-based line and byte column of offset off in text[0..len), with the
+ * line ends wb_jscan counts (a line feed, or a carriage return not followed
+ * by one). */
+void wb_jscan_linecol(const char *text, size_t len, size_t off, int *line,
+		      int *col);
+
 #endif

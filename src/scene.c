@@ -53,24 +53,6 @@ struct ctx {
 /* ---- locating values in the text --------------------------------------- */
 
 /* Line and column (1-based) of byte offset 'off'. */
-static void offset_to_linecol(const char *text, size_t len, size_t off,
-			      int *line, int *col)
-{
-	int l = 1, c = 1;
-	for (size_t i = 0; i < off && i < len; i++) {
-		/* a line feed, or a carriage return not followed by one */
-		if (text[i] == '\n' ||
-		    (text[i] == '\r' && (i + 1 >= len || text[i + 1] != '\n'))) {
-			l++;
-			c = 1;
-		} else {
-			c++;
-		}
-	}
-	*line = l;
-	*col = c;
-}
-
 static long scan_ws(const char *t, size_t len, size_t i)
 {
 	while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' ||
@@ -1511,7 +1493,7 @@ enum wb_status wb_scene_parse(const char *text, size_t len, const char *file,
 	size_t off = (size_t)scan_ws(text, len, js.off);
 	if (off < len) {
 		int line, col;
-		offset_to_linecol(text, len, off, &line, &col);
+		wb_jscan_linecol(text, len, off, &line, &col);
 		wb_diag_add(d, WB_SEV_ERROR, file, NULL, line, col,
 			    "syntax error: %s after the %s",
 			    text[off] ? "unexpected text" :

@@ -114,6 +114,8 @@ syn '{,}\n' 1:2 "expected a member name in double quotes, found ','"
 syn '{"a": 1\000}\n' 1:8 "expected ',' or '}', found a NUL byte (a scene is UTF-8 text: is this a binary or UTF-16 file?)"
 syn '\000{"a": 1}\n' 1:1 "expected a value, found a NUL byte (a scene is UTF-8 text: is this a binary or UTF-16 file?)"
 syn '{"a": 1}\000\n' 1:9 "a NUL byte (a scene is UTF-8 text) after the scene object"
+# text after the root value is placed with the same line ends
+syn '{"a": 1}\r\n\r  x\n' 3:3 "unexpected text after the scene object"
 syn '{"a": 1\f}\n' 1:8 "expected ',' or '}', found a control character (byte 0x0c)"
 syn '{"a": \342\200\234x\342\200\235}\n' 1:7 "expected a value for the member \"a\", found '$(printf '\342\200\234')' (a typographic quote: JSON takes plain double quotes)"
 # a byte order mark at the start is skipped; columns count after it
