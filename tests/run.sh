@@ -27,7 +27,9 @@ for t in "$BUILD"/tests/test_* "$CL_BUILD"/tests/test_opencl*; do
 	p=${p:-0}; f=${f:-0}
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
 	pass=$((pass + p)); fail=$((fail + f))
-	echo "  $name: $p passed, $f failed ($(( $(date +%s) - start ))s)"
+	k=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	echo "  $name: $p passed, $f failed${k:+, $k skipped} ($(( $(date +%s) - start ))s)"
+	grep '^skipped: \|: the residency bound is not checked' "$log" | sort -u | sed 's/^/    | /'
 	if [ "$f" -ne 0 ]; then
 		failed="$failed $name"
 		sed 's/^/    | /' "$log"

@@ -149,6 +149,10 @@ static void test_one_process_follows_water(void **state)
 #endif
 	if (rss_bytes() < 0)
 		skip();
+	if (rss_reads_free() != 1) {
+		printf("skipped: " RSS_READ_COST);
+		skip();
+	}
 	struct wb_raster r;
 	pool(&r, 500);
 	const double fb = field_bytes();
@@ -184,6 +188,10 @@ static void test_rank_follows_band(void **state)
 #endif
 	if (rss_bytes() < 0)
 		skip();
+	if (rss_reads_free() != 1) {
+		printf("skipped: " RSS_READ_COST);
+		skip();
+	}
 	struct wb_raster r;
 	pool(&r, 384); /* in band 1 of 4: rows 256 .. 511 */
 	const double fb = field_bytes();

@@ -77,6 +77,10 @@ static void test_memory_follows_water(void **state)
 #endif
 	if (rss_bytes() < 0)
 		skip();
+	if (rss_reads_free() != 1) {
+		printf("skipped: " RSS_READ_COST);
+		skip();
+	}
 	/* a wide grid: a row spans 4 pages, so a pool of ~130 columns
 	   backs about one of them (rows are the pages' grain) */
 	const int n = 4096, ny = 1024;
@@ -126,6 +130,10 @@ static void test_residual_snapshot_sparse(void **state)
 #endif
 	if (rss_bytes() < 0)
 		skip();
+	if (rss_reads_free() != 1) {
+		printf("skipped: " RSS_READ_COST);
+		skip();
+	}
 	const int n = 4096, ny = 1024;
 	struct wb_raster r;
 	assert_int_equal(wb_raster_alloc(&r, n, ny, 1.0), WB_OK);
@@ -259,8 +267,12 @@ static void test_first_guess_outputs_sparse(void **state)
 	double out = 3.0 * n * sizeof(float);
 	printf("first guess: outputs %.2f MiB resident of %.0f MiB\n",
 	       res / 1048576.0, out / 1048576.0);
-	/* the channel backs one page per row of each output, a quarter */
-	assert_true(res < 0.3 * out);
+	/* the channel backs one page per row of each output, a quarter
+	   (where reading costs nothing resident: rss_reads_free) */
+	if (rss_reads_free() == 1)
+		assert_true(res < 0.3 * out);
+	else
+		printf("first guess: the residency bound is not checked: " RSS_READ_COST);
 	long wet = 0;
 	for (size_t k = 0; k < n; k++)
 		wet += h[k] > 0;
