@@ -76,6 +76,17 @@ inline float swe_cbrt_pos(float x)
 	return y;
 }
 
+/* sqrt_pos of swe.c: the same operations, the same bits */
+inline float swe_sqrt_pos(float x)
+{
+	uint b = as_uint(x);
+	b = b / 2u + 532487669u;
+	float y = as_float(b);
+	for (int it = 0; it < 3; it++)
+		y = 0.5f * (y + x / y);
+	return y;
+}
+
 inline float swe_finish(float ua, float hl, float hr, float Hl, float Hr,
 			float bbl, float bbr, struct swe_fp fp, int *nclamp)
 {
@@ -83,9 +94,12 @@ inline float swe_finish(float ua, float hl, float hr, float Hl, float Hr,
 	float zf = MAXF(Hl, Hr);
 	float grad = MAXF(er, zf) - MAXF(el, zf);
 	float un = ua - fp.gk * grad;
-	if (fp.fric > 0.0f) {
+	if (fp.fric > 0.0f) { /* implicit Manning, as face_finish (swe.c) */
 		float hf = MAXF(0.5f * (hl + hr), fp.eps);
-		un = un / (1.0f + fp.fric * fabs(un) / (hf * swe_cbrt_pos(hf)));
+		float k = fp.fric / (hf * swe_cbrt_pos(hf));
+		float a = fabs(un);
+		float w = 2.0f * a / (1.0f + swe_sqrt_pos(1.0f + 4.0f * k * a));
+		un = copysign(w, un);
 	}
 	int dl = hl <= fp.eps, dr = hr <= fp.eps;
 	int wall = (dl & dr) | (dl & (Hl > er)) | (dr & (Hr > el)) |
