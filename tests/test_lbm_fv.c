@@ -29,6 +29,7 @@
 
 #include "lbm.h"
 #include "solve.h"
+#include "channel_scene.h"
 #include "sheet_scene.h"
 
 /* the sheet (sheet_scene.h) */
@@ -222,19 +223,10 @@ static void test_freeslip_channel(void **state)
 	(void)state;
 	const int nx = 200, ny = 3;
 	const double S = 0.02, q = 0.5, n = 0.03;
-	const double hn = pow(n * q / sqrt(S), 0.6);
+	const double hn = channel_normal_depth(n, q, S);
 	struct wb_raster r;
-	assert_int_equal(wb_raster_alloc(&r, nx, ny, 1.0), WB_OK);
-	for (int j = 0; j < ny; j++)
-		for (int i = 0; i < nx; i++) {
-			r.z[i + j * nx] = (float)(10 - S * (i + 0.5));
-			r.h0[i + j * nx] = (float)hn;
-		}
-	r.edges[WB_WEST].kind = WB_EDGE_INFLOW;
-	r.edges[WB_WEST].discharge = q;
-	r.edges[WB_EAST].kind = WB_EDGE_OPEN;
-	r.edges[WB_NORTH].kind = r.edges[WB_SOUTH].kind = WB_EDGE_WALL;
-	r.edges[WB_NORTH].free_slip = r.edges[WB_SOUTH].free_slip = 1;
+	assert_int_equal(channel_scene_make(&r, nx, ny, 10, S, n, q,
+					    WB_EDGE_WALL, 1), WB_OK);
 	struct wb_sim sim;
 	memset(&sim, 0, sizeof(sim));
 	sim.solver = WB_SOLVER_LBM;

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "channel_scene.h"
 #include "solve.h"
 #include "swe.h"
 
@@ -819,18 +820,10 @@ static void test_normal_depth_sheet(void **state)
 	(void)state;
 	const int nx = 200, ny = 3;
 	const double S = 0.01, n = 0.03, q = 0.0049;
-	const double hn = pow(n * q / sqrt(S), 0.6);
+	const double hn = channel_normal_depth(n, q, S);
 	struct wb_raster r;
-	assert_int_equal(wb_raster_alloc(&r, nx, ny, 1.0), WB_OK);
-	for (int j = 0; j < ny; j++)
-		for (int i = 0; i < nx; i++) {
-			r.z[i + j * nx] = (float)(5 - S * (i + 0.5));
-			r.h0[i + j * nx] = (float)hn;
-		}
-	r.edges[WB_WEST].kind = WB_EDGE_INFLOW;
-	r.edges[WB_WEST].discharge = q;
-	r.edges[WB_EAST].kind = WB_EDGE_OPEN;
-	r.edges[WB_NORTH].kind = r.edges[WB_SOUTH].kind = WB_EDGE_PERIODIC;
+	assert_int_equal(channel_scene_make(&r, nx, ny, 5, S, n, q,
+					    WB_EDGE_PERIODIC, 0), WB_OK);
 	struct wb_sim sim = sim_plain();
 	sim.manning = n;
 	sim.maccormack = 1;
