@@ -3616,7 +3616,7 @@ done:
 
 /* Layouts must match src/cl/swe.cl. */
 struct swe_fp_h {
-	cl_float gk, eps, umax, fric;
+	cl_float gk, eps, umax, fric, fall;
 };
 struct swe_edges_h {
 	cl_int gmode[4];
@@ -4948,6 +4948,7 @@ static enum wb_status swe_step_dev(struct cl_swe *c, struct wb_diags *d)
 	fp.eps = (float)fmax(s->sim.dry_depth, 1e-9);
 	fp.umax = (float)(SWE_VEL_ALPHA * s->dx / dt);
 	fp.fric = (float)(s->g * s->sim.manning * s->sim.manning * dt);
+	fp.fall = (float)(SWE_FALL_DROP * s->dx);
 	const int mc = s->sim.maccormack != 0;
 	cl_mem ut = mc ? c->ut : c->u, vt = mc ? c->vt : c->v;
 	if (mc) {

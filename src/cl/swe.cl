@@ -49,7 +49,7 @@ inline float swe_face_flux(float uf, float hl, float hr, float hmax)
 }
 
 struct swe_fp {
-	float gk, eps, umax, fric;
+	float gk, eps, umax, fric, fall;
 };
 
 /* Edge conditions, prepared on the host (sides: west, east, north, south).
@@ -93,9 +93,15 @@ inline float swe_finish(float ua, float hl, float hr, float Hl, float Hr,
 	float el = hl + Hl, er = hr + Hr;
 	float zf = MAXF(Hl, Hr);
 	float grad = MAXF(er, zf) - MAXF(el, zf);
+	/* a resolved slope: the whole drop, friction at the upwind depth
+	 * (face_finish, swe.c) */
+	int slope = (MINF(el, er) < zf) & (fabs(Hl - Hr) <= fp.fall);
+	if (slope)
+		grad = er - el;
 	float un = ua - fp.gk * grad;
 	if (fp.fric > 0.0f) { /* implicit Manning, as face_finish (swe.c) */
-		float hf = MAXF(0.5f * (hl + hr), fp.eps);
+		float hf = MAXF(slope ? (un >= 0.0f ? hl : hr) :
+					0.5f * (hl + hr), fp.eps);
 		float k = fp.fric / (hf * swe_cbrt_pos(hf));
 		float a = fabs(un);
 		float w = 2.0f * a / (1.0f + swe_sqrt_pos(1.0f + 4.0f * k * a));
