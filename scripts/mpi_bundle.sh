@@ -7,7 +7,10 @@
 # plugins load, glibc aside), ompi/ (plugins, help files) and env.sh:
 #   . DIR/env.sh; mpirun -np 4 DIR/bin/wbake SCENE -o OUT --device opencl
 # The GPU driver's OpenCL library stays the host's: register it with
-#   echo /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+#   echo /usr/lib/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+# (the path where the driver put it; on the device hosts here the
+# x86_64-linux-gnu one does not load, and a host that also has pocl.icd
+# then bakes on its CPUs without a word: check the log's device line)
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 DIR [PROGRAM...]" >&2; exit 1; }
 D=$1; shift

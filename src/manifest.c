@@ -180,6 +180,9 @@ char *manifest_json(const struct wb_manifest_in *in)
 				e |= !cJSON_AddItemToArray(box,
 					cJSON_CreateNumber(a->limit_box[k]));
 		}
+		/* the LBM's shallow water on steep cells (output.c) */
+		e |= put_int(sol, "steep_cells", a ? a->steep_cells : 0);
+		e |= put_int(sol, "moving_water_cells", a ? a->water_cells : 0);
 		if (rep && rep->lattice_speed_reason) { /* LBM */
 			e |= put_str(sol, "lattice_speed_reason",
 				     rep->lattice_speed_reason);

@@ -96,7 +96,18 @@ struct wb_assess {
 	long limit_cells;
 	double limit_box[4];
 	double limit_x, limit_y, limit_fr;
+	/* the LBM's shallow water on steep cells (a state given): moving
+	   water cells (as deep as output.min_depth, at least 5 cm/s) on LBM
+	   cells whose bed falls to a wet neighbour by more than their depth
+	   (and by at most WB_CLIFF_DX dx: a cliff's water falls); out of
+	   water_cells, the moving water cells; their box (m) */
+	long steep_cells, water_cells;
+	double steep_box[4];
 };
+
+/* a bed step above WB_CLIFF_DX cells' width is a cliff (SWE_FALL_DROP,
+   LBM_FALL) */
+#define WB_CLIFF_DX 2.0
 
 /* Judge a solver report: fills *a and, when d is not NULL, adds a warning
  * for a bake stopped at max_steps unconverged (naming residual and
@@ -105,7 +116,11 @@ struct wb_assess {
  * note explaining clamped cell-steps as a share and, with the final state
  * st (may be NULL), where the limiter holds the flow at the end: a warning
  * when it holds cells there (the result's physics is limited), a note when
- * the clamps were transient. */
+ * the clamps were transient. For the LBM, with st, a warning when more
+ * than WB_STEEP_SHARE of the moving water stands on LBM cells whose bed
+ * falls more than its depth over a cell (steep_cells): the LBM drives
+ * such water by its depth, not by the slope (docs/validation.md). */
+#define WB_STEEP_SHARE 0.05
 void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,
 		      const struct wb_solve_report *rep,
 		      const struct wb_state *st, long fixed_steps,

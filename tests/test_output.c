@@ -591,6 +591,106 @@ static void test_clamp_where(void **state)
 	wb_diags_release(&d);
 }
 
+/* The LBM's shallow water on steep cells: a 15 cm stream at 0.67 m/s on a
+ * 2 % slope of 30 m cells (the bed falls 0.6 m a cell, four times the
+ * depth) is steep everywhere but the last column (nothing lower beside
+ * it): a warning naming the share and the box. Deep water (1 m), the
+ * hybrid's FV cells, still water, a cliff (a fall above 2 dx) and the
+ * SWE are not counted. */
+static void test_steep_where(void **state)
+{
+	(void)state;
+	struct wb_scene sc;
+	struct wb_raster r;
+	struct wb_solve_report rep;
+	struct wb_assess a;
+	struct wb_diags d;
+	scene_of(&sc, &r);
+	sc.sim.dry_depth = 1e-3;
+	sc.output.min_depth = 0.03;
+	r.dx = 30;
+	float z[200], h[200], u[200], v[200];
+	r.z = z;
+	struct wb_state st = { 10, 20, 30.0, h, u, v, NULL, NULL, 0, NULL };
+	for (int j = 0; j < 20; j++)
+		for (int i = 0; i < 10; i++) {
+			int k = i + 10 * j;
+			z[k] = 100 - 0.6f * i;
+			h[k] = 0.15f;
+			u[k] = 0.67f;
+			v[k] = 0;
+		}
+	memset(&rep, 0, sizeof rep);
+	rep.steps = 1000;
+	rep.converged = 1;
+	rep.residual = 1e-4;
+	wb_diags_init(&d);
+	wb_output_assess(&sc, &r, &rep, &st, 0, &a, &d);
+	assert_int_equal(a.water_cells, 200);
+	assert_int_equal(a.steep_cells, 180);
+	assert_true(a.steep_box[0] == 0 && a.steep_box[1] == 270);
+	assert_true(a.steep_box[2] == 0 && a.steep_box[3] == 600);
+	assert_int_equal(d.warnings, 1);
+	assert_true(has_diag(&d, "180 of the 200 cells of moving water (90 %) flow over a bed that falls more than their depth over one cell, within x 0..270 m, y 0..600 m"));
+	assert_true(has_diag(&d, "--solver swe"));
+	wb_diags_release(&d);
+
+	/* 1 m deep: the bed's fall is below the depth; still water, and a
+	 * 5 % share, are no warning */
+	for (int k = 0; k < 200; k++)
+		h[k] = 1;
+	for (int k = 0; k < 10; k++)
+		h[k] = 0.15f; /* row 0: 9 steep cells of 200, 4.5 % */
+	wb_diags_init(&d);
+	wb_output_assess(&sc, &r, &rep, &st, 0, &a, &d);
+	assert_int_equal(a.steep_cells, 9);
+	assert_int_equal(d.warnings, 0);
+	wb_diags_release(&d);
+	for (int k = 0; k < 200; k++) {
+		h[k] = 0.15f;
+		u[k] = 0.01f;
+	}
+	wb_diags_init(&d);
+	wb_output_assess(&sc, &r, &rep, &st, 0, &a, &d);
+	assert_int_equal(a.water_cells, 0);
+	assert_int_equal(a.steep_cells, 0);
+	assert_int_equal(d.warnings, 0);
+	wb_diags_release(&d);
+
+	/* FV cells (the hybrid) are not counted; nor is a cliff */
+	for (int k = 0; k < 200; k++)
+		u[k] = 0.67f;
+	unsigned char fv[200];
+	memset(fv, 1, sizeof fv);
+	st.fv = fv;
+	wb_diags_init(&d);
+	wb_output_assess(&sc, &r, &rep, &st, 0, &a, &d);
+	assert_int_equal(a.water_cells, 200);
+	assert_int_equal(a.steep_cells, 0);
+	assert_int_equal(d.warnings, 0);
+	wb_diags_release(&d);
+	st.fv = NULL;
+	for (int j = 0; j < 20; j++)
+		for (int i = 0; i < 10; i++)
+			z[i + 10 * j] = 1000 - 61.0f * i;
+	wb_diags_init(&d);
+	wb_output_assess(&sc, &r, &rep, &st, 0, &a, &d);
+	assert_int_equal(a.steep_cells, 0);
+	wb_diags_release(&d);
+
+	/* the SWE drives it by the slope */
+	for (int j = 0; j < 20; j++)
+		for (int i = 0; i < 10; i++)
+			z[i + 10 * j] = 100 - 0.6f * i;
+	sc.sim.solver = WB_SOLVER_SWE;
+	wb_diags_init(&d);
+	wb_output_assess(&sc, &r, &rep, &st, 0, &a, &d);
+	assert_int_equal(a.steep_cells, 0);
+	assert_int_equal(a.water_cells, 0);
+	assert_int_equal(d.warnings, 0);
+	wb_diags_release(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -604,6 +704,7 @@ int main(void)
 		cmocka_unit_test(test_atomic_never_follows),
 		cmocka_unit_test(test_assess),
 		cmocka_unit_test(test_clamp_where),
+		cmocka_unit_test(test_steep_where),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
