@@ -16,8 +16,8 @@
  *     (depth-weighted velocity difference below the scene's tolerance,
  *     every water cell within one cell of water in the other), the report
  *     lists both levels with their steps, the full-resolution run needs
- *     no more steps than the one-level bake's (measured 1800 against
- *     2400), and the result is
+ *     no more steps than the one-level bake's (measured 2400 against
+ *     3000), and the result is
  *     byte-identical with 1 and 2 threads.
  */
 #include <stdarg.h>
@@ -283,6 +283,12 @@ static float valley_z(int i, int j)
 	return (float)v;
 }
 
+/* The valley's tolerance is 0.02: the window-to-window residual bounds
+ * the distance to the steady state only loosely, and at 0.03 the
+ * one-level bake stopped (2,400 steps) 0.034 from the two-level one's
+ * state once the SWE's friction counted the flow along each face
+ * (2026-11-29; 0.017 before). Both approach the same state: 0.016 apart
+ * at 0.02, 0.003 at 0.01. */
 static const char *write_valley(const char *name, int levels)
 {
 	static char path[256];
@@ -314,7 +320,7 @@ static const char *write_valley(const char *name, int levels)
 		 "   \"max_steps\": 40000, \"tolerance\": %g, \"window\": 600,\n"
 		 "   \"coarse_levels\": %d},\n"
 		 " \"output\": {\"lods\": 1}}\n",
-		 NX, NY, DX, 0.03, levels);
+		 NX, NY, DX, 0.02, levels);
 	snprintf(path, sizeof(path), TMP "/%s.json", name);
 	assert_int_equal(wb_write_file_atomic(path, text, strlen(text), &d), WB_OK);
 	wb_diags_release(&d);
@@ -391,8 +397,8 @@ static void test_coarse_bake(void **state)
 		      one.rep.steps, vd, m);
 	assert_true(vd < one.sc.sim.tolerance);
 	assert_int_equal(m, 0);
-	/* the full-resolution run starts closer to steady (measured 1800
-	 * against 2400 steps: the carried velocity spares the basin's
+	/* the full-resolution run starts closer to steady (measured 2400
+	 * against 3000 steps: the carried velocity spares the basin's
 	 * spin-up) */
 	assert_true(two.rep.steps <= one.rep.steps);
 	/* the start carried to the full grid holds the water of the 2x level

@@ -12,8 +12,13 @@
  *     most 3 windows, in fewer steps than the same start at rest (the
  *     solver run directly with the saved depth and no velocity) and than a
  *     fresh bake from the first guess; its steady state agrees with the
- *     fresh bake's (depth-weighted velocity difference below twice the
- *     tolerance, wet masks within one cell); the start holds exactly the
+ *     fresh bake's (depth-weighted velocity difference below three times
+ *     the tolerance, wet masks within one cell: the tarn's gyre has no one
+ *     steady state to that precision, measured 0.042 before and 0.075
+ *     since the SWE's friction counts the flow along each face, 2026-11-29,
+ *     and 0.043-0.045 at tolerances 0.015-0.02, where the bake is steady
+ *     by 0.01 per window; docs/hydrology.md "Warm starts"); the start
+ *     holds exactly the
  *     saved water; 1 and 2 threads give the same bytes;
  *   - after a modifier inside the tarn moved, the tarn starts at rest (its
  *     old gyre would persist: another steady state, 0.2 off the fresh
@@ -223,7 +228,7 @@ static void test_warm_carries_circulation(void **state)
 	assert_true(b.rep.steps < rest);
 	assert_true(c.rep.converged);
 	assert_true(b.rep.steps < c.rep.steps);
-	assert_true(vd < 2 * c.sc.sim.tolerance);
+	assert_true(vd < 3 * c.sc.sim.tolerance);
 	assert_int_equal(m, 0);
 	/* the start is the saved water, to the last bit of the sum */
 	double vs = 0;

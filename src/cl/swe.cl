@@ -87,8 +87,9 @@ inline float swe_sqrt_pos(float x)
 	return y;
 }
 
-inline float swe_finish(float ua, float hl, float hr, float Hl, float Hr,
-			float bbl, float bbr, struct swe_fp fp, int *nclamp)
+inline float swe_finish(float ua, float ot, float hl, float hr, float Hl,
+			float Hr, float bbl, float bbr, struct swe_fp fp,
+			int *nclamp)
 {
 	float el = hl + Hl, er = hr + Hr;
 	float zf = MAXF(Hl, Hr);
@@ -103,9 +104,17 @@ inline float swe_finish(float ua, float hl, float hr, float Hl, float Hr,
 		float hf = MAXF(slope ? (un >= 0.0f ? hl : hr) :
 					0.5f * (hl + hr), fp.eps);
 		float k = fp.fric / (hf * swe_cbrt_pos(hf));
-		float a = fabs(un);
-		float w = 2.0f * a / (1.0f + swe_sqrt_pos(1.0f + 4.0f * k * a));
-		un = copysign(w, un);
+		float a = fabs(un), t = fabs(ot);
+		float w0 = 2.0f * a / (1.0f + swe_sqrt_pos(1.0f + 4.0f * k * a));
+		/* the flow along the face is friction too (face_finish) */
+		float w = MINF(w0, a / (1.0f + k * t));
+		for (int it = 0; it < 3; it++) {
+			float q = swe_sqrt_pos(w * w + t * t);
+			float f = w + k * w * q - a;
+			float g = 1.0f + k * q + k * w * w / MAXF(q, 1e-30f);
+			w = MAXF(w - f / g, 0.0f);
+		}
+		un = copysign(t > 0.0f ? w : w0, un);
 	}
 	int dl = hl <= fp.eps, dr = hr <= fp.eps;
 	int wall = (dl & dr) | (dl & (Hl > er)) | (dr & (Hr > el)) |
@@ -430,7 +439,8 @@ inline float swe_face1(global const float *u, global const float *v,
 				 MAXF(hf, eps), k);
 	qa = (q[c - A] > q[c + A]) & (hf > eps) ? qc2 : qa;
 	qa = swe_front(qa, hl, hr, q[c - A], q[c + A], eps);
-	return swe_finish(qa, hl, hr, H[c - A], H[c], bb[c - A], bb[c], fp, ncl);
+	return swe_finish(qa, oa, hl, hr, H[c - A], H[c], bb[c - A], bb[c], fp,
+			  ncl);
 }
 
 /*
@@ -523,8 +533,8 @@ inline float swe_bcface(int kind, float vel, float dis, int sign, float uold,
 		return (float)sign * ve;
 	}
 	default:
-		return swe_finish(uold, h[l], h[r], H[l], H[r], bb[l], bb[r], fp,
-				  ncl);
+		return swe_finish(uold, 0.0f, h[l], h[r], H[l], H[r], bb[l],
+				  bb[r], fp, ncl);
 	}
 }
 
