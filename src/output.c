@@ -717,11 +717,40 @@ static enum wb_status write_previews(const struct wb_maps *lod0,
 /* Where the limiter holds the flow at the end: wet cells (deeper than ten
  * dry depths: films do not count) flowing at Froude >= 0.99, the LBM's
  * Froude limit being 1. Serial, in cell order: deterministic. */
+/* The box of the cells a scan picked (cell indices), in metres: x0, x1,
+ * y0, y1 as the manifest's *_box_m (clamp_where, steep_where). */
+struct cell_box {
+	int x0, y0, x1, y1;
+};
+
+static void box_start(struct cell_box *b)
+{
+	b->x0 = b->y0 = INT_MAX;
+	b->x1 = b->y1 = -1;
+}
+
+static void box_add(struct cell_box *b, int i, int j)
+{
+	b->x0 = i < b->x0 ? i : b->x0;
+	b->x1 = i > b->x1 ? i : b->x1;
+	b->y0 = j < b->y0 ? j : b->y0;
+	b->y1 = j > b->y1 ? j : b->y1;
+}
+
+static void box_metres(const struct cell_box *b, double dx, double *m)
+{
+	m[0] = b->x0 * dx;
+	m[1] = (b->x1 + 1) * dx;
+	m[2] = b->y0 * dx;
+	m[3] = (b->y1 + 1) * dx;
+}
+
 static void clamp_where(const struct wb_scene *sc, const struct wb_state *st,
 			struct wb_assess *a)
 {
 	double hmin = 10 * (sc->sim.dry_depth > 0 ? sc->sim.dry_depth : 1e-3);
-	int x0 = st->nx, y0 = st->ny, x1 = -1, y1 = -1;
+	struct cell_box b;
+	box_start(&b);
 	for (int j = 0; j < st->ny; j++)
 		for (int i = 0; i < st->nx; i++) {
 			size_t k = (size_t)j * st->nx + i;
@@ -737,17 +766,10 @@ static void clamp_where(const struct wb_scene *sc, const struct wb_state *st,
 				a->limit_x = (i + 0.5) * st->dx;
 				a->limit_y = (j + 0.5) * st->dx;
 			}
-			x0 = i < x0 ? i : x0;
-			x1 = i > x1 ? i : x1;
-			y0 = j < y0 ? j : y0;
-			y1 = j > y1 ? j : y1;
+			box_add(&b, i, j);
 		}
-	if (a->limit_cells) {
-		a->limit_box[0] = x0 * st->dx;
-		a->limit_box[1] = (x1 + 1) * st->dx;
-		a->limit_box[2] = y0 * st->dx;
-		a->limit_box[3] = (y1 + 1) * st->dx;
-	}
+	if (a->limit_cells)
+		box_metres(&b, st->dx, a->limit_box);
 }
 
 /* The LBM's moving water on cells whose bed falls to a wet 4-neighbour by
@@ -764,7 +786,8 @@ static void steep_where(const struct wb_scene *sc, const struct wb_raster *r,
 	const double hd = sc->sim.dry_depth > 0 ? sc->sim.dry_depth : 1e-3;
 	const double cliff = WB_CLIFF_DX * st->dx;
 	const int nx = st->nx, ny = st->ny;
-	int x0 = nx, y0 = ny, x1 = -1, y1 = -1;
+	struct cell_box b;
+	box_start(&b);
 	for (int j = 0; j < ny; j++)
 		for (int i = 0; i < nx; i++) {
 			size_t k = (size_t)j * nx + i;
@@ -789,17 +812,10 @@ static void steep_where(const struct wb_scene *sc, const struct wb_raster *r,
 			if (!(drop > h))
 				continue;
 			a->steep_cells++;
-			x0 = i < x0 ? i : x0;
-			x1 = i > x1 ? i : x1;
-			y0 = j < y0 ? j : y0;
-			y1 = j > y1 ? j : y1;
+			box_add(&b, i, j);
 		}
-	if (a->steep_cells) {
-		a->steep_box[0] = x0 * st->dx;
-		a->steep_box[1] = (x1 + 1) * st->dx;
-		a->steep_box[2] = y0 * st->dx;
-		a->steep_box[3] = (y1 + 1) * st->dx;
-	}
+	if (a->steep_cells)
+		box_metres(&b, st->dx, a->steep_box);
 }
 
 void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,

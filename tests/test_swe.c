@@ -856,6 +856,24 @@ static void test_normal_depth_sheet(void **state)
 	wb_raster_free(&r);
 }
 
+/* Run a rain scene of Manning n to steady (MacCormack, dry depth 1e-5,
+ * windows of 1000 steps, tolerance 1e-3): the two kinematic-wave tests. */
+static void rain_steady(const struct wb_raster *r, double n, int threads,
+			struct wb_state *st, struct wb_solve_report *rep)
+{
+	struct wb_sim sim = sim_plain();
+	sim.manning = n;
+	sim.maccormack = 1;
+	sim.dry_depth = 1e-5;
+	sim.window = 1000;
+	sim.tolerance = 1e-3;
+	struct wb_solve_opts o = { .threads = threads };
+	struct wb_diags d;
+	wb_diags_init(&d);
+	assert_int_equal(swe_solve(r, &sim, &o, st, rep, &d), WB_OK);
+	wb_diags_release(&d);
+}
+
 /* Rain on a plane (the kinematic wave, the classic overland-flow case):
  * r = 50 mm/h on 200 m of a 5 % slope, a wall at the top (west), the
  * foot (east) open, Manning 0.03. At steady state the unit discharge is
@@ -885,18 +903,9 @@ static void test_rain_plane(void **state)
 	r.edges[WB_EAST].kind = WB_EDGE_OPEN;
 	r.edges[WB_NORTH].kind = r.edges[WB_SOUTH].kind = WB_EDGE_PERIODIC;
 	r.total_inflow = rate * nx * ny;
-	struct wb_sim sim = sim_plain();
-	sim.manning = n;
-	sim.maccormack = 1;
-	sim.dry_depth = 1e-5;
-	sim.window = 1000;
-	sim.tolerance = 1e-3;
-	struct wb_solve_opts o = { .threads = 1 };
 	struct wb_state st;
 	struct wb_solve_report rep;
-	struct wb_diags d;
-	wb_diags_init(&d);
-	assert_int_equal(swe_solve(&r, &sim, &o, &st, &rep, &d), WB_OK);
+	rain_steady(&r, n, 1, &st, &rep);
 	double worst = 0, worst_q = 0;
 	int wi = 0;
 	for (int i = 20; i < nx; i++) {
@@ -921,7 +930,6 @@ static void test_rain_plane(void **state)
 	assert_true(fabs(worst) < 0.02);
 	assert_true(fabs(worst_q) < 0.02);
 	wb_state_free(&st);
-	wb_diags_release(&d);
 	wb_raster_free(&r);
 }
 
@@ -1000,18 +1008,9 @@ static void test_rain_diagonal(void **state)
 		}
 	r.edges[WB_EAST].kind = r.edges[WB_SOUTH].kind = WB_EDGE_OPEN;
 	r.total_inflow = rate * N * N;
-	struct wb_sim sim = sim_plain();
-	sim.manning = n;
-	sim.maccormack = 1;
-	sim.dry_depth = 1e-5;
-	sim.window = 1000;
-	sim.tolerance = 1e-3;
-	struct wb_solve_opts o = { .threads = 2 };
 	struct wb_state st;
 	struct wb_solve_report rep;
-	struct wb_diags d;
-	wb_diags_init(&d);
-	assert_int_equal(swe_solve(&r, &sim, &o, &st, &rep, &d), WB_OK);
+	rain_steady(&r, n, 2, &st, &rep);
 	double worst = 0;
 	int wi = 0, wj = 0;
 	for (int j = 30; j < N - 2; j++)
@@ -1032,7 +1031,6 @@ static void test_rain_diagonal(void **state)
 	assert_true(rep.converged);
 	assert_true(fabs(worst) < 0.03);
 	wb_state_free(&st);
-	wb_diags_release(&d);
 	wb_raster_free(&r);
 }
 
