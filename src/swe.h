@@ -228,6 +228,11 @@ enum wb_status swe_init(struct swe_ctx *s, const struct wb_raster *r,
  * small grids the fork/join and barriers of the passes cost more than the
  * work; results do not depend on the thread count). */
 int swe_threads_for(const struct wb_raster *r, int threads);
+
+/* The speed after implicit Manning friction of a face (what every face
+ * of the step uses; exposed for tests): the root w of
+ * w (1 + k sqrt(w^2 + t^2)) = a, a and t >= 0, k = g n^2 dt / h^(4/3). */
+float swe_manning_speed(float a, float t, float k);
 /* One full step (dt chosen from CFL unless sim.dt > 0 caps it). WB_ESIM
  * with the place and step named in d when the state becomes non-finite. */
 enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d);

@@ -106,14 +106,16 @@ inline float swe_finish(float ua, float ot, float hl, float hr, float Hl,
 		float k = fp.fric / (hf * swe_cbrt_pos(hf));
 		float a = fabs(un), t = fabs(ot);
 		float w0 = 2.0f * a / (1.0f + swe_sqrt_pos(1.0f + 4.0f * k * a));
-		/* the flow along the face is friction too (face_finish) */
-		float w = MINF(w0, a / (1.0f + k * t));
-		for (int it = 0; it < 3; it++) {
-			float q = swe_sqrt_pos(w * w + t * t);
-			float f = w + k * w * q - a;
-			float g = 1.0f + k * q + k * w * w / MAXF(q, 1e-30f);
-			w = MAXF(w - f / g, 0.0f);
+		/* the flow along the face is friction too: Newton on the
+		   whole speed S from above, then w (face_finish) */
+		float S = w0 + t, t2 = t * t, a2 = a * a;
+		for (int it = 0; it < 5; it++) {
+			float p = 1.0f + k * S, e = S * S - t2;
+			float f = e * p * p - a2;
+			float g = 2.0f * p * (S * p + k * e);
+			S = MAXF(S - f / MAXF(g, 1e-30f), t);
 		}
+		float w = a / (1.0f + k * S);
 		un = copysign(t > 0.0f ? w : w0, un);
 	}
 	int dl = hl <= fp.eps, dr = hr <= fp.eps;
