@@ -491,6 +491,18 @@ struct wb_solve_report {
 	long clamp_blocks;
 	int clamp_box[4], clamp_most[4];
 	long clamp_most_n;
+	/* a run to steady that stopped at its step cap after two windows or
+	 * more: where the last window's change of the mean velocity sits
+	 * (the residual's numerator, depth times the squared change, summed
+	 * by square tiles of unsteady_tile cells, at most 32 along a side):
+	 * the tile with the most (cells x0, x1, y0, y1, the ends exclusive)
+	 * and its share of the whole, and the box around the fewest tiles,
+	 * the largest first, that hold at least half, with their share.
+	 * unsteady_tile 0: not measured (steady, --steps, one window, no
+	 * change) */
+	int unsteady_tile;
+	int unsteady_most[4], unsteady_box[4];
+	double unsteady_most_share, unsteady_box_share;
 	/* LBM hybrid: steps whose finite-volume update needed more than its
 	 * sub-step cap (LBM_FV_MAX_SUB, src/lbm.h), and the largest (|u| +
 	 * c) dt / dx it then met (it ran beyond its stability limit: a

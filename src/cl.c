@@ -3536,6 +3536,32 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			     "lbm (opencl): exchange between processes failed");
 		goto done;
 	}
+	if (!fixed && !rep->converged && windows >= 2) {
+		/* not steady: where the last window still changed (lbm_solve;
+		   the window before's means are in the other slot) */
+		size_t nb = n * sizeof(float);
+		struct wb_state pw = { .nx = r->nx, .ny = r->ny,
+				       .h = malloc(nb), .u = malloc(nb),
+				       .v = malloc(nb) };
+		if (!pw.h || !pw.u || !pw.v)
+			st = wb_fail(d, WB_EIO, NULL, "lbm (opencl): out of memory");
+		if (st == WB_OK &&
+		    ((err = buf_read(e, c->mu[!pslot], 0, nb, pw.u)) != CL_SUCCESS ||
+		     (err = buf_read(e, c->mv[!pslot], 0, nb, pw.v)) != CL_SUCCESS))
+			st = cl_fail(d, err, "reading the mean fields");
+		if (st == WB_OK && L->par && lbm_par_gather(L->par, &pw))
+			st = wb_fail(d, WB_EIO, NULL,
+				     "lbm (opencl): exchange between processes failed");
+		if (st == WB_OK &&
+		    wb_unsteady_where(r->nx, r->ny, out->h, out->u, out->v, pw.u,
+				      pw.v, c->kp.hthin, rep))
+			st = wb_fail(d, WB_EIO, NULL, "lbm (opencl): out of memory");
+		free(pw.h);
+		free(pw.u);
+		free(pw.v);
+		if (st != WB_OK)
+			goto done;
+	}
 	long long vin = 0, vout = 0;
 	if ((err = lbm_volume_dev(c, &rep->vol_final)) != CL_SUCCESS ||
 	    (err = lbm_books(c, &vin, &vout)) != CL_SUCCESS ||
@@ -5572,6 +5598,24 @@ enum wb_status cl_swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			err = buf_read(e, c->mv, 0, n, out->v);
 		if (err != CL_SUCCESS)
 			st = cl_fail(d, err, "reading the SWE window means");
+	}
+	if (st == WB_OK && means && !conv && M.windows >= 2) {
+		/* not steady: where the last window still changed (swe_solve) */
+		size_t n = (size_t)s->nx * s->ny;
+		float *pu = malloc(n * sizeof(float)), *pv = malloc(n * sizeof(float));
+		if (!pu || !pv)
+			st = wb_fail(d, WB_EIO, NULL, "swe (opencl): out of memory");
+		if (st == WB_OK &&
+		    ((err = buf_read(e, c->pu, 0, n * sizeof(float), pu)) != CL_SUCCESS ||
+		     (err = buf_read(e, c->pv, 0, n * sizeof(float), pv)) != CL_SUCCESS))
+			st = cl_fail(d, err, "reading the SWE window means");
+		if (st == WB_OK &&
+		    wb_unsteady_where(s->nx, s->ny, out->h, out->u, out->v, pu, pv,
+				      (float)(SWE_THIN * fmax(s->sim.dry_depth, 1e-9)),
+				      rep))
+			st = wb_fail(d, WB_EIO, NULL, "swe (opencl): out of memory");
+		free(pu);
+		free(pv);
 	}
 done:
 	rep->seconds = now_s() - t0;

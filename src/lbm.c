@@ -3181,10 +3181,17 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 	} else {
 		lbm_macro(&L, out->h, out->u, out->v);
 	}
+	/* not steady: where the last window still changed (u, v: the
+	   window before's means, in the band's rows like up, vp) */
+	const int unsteady = !fixed && !rep->converged && windows >= 2;
 	if (L.par) { /* several processes: each had its rows (par.h) */
 		wb_par_rows(L.par, out->h, sizeof(float), r->nx, 0, 0);
 		wb_par_rows(L.par, out->u, sizeof(float), r->nx, 0, 0);
 		wb_par_rows(L.par, out->v, sizeof(float), r->nx, 0, 0);
+		if (unsteady) {
+			wb_par_rows(L.par, u, sizeof(float), r->nx, 0, 0);
+			wb_par_rows(L.par, v, sizeof(float), r->nx, 0, 0);
+		}
 		/* where the limiter acted: each band's rows of the map */
 		wb_par_rows(L.par, L.cmap, sizeof(uint32_t), L.cnx, 0, 0);
 		if (L.par->failed) {
@@ -3192,6 +3199,12 @@ enum wb_status lbm_solve_hybrid(const struct wb_raster *r,
 				     "lbm: exchange between processes failed");
 			goto done;
 		}
+	}
+	if (unsteady && wb_unsteady_where(r->nx, r->ny, out->h, out->u, out->v,
+					  u, v, (float)(LBM_THIN * L.p.h_dry),
+					  rep)) {
+		st = wb_fail(d, WB_EIO, NULL, "lbm: out of memory");
+		goto done;
 	}
 	double dx2 = L.p.dx * L.p.dx;
 	rep->steps = L.step;

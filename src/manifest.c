@@ -163,6 +163,22 @@ char *manifest_json(const struct wb_manifest_in *in)
 			}
 			e |= put_int(sol, "clamped_most", rep->clamp_most_n);
 		}
+		/* not steady: where the last window still changed */
+		if (rep && rep->unsteady_tile > 0) {
+			const double dx = in->r->dx;
+			cJSON *box = cJSON_AddArrayToObject(sol, "unsteady_box_m");
+			cJSON *hot = cJSON_AddArrayToObject(sol, "unsteady_most_box_m");
+			e |= !box || !hot;
+			for (int k = 0; box && hot && k < 4; k++) {
+				e |= !cJSON_AddItemToArray(box,
+					cJSON_CreateNumber(rep->unsteady_box[k] * dx));
+				e |= !cJSON_AddItemToArray(hot,
+					cJSON_CreateNumber(rep->unsteady_most[k] * dx));
+			}
+			e |= put_f(sol, "unsteady_box_share", rep->unsteady_box_share);
+			e |= put_f(sol, "unsteady_most_share", rep->unsteady_most_share);
+			e |= put_f(sol, "unsteady_tile_m", rep->unsteady_tile * dx);
+		}
 		/* how the run ended (output.h, wb_output_assess) */
 		const struct wb_assess *a = in->assess;
 		static const char *const stops[] = { "steady", "max_steps",

@@ -866,10 +866,20 @@ void wb_output_assess(const struct wb_scene *sc, const struct wb_raster *r,
 		snprintf(res, sizeof res, "%.3g", a->residual);
 	else
 		snprintf(res, sizeof res, "not measured");
+	char moving[320] = "";
+	if (rep->unsteady_tile > 0) {
+		const double dx = r->dx;
+		const int *b = rep->unsteady_box, *m = rep->unsteady_most;
+		snprintf(moving, sizeof moving,
+			 "; %.3g %% of the last window's change of the mean flow (depth-weighted, as the residual) is within x %.6g..%.6g m, y %.6g..%.6g m, %.3g %% in x %.6g..%.6g m, y %.6g..%.6g m",
+			 100.0 * rep->unsteady_box_share, b[0] * dx, b[1] * dx,
+			 b[2] * dx, b[3] * dx, 100.0 * rep->unsteady_most_share,
+			 m[0] * dx, m[1] * dx, m[2] * dx, m[3] * dx);
+	}
 	if (a->stop == WB_STOP_MAX_STEPS)
 		wb_diag_add(d, WB_SEV_WARNING, file, "simulation.max_steps", 0, 0,
-			    "not steady after %ld steps: residual %s, tolerance %.3g; raise simulation.max_steps or the tolerance, or look for water that cannot settle",
-			    rep->steps, res, a->tolerance);
+			    "not steady after %ld steps: residual %s, tolerance %.3g%s; raise simulation.max_steps or the tolerance, or look for water that cannot settle",
+			    rep->steps, res, a->tolerance, moving);
 	if (a->filling) {
 		int outlets = 0;
 		for (int k = 0; k < 4; k++)

@@ -26,4 +26,14 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			 const struct wb_solve_opts *o, struct wb_state *out,
 			 struct wb_solve_report *rep, struct wb_diags *d);
 
+/* Where the last window's change sits (unsteady.c): fills rep's
+ * unsteady_* from the last two window means (nx * ny values each, rows;
+ * h the last window's mean depth, (u1, v1) its mean velocity, (u0, v0)
+ * the window before's; cells no deeper than thin do not count, as in the
+ * residual). unsteady_tile stays 0 when nothing changed. -1: out of
+ * memory (nothing filled). */
+int wb_unsteady_where(int nx, int ny, const float *h, const float *u1,
+		      const float *v1, const float *u0, const float *v0,
+		      float thin, struct wb_solve_report *rep);
+
 #endif

@@ -3117,10 +3117,22 @@ enum wb_status swe_solve(const struct wb_raster *r, const struct wb_sim *sim,
 			wb_par_rows(s.par, M.mu, sizeof(float), s.nx, 0, 0);
 			wb_par_rows(s.par, M.mv, sizeof(float), s.nx, 0, 0);
 		}
+		if (means && !conv && M.windows >= 2) { /* the window before */
+			wb_par_rows(s.par, M.pu, sizeof(float), s.nx, 0, 0);
+			wb_par_rows(s.par, M.pv, sizeof(float), s.nx, 0, 0);
+		}
 		if (s.par->failed) {
 			st = par_failed(&s, d);
 			goto done;
 		}
+	}
+	/* not steady: where the last window still changed */
+	if (means && !conv && M.windows >= 2 &&
+	    wb_unsteady_where(s.nx, s.ny, M.mh, M.mu, M.mv, M.pu, M.pv,
+			      (float)(SWE_THIN * fmax(s.sim.dry_depth, 1e-9)),
+			      rep)) {
+		st = wb_fail(d, WB_EIO, NULL, "swe: out of memory");
+		goto done;
 	}
 	st = swe_export(&s, out, d);
 	if (st == WB_OK && means && M.windows > 0) {

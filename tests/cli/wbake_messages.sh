@@ -38,7 +38,9 @@ cat > "$T/fill.json" <<EOS
  "simulation": {"solver": "swe", "max_steps": 600, "window": 100}}
 EOS
 run 0 $W "$T/fill.json" -o "$T/fill"
-expect_err_re "$T/fill.json: warning: simulation.max_steps: not steady after 600 steps: residual $N, tolerance 0.0001; raise simulation.max_steps or the tolerance, or look for water that cannot settle"
+expect_err_re "$T/fill.json: warning: simulation.max_steps: not steady after 600 steps: residual $N, tolerance 0.0001; $N % of the last window's change of the mean flow \\(depth-weighted, as the residual\\) is within x $N\\.\\.$N m, y $N\\.\\.$N m, $N % in x $N\\.\\.$N m, y $N\\.\\.$N m; raise simulation.max_steps or the tolerance, or look for water that cannot settle"
+# where: tiles of 32 cells (64 x 64 cells of 4 m: two along a side)
+expect_man "$T/fill" unsteady_tile_m 128.000000
 expect_err_re "$T/fill.json: warning: the water has no way out and is still rising: $N m\\^3 came in, 0 m\\^3 left, and the water stored rose by $N m\\^3 \\($N m over the whole map\\); the scene has no open edge, level edge, ocean or sink: add one, or lower the inflow"
 expect_err_re "swe: stopped at max_steps, not steady after 600 steps \\($N s simulated, $N s\\): residual $N \\(tolerance 0.0001\\), volume $N m\\^3 \\(in $N, out 0\\), balance error $N, clamped 0 % of cell-steps"
 expect_man "$T/fill" stop '"max_steps"'
