@@ -233,6 +233,15 @@ int swe_threads_for(const struct wb_raster *r, int threads);
  * of the step uses; exposed for tests): the root w of
  * w (1 + k sqrt(w^2 + t^2)) = a, a and t >= 0, k = g n^2 dt / h^(4/3). */
 float swe_manning_speed(float a, float t, float k);
+
+/* The momentum-conservative advection of one face velocity q0 (every
+ * face of the step where the flow compresses; exposed for tests): qm, qp
+ * the faces behind and ahead, qtm, qtp across, fm, f0, fq their and this
+ * face's mass fluxes, tm, tp the fluxes at the face's ends (m^2/s), hf
+ * the face's depth, k = dt / dx. */
+float swe_cons_adv(float q0, float qm, float qp, float qtm, float qtp,
+		   float fm, float f0, float fq, float tm, float tp, float hf,
+		   float k);
 /* One full step (dt chosen from CFL unless sim.dt > 0 caps it). WB_ESIM
  * with the place and step named in d when the state becomes non-finite. */
 enum wb_status swe_step(struct swe_ctx *s, struct wb_diags *d);

@@ -397,7 +397,10 @@ inline float swe_cons_adv(float q0, float qm, float qp, float qtm, float qtp,
 	float ql = 0.5f * (fm + f0), qr = 0.5f * (f0 + fq);
 	float adv = (MAXF(ql, 0.0f) * (q0 - qm) + MINF(qr, 0.0f) * (qp - q0)) +
 		    (MAXF(tm, 0.0f) * (q0 - qtm) + MINF(tp, 0.0f) * (qtp - q0));
-	return q0 - k * adv / hf;
+	/* the inflow bounds the divisor (cons_adv, swe.c) */
+	float in = (MAXF(ql, 0.0f) - MINF(qr, 0.0f)) +
+		   (MAXF(tm, 0.0f) - MINF(tp, 0.0f));
+	return q0 - k * adv / MAXF(hf, k * in);
 }
 
 /* One face of face_row_k: xdir 1 the u face west of c, 0 the v face north
