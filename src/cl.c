@@ -3540,25 +3540,25 @@ enum wb_status cl_lbm_solve(const struct wb_raster *r, const struct wb_sim *sim,
 		/* not steady: where the last window still changed (lbm_solve;
 		   the window before's means are in the other slot) */
 		size_t nb = n * sizeof(float);
-		struct wb_state pw = { .nx = r->nx, .ny = r->ny,
-				       .h = malloc(nb), .u = malloc(nb),
-				       .v = malloc(nb) };
-		if (!pw.h || !pw.u || !pw.v)
+		float *pu = malloc(nb), *pv = malloc(nb);
+		if (!pu || !pv)
 			st = wb_fail(d, WB_EIO, NULL, "lbm (opencl): out of memory");
 		if (st == WB_OK &&
-		    ((err = buf_read(e, c->mu[!pslot], 0, nb, pw.u)) != CL_SUCCESS ||
-		     (err = buf_read(e, c->mv[!pslot], 0, nb, pw.v)) != CL_SUCCESS))
+		    ((err = buf_read(e, c->mu[!pslot], 0, nb, pu)) != CL_SUCCESS ||
+		     (err = buf_read(e, c->mv[!pslot], 0, nb, pv)) != CL_SUCCESS))
 			st = cl_fail(d, err, "reading the mean fields");
-		if (st == WB_OK && L->par && lbm_par_gather(L->par, &pw))
+		/* several processes: each rank's band rows, as out's */
+		if (L->par && (wb_par_rows(L->par, pu, sizeof(float), r->nx, 0, 0) |
+			       wb_par_rows(L->par, pv, sizeof(float), r->nx, 0, 0) |
+			       L->par->failed))
 			st = wb_fail(d, WB_EIO, NULL,
 				     "lbm (opencl): exchange between processes failed");
 		if (st == WB_OK &&
-		    wb_unsteady_where(r->nx, r->ny, out->h, out->u, out->v, pw.u,
-				      pw.v, c->kp.hthin, rep))
+		    wb_unsteady_where(r->nx, r->ny, out->h, out->u, out->v, pu,
+				      pv, c->kp.hthin, rep))
 			st = wb_fail(d, WB_EIO, NULL, "lbm (opencl): out of memory");
-		free(pw.h);
-		free(pw.u);
-		free(pw.v);
+		free(pu);
+		free(pv);
 		if (st != WB_OK)
 			goto done;
 	}
