@@ -54,6 +54,16 @@ static int put_fmt(cJSON *o, const char *key, double v, int expo)
 	return put_raw(o, key, b);
 }
 
+/* A box of cells (x0, x1, y0, y1) as metres: an array of 4 numbers. */
+static int put_box(cJSON *o, const char *key, const int b[4], double dx)
+{
+	cJSON *a = cJSON_AddArrayToObject(o, key);
+	int e = !a;
+	for (int k = 0; a && k < 4; k++)
+		e |= !cJSON_AddItemToArray(a, cJSON_CreateNumber(b[k] * dx));
+	return e;
+}
+
 static int put_f(cJSON *o, const char *key, double v)
 {
 	return put_fmt(o, key, v, 0);
@@ -152,29 +162,16 @@ char *manifest_json(const struct wb_manifest_in *in)
 		e |= put_int(sol, "clamped_blocks", rep ? rep->clamp_blocks : 0);
 		if (rep && rep->clamp_blocks > 0) {
 			const double dx = in->r->dx;
-			cJSON *box = cJSON_AddArrayToObject(sol, "clamped_box_m");
-			cJSON *hot = cJSON_AddArrayToObject(sol, "clamped_most_box_m");
-			e |= !box || !hot;
-			for (int k = 0; box && hot && k < 4; k++) {
-				e |= !cJSON_AddItemToArray(box,
-					cJSON_CreateNumber(rep->clamp_box[k] * dx));
-				e |= !cJSON_AddItemToArray(hot,
-					cJSON_CreateNumber(rep->clamp_most[k] * dx));
-			}
+			e |= put_box(sol, "clamped_box_m", rep->clamp_box, dx);
+			e |= put_box(sol, "clamped_most_box_m", rep->clamp_most, dx);
 			e |= put_int(sol, "clamped_most", rep->clamp_most_n);
 		}
 		/* not steady: where the last window still changed */
 		if (rep && rep->unsteady_tile > 0) {
 			const double dx = in->r->dx;
-			cJSON *box = cJSON_AddArrayToObject(sol, "unsteady_box_m");
-			cJSON *hot = cJSON_AddArrayToObject(sol, "unsteady_most_box_m");
-			e |= !box || !hot;
-			for (int k = 0; box && hot && k < 4; k++) {
-				e |= !cJSON_AddItemToArray(box,
-					cJSON_CreateNumber(rep->unsteady_box[k] * dx));
-				e |= !cJSON_AddItemToArray(hot,
-					cJSON_CreateNumber(rep->unsteady_most[k] * dx));
-			}
+			e |= put_box(sol, "unsteady_box_m", rep->unsteady_box, dx);
+			e |= put_box(sol, "unsteady_most_box_m", rep->unsteady_most,
+				     dx);
 			e |= put_f(sol, "unsteady_box_share", rep->unsteady_box_share);
 			e |= put_f(sol, "unsteady_most_share", rep->unsteady_most_share);
 			e |= put_f(sol, "unsteady_tile_m", rep->unsteady_tile * dx);
